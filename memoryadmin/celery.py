@@ -1,0 +1,11 @@
+"""Celery app. Without CELERY_BROKER_URL the settings make tasks run eagerly in-process."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryadmin.settings")
+
+app = Celery("memoryadmin")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExtractionConfig(AppConfig):
+    name = "memoryadmin.extraction"
+    label = "extraction"

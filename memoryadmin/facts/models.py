@@ -1,0 +1,204 @@
+"""The system of record: travellers (subjects), their facts, and the append-only history.
+
+Models hold data only. Every write goes through `facts.services`, every read the UI or API
+needs through `facts.selectors`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from memoryadmin.client.types import KEY_MAX_LENGTH, SESSION_ID_MAX_LENGTH, VALUE_MAX_LENGTH
+
+SUBJECT_ID_MAX_LENGTH = 128
+
+
+class Category(models.TextChoices):
+    PREFERENCE = "preference", "Preference"
+    CONSTRAINT = "constraint", "Constraint"
+    CONTEXT = "context", "Context"
+
+
+class Origin(models.TextChoices):
+    EXTRACTION = "extraction", "Learned from a conversation"
+    AGENT = "agent", "Saved by the agent"
+    STAFF = "staff", "Entered by support staff"
+    CUSTOMER = "customer", "Entered by the traveller"
+    IMPORT = "import", "Imported"
+
+
+class FactStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    PENDING_REVIEW = "pending_review", "Waiting for review"
+
+
+class ActorKind(models.TextChoices):
+    AGENT = "agent", "Agent"
+    EXTRACTION = "extraction", "Extraction"
+    STAFF = "staff", "Staff"
+    CUSTOMER = "customer", "Traveller"
+    RETENTION = "retention", "Retention"
+    SYSTEM = "system", "System"
+
+
+class EventAction(models.TextChoices):
+    CREATED = "created", "Created"
+    UPDATED = "updated", "Updated"
+    EXPIRED = "expired", "Expired"
+    EXPIRY_CHANGED = "expiry_changed", "Expiry changed"
+    FLAGGED_SENSITIVE = "flagged_sensitive", "Flagged sensitive"
+    UNFLAGGED_SENSITIVE = "unflagged_sensitive", "Sensitive flag removed"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    DELETED = "deleted", "Deleted"
+    SUBJECT_CLEARED = "subject_cleared", "All facts cleared"
+    PREFERENCES_CHANGED = "preferences_changed", "Memory preferences changed"
+
+
+class Subject(models.Model):
+    """A traveller, known only by the airline's opaque id."""
+
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH, unique=True)
+    purge_generation = models.PositiveIntegerField(
+        default=0, help_text="Bumped by every clear; extraction discards a batch if it moved."
+    )
+    memory_paused = models.BooleanField(
+        default=False, help_text="The traveller turned learning off: nothing new is extracted."
+    )
+    memory_use_paused = models.BooleanField(
+        default=False, help_text="The traveller asked the agent not to use its memory of them."
+    )
+    legal_hold = models.BooleanField(default=False, help_text="Retention sweeps skip this subject.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "memory_subject"
+
+    def __str__(self) -> str:
+        return self.subject_id
+
+
+class MemoryFact(models.Model):
+    """One durable fact; mirrors the upstream `memory_fact` row plus what governance needs."""
+
+    subject = models.ForeignKey(
+        Subject,
+        to_field="subject_id",
+        db_column="subject_id",
+        on_delete=models.CASCADE,
+        related_name="facts",
+    )
+    key = models.CharField(max_length=KEY_MAX_LENGTH)
+    value = models.CharField(max_length=VALUE_MAX_LENGTH)
+    category = models.CharField(max_length=16, choices=Category.choices)
+    updated_at = models.DateTimeField(help_text="When the value last changed.")
+    source_session_id = models.CharField(
+        max_length=SESSION_ID_MAX_LENGTH, blank=True, default="",
+        help_text="12-hex tag of the session, never the raw session id.",
+    )
+    created_at = models.DateTimeField()
+    origin = models.CharField(max_length=16, choices=Origin.choices)
+    status = models.CharField(max_length=16, choices=FactStatus.choices, default=FactStatus.ACTIVE)
+    sensitive = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    expiry_pinned = models.BooleanField(
+        default=False, help_text="expires_at was set by a person; retention rules leave it alone."
+    )
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        db_table = "memory_fact"
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "key"], name="memory_fact_subject_key_uniq"),
+        ]
+        indexes = [
+            models.Index(fields=["subject", "category", "updated_at"], name="memory_fact_read_path"),
+            models.Index(fields=["expires_at"], name="memory_fact_expires_at"),
+            models.Index(fields=["status"], name="memory_fact_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject_id}:{self.key}"
+
+
+class FactEvent(models.Model):
+    """Append-only history: who did what to which fact, when and why. Values are erasable."""
+
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
+    key = models.CharField(max_length=KEY_MAX_LENGTH, blank=True, default="")
+    action = models.CharField(max_length=32, choices=EventAction.choices)
+    actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    reason = models.CharField(max_length=500, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    session_tag = models.CharField(max_length=SESSION_ID_MAX_LENGTH, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    redacted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "memory_fact_event"
+        indexes = [
+            models.Index(fields=["subject_id", "key", "created_at"], name="fact_event_subject_key"),
+            models.Index(fields=["subject_id", "created_at"], name="fact_event_subject_time"),
+        ]
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.subject_id}:{self.key} {self.action} by {self.actor_kind}"
+
+
+class MemorySettings(models.Model):
+    """Singleton (pk=1) edited by privacy admins; read through `selectors.memory_settings`."""
+
+    tier_one_cap = models.PositiveIntegerField(default=8)
+    max_new_facts = models.PositiveIntegerField(default=3)
+    memory_enabled = models.BooleanField(default=True)
+    blocked_patterns = models.JSONField(
+        default=list, blank=True, help_text="Extra regular expressions the write filter rejects."
+    )
+    memory_model = models.CharField(max_length=100, default="claude-haiku-4-5-20251001")
+    audit_retention_days = models.PositiveIntegerField(default=365)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "memory_settings"
+        verbose_name_plural = "memory settings"
+
+    def __str__(self) -> str:
+        return "Memory settings"
+
+
+class RetentionRule(models.Model):
+    """A TTL for facts matching category / key glob / sensitivity; the most specific rule wins."""
+
+    name = models.CharField(max_length=100)
+    category = models.CharField(max_length=16, choices=Category.choices, blank=True, default="")
+    key_glob = models.CharField(max_length=KEY_MAX_LENGTH, blank=True, default="")
+    sensitive = models.BooleanField(
+        null=True, blank=True, help_text="Match only sensitive (yes) or non-sensitive (no) facts."
+    )
+    ttl_days = models.PositiveIntegerField()
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "memory_retention_rule"
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.ttl_days} days)"
+
+    @property
+    def specificity(self) -> int:
+        """Key glob outranks category, which outranks sensitivity; used to pick one rule."""
+        return (4 if self.key_glob else 0) + (2 if self.category else 0) + (
+            1 if self.sensitive is not None else 0
+        )

@@ -1,0 +1,513 @@
+"""Every write to the system of record. Each service is keyword-only, one transaction, and
+writes its own FactEvent naming the actor. Nothing else in the code base mutates MemoryFact.
+
+Writes for one traveller are serialized by locking their Subject row: concurrent upserts of the
+same key then see each other's result, so versions count real changes and no write is lost.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
+
+from .actors import Actor
+from .errors import FactBlocked, FactConflict, FactInvalid, FactNotFound, FactStateError
+from .models import (
+    SUBJECT_ID_MAX_LENGTH,
+    EventAction,
+    FactEvent,
+    FactStatus,
+    MemoryFact,
+    RetentionRule,
+    Subject,
+)
+from .selectors import memory_settings
+from .validation import (
+    CleanFact,
+    MemoryWriteFilter,
+    classify_sensitive,
+    normalize_key,
+    normalize_value,
+    sanitize_text,
+    validate_fact,
+)
+
+REASON_MAX_LENGTH = 500
+
+
+@dataclass(frozen=True)
+class FactDraft:
+    """A candidate fact as a caller hands it in; validate_fact cleans it."""
+
+    key: Any
+    value: Any
+    category: Any = None
+
+
+@dataclass
+class UpsertResult:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    sent_to_review: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[str]:
+        return self.created + self.updated
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+def clean_subject_id(subject_id: object) -> str:
+    """Subject ids are opaque, but bounded and free of control characters."""
+    if not isinstance(subject_id, str):
+        raise FactInvalid("Subject id must be text.", fields={"subject_id": "Must be text."})
+    cleaned = sanitize_text(subject_id)
+    if not cleaned or cleaned != subject_id:
+        raise FactInvalid(
+            "Subject id is empty or has spaces or control characters.",
+            fields={"subject_id": "Must be non-empty, without spaces or control characters."},
+        )
+    if len(subject_id) > SUBJECT_ID_MAX_LENGTH:
+        raise FactInvalid(
+            "Subject id is too long.",
+            fields={"subject_id": f"At most {SUBJECT_ID_MAX_LENGTH} characters."},
+        )
+    return subject_id
+
+
+def _clean_reason(reason: str) -> str:
+    return sanitize_text(reason or "")[:REASON_MAX_LENGTH]
+
+
+def _lock_subject(subject_id: str) -> Subject:
+    """Create the subject if needed and lock its row for the rest of the transaction."""
+    Subject.objects.bulk_create([Subject(subject_id=subject_id)], ignore_conflicts=True)
+    return Subject.objects.select_for_update().get(subject_id=subject_id)
+
+
+def _snapshot(fact: MemoryFact) -> dict[str, Any]:
+    return {
+        "value": fact.value,
+        "category": fact.category,
+        "status": fact.status,
+        "sensitive": fact.sensitive,
+        "expires_at": fact.expires_at.isoformat() if fact.expires_at else None,
+        "version": fact.version,
+    }
+
+
+def _record(
+    *,
+    subject_id: str,
+    key: str,
+    action: EventAction,
+    actor: Actor,
+    reason: str,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    session_tag: str = "",
+) -> FactEvent:
+    return FactEvent.objects.create(
+        subject_id=subject_id,
+        key=key,
+        action=action,
+        actor_kind=actor.kind,
+        actor_user=actor.user,
+        actor_label=actor.label[:200],
+        reason=_clean_reason(reason),
+        before=before,
+        after=after,
+        session_tag=session_tag,
+    )
+
+
+def _retention_rules() -> list[RetentionRule]:
+    return list(RetentionRule.objects.filter(enabled=True))
+
+
+def matching_rule(
+    rules: Iterable[RetentionRule], *, key: str, category: str, sensitive: bool
+) -> RetentionRule | None:
+    """The most specific enabled rule for a fact; ties go to the shorter TTL (the safer one)."""
+    candidates = [
+        rule
+        for rule in rules
+        if (not rule.category or rule.category == category)
+        and (not rule.key_glob or fnmatch.fnmatchcase(key, rule.key_glob))
+        and (rule.sensitive is None or rule.sensitive == sensitive)
+    ]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda rule: (rule.specificity, -rule.ttl_days, -rule.pk))
+
+
+def _apply_retention(fact: MemoryFact, rules: Iterable[RetentionRule]) -> None:
+    if fact.expiry_pinned:
+        return
+    rule = matching_rule(rules, key=fact.key, category=fact.category, sensitive=fact.sensitive)
+    fact.expires_at = fact.updated_at + timedelta(days=rule.ttl_days) if rule else None
+
+
+def _load_for_update(subject_id: str, key: str, expected_version: int | None) -> MemoryFact:
+    clean_subject_id(subject_id)
+    _lock_subject(subject_id)
+    fact = MemoryFact.objects.filter(subject_id=subject_id, key=normalize_key(key)).first()
+    if fact is None:
+        raise FactNotFound("No such fact.")
+    if expected_version is not None and fact.version != expected_version:
+        raise FactConflict(
+            "The fact was changed by someone else since you loaded it; reload and try again.",
+            current_version=fact.version,
+        )
+    return fact
+
+
+def _erase(subject_id: str, keys: Sequence[str] | None) -> None:
+    """Deleting is erasing: blank the value snapshots of every event of these facts."""
+    events = FactEvent.objects.filter(subject_id=subject_id, redacted_at__isnull=True)
+    events = events.filter(key__in=keys) if keys is not None else events.exclude(key="")
+    events.update(before=None, after=None, redacted_at=timezone.now())
+
+
+def _is_expired(fact: MemoryFact, now: datetime) -> bool:
+    return fact.expires_at is not None and fact.expires_at <= now
+
+
+# --- services -----------------------------------------------------------------------------------
+
+@transaction.atomic
+def fact_upsert(
+    *,
+    subject_id: str,
+    facts: Sequence[FactDraft],
+    actor: Actor,
+    reason: str = "",
+    session_tag: str = "",
+) -> UpsertResult:
+    """Replace by key. The same value (normalized) is a no-op with no event; anything else is a
+    created/updated event and a version bump. Facts from the agent or extraction that touch
+    special-category topics are marked sensitive and held for review."""
+    clean_subject_id(subject_id)
+    if len(session_tag) > SESSION_ID_MAX_LENGTH:
+        raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
+    cleaned: dict[str, CleanFact] = {}
+    errors: dict[str, str] = {}
+    settings_row = memory_settings()
+    write_filter = MemoryWriteFilter(settings_row.blocked_patterns)
+    for index, draft in enumerate(facts):
+        try:
+            clean = validate_fact(draft.key, draft.value, draft.category)
+            write_filter.enforce(clean.key, clean.value)
+        except FactInvalid as exc:
+            errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
+            continue
+        except FactBlocked as exc:  # name the position, never the value
+            exc.fields = {f"facts[{index}].{name}": msg for name, msg in exc.fields.items()}
+            raise
+        cleaned[clean.key] = clean  # a repeated key in one batch: the last one wins
+    if errors:
+        raise FactInvalid("Some facts are not valid.", fields=errors)
+
+    result = UpsertResult()
+    if not cleaned:
+        return result
+    _lock_subject(subject_id)
+    rules = _retention_rules()
+    now = timezone.now()
+    existing = {
+        fact.key: fact
+        for fact in MemoryFact.objects.filter(subject_id=subject_id, key__in=list(cleaned))
+    }
+    for key, clean in cleaned.items():
+        topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
+        fact = existing.get(key)
+        if fact is None:
+            fact = MemoryFact(
+                subject_id=subject_id,
+                key=key,
+                value=clean.value,
+                category=clean.category,
+                created_at=now,
+                updated_at=now,
+                origin=actor.origin,
+                source_session_id=session_tag,
+                sensitive=topic is not None,
+                status=FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
+                version=1,
+            )
+            _apply_retention(fact, rules)
+            fact.save(force_insert=True)
+            _record(
+                subject_id=subject_id, key=key, action=EventAction.CREATED, actor=actor,
+                reason=reason, after=_snapshot(fact), session_tag=session_tag,
+            )
+            result.created.append(key)
+        else:
+            same = (
+                normalize_value(fact.value) == normalize_value(clean.value)
+                and fact.category == clean.category
+                and not _is_expired(fact, now)
+            )
+            if same:
+                result.unchanged.append(key)
+                continue
+            before = _snapshot(fact)
+            fact.value = clean.value
+            fact.category = clean.category
+            fact.updated_at = now
+            fact.source_session_id = session_tag or fact.source_session_id
+            if fact.expiry_pinned and _is_expired(fact, now):
+                fact.expiry_pinned = False  # restating an expired fact revives it
+            if topic:
+                fact.sensitive = True
+                fact.status = FactStatus.PENDING_REVIEW
+            fact.version += 1
+            _apply_retention(fact, rules)
+            fact.save()
+            _record(
+                subject_id=subject_id, key=key, action=EventAction.UPDATED, actor=actor,
+                reason=reason, before=before, after=_snapshot(fact), session_tag=session_tag,
+            )
+            result.updated.append(key)
+        if fact.status == FactStatus.PENDING_REVIEW:
+            result.sent_to_review.append(key)
+    return result
+
+
+@transaction.atomic
+def fact_edit(
+    *,
+    subject_id: str,
+    key: str,
+    expected_version: int,
+    actor: Actor,
+    value: str | None = None,
+    category: str | None = None,
+    reason: str = "",
+) -> MemoryFact:
+    """A person corrects a fact. A stale `expected_version` raises FactConflict, never overwrites."""
+    fact = _load_for_update(subject_id, key, expected_version)
+    clean = validate_fact(
+        fact.key,
+        fact.value if value is None else value,
+        fact.category if category is None else category,
+    )
+    MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
+    if normalize_value(clean.value) == normalize_value(fact.value) and clean.category == fact.category:
+        return fact
+    before = _snapshot(fact)
+    fact.value = clean.value
+    fact.category = clean.category
+    fact.updated_at = timezone.now()
+    if classify_sensitive(clean.key, clean.value):
+        fact.sensitive = True  # masked in staff lists; a person wrote it, so no review needed
+    fact.version += 1
+    _apply_retention(fact, _retention_rules())
+    fact.save()
+    _record(
+        subject_id=subject_id, key=fact.key, action=EventAction.UPDATED, actor=actor,
+        reason=reason, before=before, after=_snapshot(fact),
+    )
+    return fact
+
+
+@transaction.atomic
+def fact_expire(
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """Hide the fact from the agent now; the retention sweep deletes it later."""
+    fact = _load_for_update(subject_id, key, expected_version)
+    before = _snapshot(fact)
+    fact.expires_at = timezone.now()
+    fact.expiry_pinned = True
+    fact.version += 1
+    fact.save()
+    _record(
+        subject_id=subject_id, key=fact.key, action=EventAction.EXPIRED, actor=actor,
+        reason=reason, before=before, after=_snapshot(fact),
+    )
+    return fact
+
+
+@transaction.atomic
+def fact_set_expiry(
+    *,
+    subject_id: str,
+    key: str,
+    expires_at: datetime | None,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """Pin an expiry date, or pass None to hand the fact back to the retention rules."""
+    if expires_at is not None and timezone.is_naive(expires_at):
+        raise FactInvalid("Expiry needs a time zone.", fields={"expires_at": "Needs a time zone."})
+    fact = _load_for_update(subject_id, key, expected_version)
+    before = _snapshot(fact)
+    fact.expiry_pinned = expires_at is not None
+    if expires_at is None:
+        _apply_retention(fact, _retention_rules())
+    else:
+        fact.expires_at = expires_at
+    fact.version += 1
+    fact.save()
+    _record(
+        subject_id=subject_id, key=fact.key, action=EventAction.EXPIRY_CHANGED, actor=actor,
+        reason=reason, before=before, after=_snapshot(fact),
+    )
+    return fact
+
+
+def _set_sensitive(
+    *, subject_id: str, key: str, sensitive: bool, actor: Actor, reason: str,
+    expected_version: int | None,
+) -> MemoryFact:
+    fact = _load_for_update(subject_id, key, expected_version)
+    if fact.sensitive == sensitive:
+        return fact
+    before = _snapshot(fact)
+    fact.sensitive = sensitive
+    fact.version += 1
+    _apply_retention(fact, _retention_rules())  # sensitive facts have their own retention
+    fact.save()
+    action = EventAction.FLAGGED_SENSITIVE if sensitive else EventAction.UNFLAGGED_SENSITIVE
+    _record(
+        subject_id=subject_id, key=fact.key, action=action, actor=actor, reason=reason,
+        before=before, after=_snapshot(fact),
+    )
+    return fact
+
+
+@transaction.atomic
+def fact_flag_sensitive(
+    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """Special-category data: masked for staff, never in tier one, recalled only on demand."""
+    return _set_sensitive(
+        subject_id=subject_id, key=key, sensitive=True, actor=actor, reason=reason,
+        expected_version=expected_version,
+    )
+
+
+@transaction.atomic
+def fact_unflag_sensitive(
+    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    return _set_sensitive(
+        subject_id=subject_id, key=key, sensitive=False, actor=actor, reason=reason,
+        expected_version=expected_version,
+    )
+
+
+@transaction.atomic
+def fact_approve(
+    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """A reviewer lets a held fact through to the agent (it stays sensitive if it was)."""
+    fact = _load_for_update(subject_id, key, expected_version)
+    if fact.status != FactStatus.PENDING_REVIEW:
+        raise FactStateError("Only facts waiting for review can be approved.")
+    before = _snapshot(fact)
+    fact.status = FactStatus.ACTIVE
+    fact.version += 1
+    fact.save()
+    _record(
+        subject_id=subject_id, key=fact.key, action=EventAction.APPROVED, actor=actor,
+        reason=reason, before=before, after=_snapshot(fact),
+    )
+    return fact
+
+
+def _remove(fact: MemoryFact, *, action: EventAction, actor: Actor, reason: str) -> None:
+    fact.delete()
+    _erase(fact.subject_id, [fact.key])
+    _record(subject_id=fact.subject_id, key=fact.key, action=action, actor=actor, reason=reason)
+
+
+@transaction.atomic
+def fact_reject(
+    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    expected_version: int | None = None,
+) -> None:
+    """A reviewer refuses a held fact: it is erased, and the history keeps only the decision."""
+    fact = _load_for_update(subject_id, key, expected_version)
+    if fact.status != FactStatus.PENDING_REVIEW:
+        raise FactStateError("Only facts waiting for review can be rejected.")
+    _remove(fact, action=EventAction.REJECTED, actor=actor, reason=reason)
+
+
+@transaction.atomic
+def fact_delete(
+    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    expected_version: int | None = None,
+) -> bool:
+    """Erase one fact. True when something was deleted (the upstream delete_fact contract)."""
+    try:
+        fact = _load_for_update(subject_id, key, expected_version)
+    except FactNotFound:
+        return False
+    _remove(fact, action=EventAction.DELETED, actor=actor, reason=reason)
+    return True
+
+
+@transaction.atomic
+def subject_clear(*, subject_id: str, actor: Actor, reason: str = "") -> int:
+    """Forget everything about a traveller and bump the purge generation (even when there was
+    nothing), so that an extraction already in flight discards its batch. Returns the new
+    generation."""
+    clean_subject_id(subject_id)
+    subject = _lock_subject(subject_id)
+    deleted, _ = MemoryFact.objects.filter(subject_id=subject_id).delete()
+    _erase(subject_id, None)
+    subject.purge_generation += 1
+    subject.save(update_fields=["purge_generation", "updated_at"])
+    _record(
+        subject_id=subject_id, key="", action=EventAction.SUBJECT_CLEARED, actor=actor,
+        reason=reason, after={"facts_deleted": deleted, "purge_generation": subject.purge_generation},
+    )
+    return subject.purge_generation
+
+
+@transaction.atomic
+def subject_set_preferences(
+    *,
+    subject_id: str,
+    actor: Actor,
+    memory_paused: bool | None = None,
+    memory_use_paused: bool | None = None,
+    reason: str = "",
+) -> Subject:
+    """The traveller's switches: stop learning new facts, and/or stop the agent using them."""
+    clean_subject_id(subject_id)
+    subject = _lock_subject(subject_id)
+    before = {"memory_paused": subject.memory_paused, "memory_use_paused": subject.memory_use_paused}
+    if memory_paused is not None:
+        subject.memory_paused = memory_paused
+    if memory_use_paused is not None:
+        subject.memory_use_paused = memory_use_paused
+    after = {"memory_paused": subject.memory_paused, "memory_use_paused": subject.memory_use_paused}
+    if after == before:
+        return subject
+    subject.save(update_fields=["memory_paused", "memory_use_paused", "updated_at"])
+    _record(
+        subject_id=subject_id, key="", action=EventAction.PREFERENCES_CHANGED, actor=actor,
+        reason=reason, before=before, after=after,
+    )
+    return subject

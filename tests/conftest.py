@@ -1,0 +1,34 @@
+"""Shared fixtures. Tests run on real PostgreSQL (`make test` points DATABASE_URL at it)."""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+SERVICES_FILE = str(Path(__file__).resolve().parent.parent / "memoryadmin" / "facts" / "services.py")
+_WRITE_VERBS = ("INSERT INTO", "UPDATE", "DELETE FROM")
+
+
+class ForeignFactWrite(AssertionError):
+    pass
+
+
+def _guard_fact_writes(execute, sql, params, many, context):
+    """Fail any INSERT/UPDATE/DELETE on memory_fact whose call stack does not pass through
+    facts/services.py: the audit trail depends on every write going through a service."""
+    head = sql.lstrip()[:300].upper()
+    if head.startswith(_WRITE_VERBS) and '"MEMORY_FACT"' in head.split(" WHERE ")[0]:
+        frames = [frame.filename for frame in traceback.extract_stack()]
+        if SERVICES_FILE not in frames:
+            raise ForeignFactWrite(f"memory_fact written outside facts/services.py: {sql[:120]}")
+    return execute(sql, params, many, context)
+
+
+@pytest.fixture(autouse=True)
+def fact_write_guard():
+    """Installed for every test; it only wraps the connection, it opens nothing."""
+    with connection.execute_wrapper(_guard_fact_writes):
+        yield
