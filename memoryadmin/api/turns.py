@@ -1,0 +1,3 @@
+"""Placeholder until the turns endpoints land (issue 4)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Placeholder until the agent API lands (issue 3)."""
+
+urlpatterns: list = []
