@@ -8,7 +8,7 @@ same key then see each other's result, so versions count real changes and no wri
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -70,8 +70,7 @@ def clean_subject_id(subject_id: object) -> str:
     """Subject ids are opaque, but bounded and free of control characters."""
     if not isinstance(subject_id, str):
         raise FactInvalid("Subject id must be text.", fields={"subject_id": "Must be text."})
-    cleaned = sanitize_text(subject_id)
-    if not cleaned or cleaned != subject_id:
+    if not subject_id or sanitize_text(subject_id) != subject_id or " " in subject_id:
         raise FactInvalid(
             "Subject id is empty or has spaces or control characters.",
             fields={"subject_id": "Must be non-empty, without spaces or control characters."},
@@ -192,10 +191,14 @@ def fact_upsert(
     actor: Actor,
     reason: str = "",
     session_tag: str = "",
+    expected_versions: Mapping[str, int] | None = None,
 ) -> UpsertResult:
     """Replace by key. The same value (normalized) is a no-op with no event; anything else is a
     created/updated event and a version bump. Facts from the agent or extraction that touch
-    special-category topics are marked sensitive and held for review."""
+    special-category topics are marked sensitive and held for review.
+
+    `expected_versions` (key -> version, e.g. from an If-Match header) makes the write
+    conditional: if any named fact is missing or at another version, nothing is written."""
     clean_subject_id(subject_id)
     if len(session_tag) > SESSION_ID_MAX_LENGTH:
         raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
@@ -227,6 +230,13 @@ def fact_upsert(
         fact.key: fact
         for fact in MemoryFact.objects.filter(subject_id=subject_id, key__in=list(cleaned))
     }
+    for raw_key, version in (expected_versions or {}).items():
+        current = existing.get(normalize_key(raw_key))
+        if current is None or current.version != version:
+            raise FactConflict(
+                "The fact was changed since it was read; fetch it again and retry.",
+                current_version=current.version if current else None,
+            )
     for key, clean in cleaned.items():
         topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
         fact = existing.get(key)

@@ -1,0 +1,222 @@
+"""The MemoryStore contract: what any store (in-process, HTTP) must do, as the agent observes it.
+
+A test module subclasses `MemoryStoreContract`, marks it for the database and provides a `store`
+fixture. Setup that the protocol cannot express (a fact held for review, an expired fact) is
+done through the services, which every store shares as the system of record.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.utils import timezone
+
+from memoryadmin.client.types import MemoryCategory, MemoryFact
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import MemorySettings
+
+STAFF = Actor.system("contract-setup")
+
+
+def run(coro_fn, *args, **kwargs):
+    """Run an async store call from a sync test; DB work lands on this test's connection."""
+    return async_to_sync(coro_fn)(*args, **kwargs)
+
+
+def fact(key: str, value: str, category: str = "preference") -> MemoryFact:
+    return MemoryFact(key=key, value=value, category=MemoryCategory(category))
+
+
+def keys(facts: list[MemoryFact]) -> list[str]:
+    return [f.key for f in facts]
+
+
+class MemoryStoreContract:
+    @pytest.fixture
+    def store(self):  # pragma: no cover - every subclass provides it
+        raise NotImplementedError
+
+    @pytest.fixture
+    def subject(self, request) -> str:
+        return f"contract-{request.node.name[:80]}"
+
+    # --- get / upsert -------------------------------------------------------------------------
+
+    def test_unknown_subject_has_no_facts(self, store, subject):
+        assert run(store.get_facts, subject) == []
+
+    def test_upsert_then_get_returns_the_upstream_shape(self, store, subject):
+        run(store.upsert_facts, subject, [fact("seat_preference", "Prefers aisle seats")])
+        [got] = run(store.get_facts, subject)
+        assert (got.key, got.value, got.category) == (
+            "seat_preference", "Prefers aisle seats", MemoryCategory.PREFERENCE,
+        )
+        assert got.updated_at is not None
+
+    def test_upsert_replaces_by_key(self, store, subject):
+        run(store.upsert_facts, subject, [fact("seat_preference", "Prefers window seats")])
+        run(store.upsert_facts, subject, [
+            fact("seat_preference", "Prefers aisle seats"),
+            fact("meal", "Vegetarian meals"),
+        ])
+        got = {f.key: f.value for f in run(store.get_facts, subject)}
+        assert got == {"seat_preference": "Prefers aisle seats", "meal": "Vegetarian meals"}
+
+    def test_subjects_are_isolated(self, store, subject):
+        run(store.upsert_facts, subject, [fact("meal", "Vegetarian meals")])
+        assert run(store.get_facts, subject + "-other") == []
+
+    def test_key_is_normalized(self, store, subject):
+        run(store.upsert_facts, subject, [fact("  Seat Preference ", "Prefers aisle seats")])
+        assert keys(run(store.get_facts, subject)) == ["seat_preference"]
+
+    def test_value_control_and_invisible_characters_are_removed(self, store, subject):
+        run(store.upsert_facts, subject, [fact("meal", "Vege\u200btarian\x07 meals")])
+        assert [f.value for f in run(store.get_facts, subject)] == ["Vegetarian meals"]
+
+    def test_long_key_is_clamped_to_64(self, store, subject):
+        long_key = "k" * 64
+        run(store.upsert_facts, subject, [fact(long_key, "Prefers aisle seats")])
+        assert keys(run(store.get_facts, subject)) == [long_key]
+
+    # --- delete / clear / generation --------------------------------------------------------
+
+    def test_delete_fact_reports_whether_something_was_deleted(self, store, subject):
+        run(store.upsert_facts, subject, [fact("meal", "Vegetarian meals")])
+        assert run(store.delete_fact, subject, "meal") is True
+        assert run(store.delete_fact, subject, "meal") is False
+        assert run(store.get_facts, subject) == []
+
+    def test_purge_generation_is_zero_for_unknown_subject(self, store, subject):
+        assert run(store.purge_generation, subject + "-never-seen") == 0
+
+    def test_clear_deletes_everything_and_bumps_generation(self, store, subject):
+        run(store.upsert_facts, subject, [fact("meal", "Vegetarian meals"), fact("seat", "Aisle")])
+        run(store.clear, subject)
+        assert run(store.get_facts, subject) == []
+        assert run(store.purge_generation, subject) == 1
+
+    def test_clear_bumps_generation_even_for_empty_subject_and_only_that_one(self, store, subject):
+        other = subject + "-other"
+        run(store.upsert_facts, other, [fact("meal", "Vegetarian meals")])
+        run(store.clear, subject)
+        run(store.clear, subject)
+        assert run(store.purge_generation, subject) == 2
+        assert run(store.purge_generation, other) == 0
+        assert keys(run(store.get_facts, other)) == ["meal"]
+
+    # --- search ----------------------------------------------------------------------------------
+
+    def _searchable(self, store, subject):
+        run(store.upsert_facts, subject, [
+            fact("seat_preference", "Prefers aisle seats"),
+            fact("overnight_flight", "Avoids overnight flights", "constraint"),
+            fact("travel_party", "Usually travels with spouse", "context"),
+        ])
+
+    def test_search_matches_any_term_in_key_value_or_category(self, store, subject):
+        self._searchable(store, subject)
+        assert set(keys(run(store.search_facts, subject, "AISLE"))) == {"seat_preference"}
+        assert set(keys(run(store.search_facts, subject, "spouse overnight"))) == {
+            "travel_party", "overnight_flight",
+        }
+        assert set(keys(run(store.search_facts, subject, "constraint"))) == {"overnight_flight"}
+        assert set(keys(run(store.search_facts, subject, "party"))) == {"travel_party"}
+
+    def test_search_terms_match_as_substrings(self, store, subject):
+        self._searchable(store, subject)
+        assert set(keys(run(store.search_facts, subject, "trav"))) == {"travel_party"}
+
+    def test_search_with_no_match_is_empty(self, store, subject):
+        self._searchable(store, subject)
+        assert run(store.search_facts, subject, "pizza") == []
+
+    def test_empty_query_returns_all(self, store, subject):
+        self._searchable(store, subject)
+        assert len(run(store.search_facts, subject, "   ")) == 3
+
+    # --- tier one ---------------------------------------------------------------------------------
+
+    def test_tier_one_puts_constraints_first_then_newest_cut_at_cap(self, store, subject):
+        MemorySettings.objects.update_or_create(pk=1, defaults={"tier_one_cap": 4})
+        for index in range(5):
+            run(store.upsert_facts, subject, [fact(f"pref_{index}", f"Preference number {index}")])
+        run(store.upsert_facts, subject, [
+            fact("overnight_flight", "Avoids overnight flights", "constraint"),
+            fact("connection_limit", "At most one connection", "constraint"),
+        ])
+        got = keys(run(store.tier_one, subject))
+        assert set(got[:2]) == {"overnight_flight", "connection_limit"}
+        assert got[2:] == ["pref_4", "pref_3"]
+
+    def test_constraints_may_exceed_the_cap(self, store, subject):
+        MemorySettings.objects.update_or_create(pk=1, defaults={"tier_one_cap": 1})
+        run(store.upsert_facts, subject, [
+            fact("a", "Avoids overnight flights", "constraint"),
+            fact("b", "At most one connection", "constraint"),
+            fact("c", "Prefers aisle seats"),
+        ])
+        assert set(keys(run(store.tier_one, subject))) == {"a", "b"}
+
+    # --- what is not served -----------------------------------------------------------------------
+
+    def test_pending_review_facts_are_not_served(self, store, subject):
+        run(store.upsert_facts, subject, [fact("mobility", "Uses a wheelchair at airports")])
+        assert run(store.get_facts, subject) == []
+        assert run(store.search_facts, subject, "wheelchair") == []
+        assert run(store.tier_one, subject) == []
+
+    def test_expired_facts_are_not_served(self, store, subject):
+        run(store.upsert_facts, subject, [fact("meal", "Vegetarian meals"), fact("seat", "Aisle")])
+        services.fact_set_expiry(
+            subject_id=subject, key="meal", expires_at=timezone.now() - timedelta(minutes=1),
+            actor=STAFF,
+        )
+        assert keys(run(store.get_facts, subject)) == ["seat"]
+        assert run(store.search_facts, subject, "vegetarian") == []
+
+    def test_approved_sensitive_fact_is_recalled_but_never_in_tier_one(self, store, subject):
+        run(store.upsert_facts, subject, [fact("mobility", "Uses a wheelchair at airports")])
+        services.fact_approve(subject_id=subject, key="mobility", actor=STAFF)
+        assert keys(run(store.search_facts, subject, "wheelchair")) == ["mobility"]
+        assert run(store.tier_one, subject) == []
+
+    def test_paused_memory_use_serves_nothing(self, store, subject):
+        run(store.upsert_facts, subject, [fact("meal", "Vegetarian meals")])
+        services.subject_set_preferences(
+            subject_id=subject, memory_use_paused=True, actor=Actor.customer(subject)
+        )
+        assert run(store.get_facts, subject) == []
+        assert run(store.tier_one, subject) == []
+
+    # --- the write filter ------------------------------------------------------------------------
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            "Card 4111 1111 1111 1111",
+            "Call me on +1 415 555 0134",
+            "Taiwan ID A123456789",
+            "Passport 123456789",
+            "IBAN GB82 WEST 1234 5698 7654 32",
+            "Mail me at jane.doe@example.com",
+        ],
+    )
+    def test_filter_rejects_identifiers_without_echoing_them(self, store, subject, value):
+        with pytest.raises(Exception) as caught:
+            run(store.upsert_facts, subject, [fact("contact", value)])
+        assert value not in str(caught.value)
+        assert run(store.get_facts, subject) == []
+
+    def test_filter_keeps_prices_sizes_dates_and_order_numbers(self, store, subject):
+        kept = {
+            "budget": "Budget around $1,800 per trip",
+            "shoe_size": "Shoe size EU 42",
+            "anniversary_trip": "Anniversary trip on 2026-08-17",
+            "last_order": "Asked about order ORD-2026-0817",
+        }
+        run(store.upsert_facts, subject, [fact(k, v) for k, v in kept.items()])
+        assert {f.key: f.value for f in run(store.get_facts, subject)} == kept

@@ -1,0 +1,123 @@
+"""validate_fact, the write filter and the sensitive classifier, as a caller sees them."""
+
+import pytest
+
+from memoryadmin.facts.errors import FactBlocked, FactInvalid
+from memoryadmin.facts.validation import (
+    MemoryWriteFilter,
+    classify_sensitive,
+    normalize_key,
+    session_tag,
+    validate_fact,
+)
+
+
+def test_key_is_stripped_lower_cased_and_snake_cased():
+    assert validate_fact("  Seat Preference ", "Aisle").key == "seat_preference"
+    assert normalize_key("Meal-Preference!!") == "meal_preference"
+
+
+def test_key_over_64_characters_is_clamped():
+    assert len(validate_fact("a" * 65, "x").key) == 64
+    assert validate_fact("word " * 20, "x").key == ("word_" * 13)[:64].rstrip("_")
+
+
+def test_value_is_sanitized_and_clamped_to_200():
+    clean = validate_fact("note", "A\x00B\u202eC\u200d  D\n\tE" + "x" * 10_000)
+    assert clean.value.startswith("ABC D E")
+    assert len(clean.value) == 200
+
+
+def test_category_defaults_to_preference_and_unknown_is_rejected():
+    assert validate_fact("seat", "Aisle").category == "preference"
+    assert validate_fact("seat", "Aisle", " Constraint ").category == "constraint"
+    with pytest.raises(FactInvalid) as caught:
+        validate_fact("seat", "Aisle", "wish")
+    assert "category" in caught.value.fields
+
+
+@pytest.mark.parametrize("key", ["", "   ", "\x00\x00", "🛫🛬", "!!!"])
+def test_empty_key_is_rejected_with_a_field_message(key):
+    with pytest.raises(FactInvalid) as caught:
+        validate_fact(key, "Aisle")
+    assert "key" in caught.value.fields
+
+
+def test_emoji_in_value_is_kept_and_non_text_is_rejected():
+    assert validate_fact("mood", "Loves window views 🌅").value == "Loves window views 🌅"
+    with pytest.raises(FactInvalid) as caught:
+        validate_fact(12, None)
+    assert set(caught.value.fields) == {"key", "value"}
+
+
+def test_traditional_chinese_keys_and_values_survive():
+    clean = validate_fact("座位 偏好", "偏好靠走道座位")
+    assert (clean.key, clean.value) == ("座位_偏好", "偏好靠走道座位")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "4111-1111-1111-1111",
+        "5500 0000 0000 0004",
+        "+886 912 345 678",
+        "0912-345-678",
+        "A123456789",
+        "passport 987654321",
+        "DE89 3704 0044 0532 0130 00",
+        "GB82WEST12345698765432",
+        "traveller@example.org",
+    ],
+)
+def test_filter_blocks_identifiers_and_never_echoes(value):
+    write_filter = MemoryWriteFilter()
+    verdict = write_filter.check("note", value)
+    assert not verdict.allowed
+    assert value not in verdict.message
+    with pytest.raises(FactBlocked) as caught:
+        write_filter.enforce("note", value)
+    assert value not in str(caught.value) and value not in str(caught.value.fields)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["$1,800", "EU 42", "2026-08-17", "ORD-2026-0817", "Flight CI100 at 21:00", "Row 12"],
+)
+def test_filter_keeps_prices_sizes_dates_and_order_numbers(value):
+    assert MemoryWriteFilter().check("note", value).allowed
+
+
+def test_extra_patterns_from_settings_block_and_bad_regex_is_ignored():
+    write_filter = MemoryWriteFilter([r"frequent flyer", "(unclosed"])
+    assert not write_filter.check("note", "Frequent Flyer gold").allowed
+    assert write_filter.check("note", "Prefers aisle").allowed
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "topic"),
+    [
+        ("health", "I'm diabetic", "health"),
+        ("mobility", "我需要輪椅", "mobility"),
+        ("assistance", "Needs a wheelchair at the gate", "mobility"),
+        ("pregnancy", "Is pregnant, due in March", "pregnancy"),
+        ("meal", "Halal meals only", "religion"),
+        ("meal", "需要清真餐", "religion"),
+        ("hearing", "聽障，請用文字聯絡", "disability"),
+    ],
+)
+def test_sensitive_classifier_finds_special_categories(key, value, topic):
+    assert classify_sensitive(key, value) == topic
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("seat_preference", "Prefers aisle seats"), ("meal", "Vegetarian meals"), ("座位", "靠窗")],
+)
+def test_sensitive_classifier_leaves_ordinary_facts(key, value):
+    assert classify_sensitive(key, value) is None
+
+
+def test_session_tag_is_twelve_hex_and_never_the_raw_id():
+    tag = session_tag("sess_abc")
+    assert len(tag) == 12 and int(tag, 16) >= 0 and tag != "sess_abc"
+    assert session_tag(None) == ""

@@ -1,0 +1,81 @@
+"""Only facts/services.py may change MemoryFact rows: the audit trail depends on it.
+
+Two checks: tests/conftest.py fails any test whose SQL writes memory_fact from a call stack that
+does not pass through services.py (demonstrated below), and a static scan catches code that no
+test happens to run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from memoryadmin.facts.models import MemoryFact, Subject
+from tests.conftest import ForeignFactWrite
+from tests.factories import FactFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTATORS = {
+    "save", "delete", "update", "create", "bulk_create", "bulk_update", "get_or_create",
+    "update_or_create", "raw", "execute",
+}
+
+
+@pytest.mark.django_db
+def test_the_runtime_guard_refuses_a_write_outside_services():
+    Subject.objects.create(subject_id="s-1")
+    now = timezone.now()
+    with pytest.raises(ForeignFactWrite), transaction.atomic():
+        MemoryFact.objects.create(
+            subject_id="s-1", key="seat", value="Aisle", category="preference",
+            created_at=now, updated_at=now, origin="staff",
+        )
+    fact = FactFactory(subject_id="s-2", key="seat")  # through fact_upsert: allowed
+    with pytest.raises(ForeignFactWrite), transaction.atomic():
+        MemoryFact.objects.filter(pk=fact.pk).update(value="Window")
+    with pytest.raises(ForeignFactWrite), transaction.atomic():
+        fact.delete()
+
+
+def _offences(path: Path) -> list[str]:
+    """Lines that call a mutating method on something that names MemoryFact or `.facts`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in MUTATORS:
+                target = ast.unparse(node.func.value)
+                if "MemoryFact" in target or target.endswith(".facts") or "memory_fact" in target:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value.upper()
+            if '"MEMORY_FACT"' in text or "MEMORY_FACT " in text:
+                if any(verb in text for verb in ("INSERT", "UPDATE", "DELETE")):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: raw SQL on memory_fact")
+    return found
+
+
+def test_no_module_outside_services_mutates_memory_facts():
+    allowed = {ROOT / "memoryadmin" / "facts" / "services.py"}
+    sources = [
+        path
+        for folder in ("memoryadmin", "portal")
+        for path in (ROOT / folder).rglob("*.py")
+        if path not in allowed and "migrations" not in path.parts
+    ]
+    assert sources, "the scan found no code to check"
+    offences = [line for path in sources for line in _offences(path)]
+    assert offences == []
+
+
+def test_the_static_scan_notices_an_offence(tmp_path):
+    bad = ROOT / "memoryadmin" / "_scan_probe_tmp.py"
+    bad.write_text("def f(x):\n    MemoryFact.objects.filter(pk=1).delete()\n")
+    try:
+        assert _offences(bad)
+    finally:
+        bad.unlink()
