@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from .models import Category, FactEvent, FactStatus, MemoryFact, MemorySettings, Subject
@@ -97,3 +97,15 @@ def subject_timeline(subject_id: str, *, limit: int = 200) -> list[FactEvent]:
         .select_related("actor_user")
         .order_by("-created_at", "-id")[:limit]
     )
+
+
+def subjects_overview(*, query: str = "", limit: int = 50) -> list[Subject]:
+    """Travellers with their fact counts for the staff landing page: one query whatever the size."""
+    subjects = Subject.objects.annotate(
+        fact_count=Count("facts"),
+        pending_count=Count("facts", filter=Q(facts__status=FactStatus.PENDING_REVIEW)),
+        sensitive_count=Count("facts", filter=Q(facts__sensitive=True)),
+    )
+    if query:
+        subjects = subjects.filter(subject_id__icontains=query.strip())
+    return list(subjects.order_by("-updated_at", "subject_id")[:limit])

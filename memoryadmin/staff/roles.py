@@ -1,0 +1,27 @@
+"""Staff roles are Django groups, so privacy admins can manage them in one familiar place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+VIEWER = "viewer"
+EDITOR = "editor"
+PRIVACY_ADMIN = "privacy_admin"
+ROLES = (VIEWER, EDITOR, PRIVACY_ADMIN)
+# Each role includes the ones before it.
+_RANK = {role: rank for rank, role in enumerate(ROLES)}
+
+
+def role_of(user: Any) -> str | None:
+    """The strongest role a user holds, or None for someone who is not support staff."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return None
+    if user.is_superuser:
+        return PRIVACY_ADMIN
+    held = [name for name in user.groups.values_list("name", flat=True) if name in _RANK]
+    return max(held, key=_RANK.__getitem__, default=None)
+
+
+def has_role(user: Any, role: str) -> bool:
+    current = role_of(user)
+    return current is not None and _RANK[current] >= _RANK[role]
