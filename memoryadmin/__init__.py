@@ -1,5 +1,5 @@
-"""memoryadmin: the system of record for what the airline's agent remembers about travellers."""
+"""memoryadmin: the system of record for what the airline's agent remembers about travellers.
 
-from .celery import app as celery_app
-
-__all__ = ["celery_app"]
+Deliberately empty: `memoryadmin.client` must import without Django or Celery. The Celery app
+is loaded when Django starts (facts.apps) and found by `celery -A memoryadmin`.
+"""
