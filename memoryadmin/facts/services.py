@@ -89,8 +89,12 @@ def _clean_reason(reason: str) -> str:
 
 def _lock_subject(subject_id: str) -> Subject:
     """Create the subject if needed and lock its row for the rest of the transaction."""
-    Subject.objects.bulk_create([Subject(subject_id=subject_id)], ignore_conflicts=True)
-    return Subject.objects.select_for_update().get(subject_id=subject_id)
+    subject = Subject.objects.select_for_update().filter(subject_id=subject_id).first()
+    if subject is None:
+        # ON CONFLICT DO NOTHING waits for a concurrent creator instead of failing.
+        Subject.objects.bulk_create([Subject(subject_id=subject_id)], ignore_conflicts=True)
+        subject = Subject.objects.select_for_update().get(subject_id=subject_id)
+    return subject
 
 
 def _snapshot(fact: MemoryFact) -> dict[str, Any]:
@@ -224,7 +228,7 @@ def fact_upsert(
     if not cleaned:
         return result
     _lock_subject(subject_id)
-    rules = _retention_rules()
+    rules: list[RetentionRule] | None = None  # loaded on the first real change only
     now = timezone.now()
     existing = {
         fact.key: fact
@@ -254,6 +258,7 @@ def fact_upsert(
                 status=FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
                 version=1,
             )
+            rules = _retention_rules() if rules is None else rules
             _apply_retention(fact, rules)
             fact.save(force_insert=True)
             _record(
@@ -281,6 +286,7 @@ def fact_upsert(
                 fact.sensitive = True
                 fact.status = FactStatus.PENDING_REVIEW
             fact.version += 1
+            rules = _retention_rules() if rules is None else rules
             _apply_retention(fact, rules)
             fact.save()
             _record(
