@@ -65,8 +65,13 @@ def main() -> int:
         # Bulk load straight into the table: this is test data for a benchmark, not a write path.
         rows = [
             MemoryFact(
-                subject_id=f"S{n:06d}", key=f"topic_{k}", value=f"Fact number {k} for {n}",
-                category=categories[k % 3], created_at=now, updated_at=now, origin="import",
+                subject_id=f"S{n:06d}",
+                key=f"topic_{k}",
+                value=f"Fact number {k} for {n}",
+                category=categories[k % 3],
+                created_at=now,
+                updated_at=now,
+                origin="import",
             )
             for n in range(args.subjects)
             for k in range(args.facts)
@@ -102,13 +107,15 @@ def main() -> int:
         def upsert_change() -> None:
             flip["n"] += 1
             services.fact_upsert(
-                subject_id=subject, actor=actor,
+                subject_id=subject,
+                actor=actor,
                 facts=[services.FactDraft("topic_1", f"Changed value {flip['n']}")],
             )
 
         def upsert_same() -> None:
             services.fact_upsert(
-                subject_id=subject, actor=actor,
+                subject_id=subject,
+                actor=actor,
                 facts=[services.FactDraft("topic_2", "Fact number 2 for x")],
             )
 
@@ -125,13 +132,19 @@ def main() -> int:
         cases = [
             ("facts_for_agent (selector)", lambda: selectors.facts_for_agent(subject), read_base),
             ("tier_one (selector)", lambda: selectors.tier_one(subject), read_base),
-            ("facts_search (selector)", lambda: selectors.facts_search(subject, "number 3"), read_base),
+            (
+                "facts_search (selector)",
+                lambda: selectors.facts_search(subject, "number 3"),
+                read_base,
+            ),
             ("DjangoMemoryStore.get_facts (async)", lambda: get_facts_in_loop(), read_base),
             ("fact_upsert, new value (+event)", upsert_change, write_base),
             ("fact_upsert, same value (no-op)", upsert_same, write_base),
         ]
         total = args.subjects * args.facts
-        print(f"{args.subjects} subjects x {args.facts} facts = {total} rows; median of {args.repeat}")
+        print(
+            f"{args.subjects} subjects x {args.facts} facts = {total} rows; median of {args.repeat}"
+        )
         print(f"{'baseline raw SELECT':<36} {read_base * 1e3:8.3f} ms   1.00x")
         print(f"{'baseline raw UPDATE':<36} {write_base * 1e3:8.3f} ms   1.00x")
         for name, fn, base in cases:

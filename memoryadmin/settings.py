@@ -118,20 +118,50 @@ CELERY_TIMEZONE = TIME_ZONE
 ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
 ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "") or None
 ANTHROPIC_TIMEOUT_SECONDS = float(os.environ.get("ANTHROPIC_TIMEOUT_SECONDS", "30"))
+# Transient model failures (429, 5xx, timeouts) are retried by the Celery task, at most 5 times,
+# after base * 2^n seconds (capped); tests use a tiny base.
+ANTHROPIC_RETRY_BACKOFF_SECONDS = float(os.environ.get("ANTHROPIC_RETRY_BACKOFF_SECONDS", "2"))
+ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS = float(
+    os.environ.get("ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS", "300")
+)
 
 # --- The agent-facing API.
-API_THROTTLE_RATE = os.environ.get("API_THROTTLE_RATE", "600/min")
+API_THROTTLE_RATE = os.environ.get("API_THROTTLE_RATE", "600/min")  # per service token
+API_IDEMPOTENCY_TTL_HOURS = int(os.environ.get("API_IDEMPOTENCY_TTL_HOURS", "24"))
+API_HEALTH_BROKER_TIMEOUT_SECONDS = float(os.environ.get("API_HEALTH_BROKER_TIMEOUT_SECONDS", "2"))
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_AUTHENTICATION_CLASSES": [],
-    "DEFAULT_PERMISSION_CLASSES": [],
+    # Secure by default: every DRF view needs a valid service token unless it says otherwise;
+    # add `permission_classes = [scope_required("...")]` to require a scope.
+    "DEFAULT_AUTHENTICATION_CLASSES": ["memoryadmin.api.auth.ServiceTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["memoryadmin.api.permissions.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["memoryadmin.api.throttling.TokenRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_METADATA_CLASS": None,
+    "EXCEPTION_HANDLER": "memoryadmin.api.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "memoryadmin agent API",
-    "DESCRIPTION": "What the airline agent remembers about each traveller: read, write, search, erase.",
+    "DESCRIPTION": (
+        "What the airline agent remembers about each traveller: read, write, search, erase.\n\n"
+        "Authenticate with a service token: `Authorization: Bearer <token>`; each operation "
+        "names the scope it needs. Every error has one shape: "
+        '`{"error": {"code": "...", "message": "...", "fields": {"field": "why"}}}`. '
+        "Writes accept an `Idempotency-Key` header; single facts carry an ETag for If-Match."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "CategoryEnum": "memoryadmin.facts.models.Category",
+        "HeldFactStatusEnum": ["pending_review", "not_visible"],
+        "JobStatusEnum": "memoryadmin.extraction.models.JobStatus",
+    },
 }
 
 LOGGING = {

@@ -1,3 +1,40 @@
-"""Placeholder until the agent API lands (issue 3)."""
+"""The agent API under /api/v1/.
 
-urlpatterns: list = []
+Order matters: `facts/search` comes before `facts/{key}`, and the catch-all comes last so an
+unknown address under /api/v1/ answers a JSON 404. The turns routes are included here, before the
+catch-all, so it does not hide them (memoryadmin/urls.py includes them too; the first match wins).
+"""
+
+from django.urls import include, path, re_path, register_converter
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
+
+from . import views
+from .converters import FactKeyConverter, SubjectIdConverter
+from .errors import api_not_found
+
+register_converter(SubjectIdConverter, "subject_id")
+register_converter(FactKeyConverter, "fact_key")
+
+SUBJECT = "subjects/<subject_id:subject_id>/"
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path(SUBJECT + "facts", views.FactsView.as_view(), name="api-facts"),
+    path(SUBJECT + "facts/search", views.FactSearchView.as_view(), name="api-facts-search"),
+    path(SUBJECT + "facts/<fact_key:key>", views.FactDetailView.as_view(), name="api-fact"),
+    path(SUBJECT + "tier-one", views.TierOneView.as_view(), name="api-tier-one"),
+    path(SUBJECT + "clear", views.ClearView.as_view(), name="api-clear"),
+    path(
+        SUBJECT + "purge-generation",
+        views.PurgeGenerationView.as_view(),
+        name="api-purge-generation",
+    ),
+    path("", include("memoryadmin.api.turns")),
+    re_path(r"", api_not_found, name="api-not-found"),
+]

@@ -42,3 +42,9 @@ class FactStateError(FactError):
     """The action does not apply to the fact as it is (e.g. approving an active fact)."""
 
     code = "invalid_state"
+
+
+class FactLearningPaused(FactStateError):
+    """The traveller turned learning off: the agent and extraction may not add or change facts."""
+
+    code = "learning_paused"

@@ -95,7 +95,9 @@ class MemoryFact(models.Model):
     category = models.CharField(max_length=16, choices=Category.choices)
     updated_at = models.DateTimeField(help_text="When the value last changed.")
     source_session_id = models.CharField(
-        max_length=SESSION_ID_MAX_LENGTH, blank=True, default="",
+        max_length=SESSION_ID_MAX_LENGTH,
+        blank=True,
+        default="",
         help_text="12-hex tag of the session, never the raw session id.",
     )
     created_at = models.DateTimeField()
@@ -114,7 +116,9 @@ class MemoryFact(models.Model):
             models.UniqueConstraint(fields=["subject", "key"], name="memory_fact_subject_key_uniq"),
         ]
         indexes = [
-            models.Index(fields=["subject", "category", "updated_at"], name="memory_fact_read_path"),
+            models.Index(
+                fields=["subject", "category", "updated_at"], name="memory_fact_read_path"
+            ),
             models.Index(fields=["expires_at"], name="memory_fact_expires_at"),
             models.Index(fields=["status"], name="memory_fact_status"),
         ]
@@ -131,7 +135,10 @@ class FactEvent(models.Model):
     action = models.CharField(max_length=32, choices=EventAction.choices)
     actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)
     actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     actor_label = models.CharField(max_length=200, blank=True, default="")
@@ -199,6 +206,8 @@ class RetentionRule(models.Model):
     @property
     def specificity(self) -> int:
         """Key glob outranks category, which outranks sensitivity; used to pick one rule."""
-        return (4 if self.key_glob else 0) + (2 if self.category else 0) + (
-            1 if self.sensitive is not None else 0
+        return (
+            (4 if self.key_glob else 0)
+            + (2 if self.category else 0)
+            + (1 if self.sensitive is not None else 0)
         )

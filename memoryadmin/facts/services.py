@@ -19,7 +19,14 @@ from django.utils import timezone
 from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
 
 from .actors import Actor
-from .errors import FactBlocked, FactConflict, FactInvalid, FactNotFound, FactStateError
+from .errors import (
+    FactBlocked,
+    FactConflict,
+    FactInvalid,
+    FactLearningPaused,
+    FactNotFound,
+    FactStateError,
+)
 from .models import (
     SUBJECT_ID_MAX_LENGTH,
     EventAction,
@@ -65,6 +72,7 @@ class UpsertResult:
 
 
 # --- helpers ------------------------------------------------------------------------------------
+
 
 def clean_subject_id(subject_id: object) -> str:
     """Subject ids are opaque, but bounded and free of control characters."""
@@ -181,11 +189,23 @@ def _erase(subject_id: str, keys: Sequence[str] | None) -> None:
     events.update(before=None, after=None, redacted_at=timezone.now())
 
 
+def _forget_copies(subject_id: str, *, transcripts: bool) -> None:
+    """Other tables that may quote a fact's value: stored API replies, and (when everything is
+    forgotten) the transcripts of extractions still in flight."""
+    from memoryadmin.api.idempotency import idempotency_forget_subject
+    from memoryadmin.extraction.services import extraction_forget_subject
+
+    idempotency_forget_subject(subject_id)
+    if transcripts:
+        extraction_forget_subject(subject_id)
+
+
 def _is_expired(fact: MemoryFact, now: datetime) -> bool:
     return fact.expires_at is not None and fact.expires_at <= now
 
 
 # --- services -----------------------------------------------------------------------------------
+
 
 @transaction.atomic
 def fact_upsert(
@@ -213,7 +233,8 @@ def fact_upsert(
     for index, draft in enumerate(facts):
         try:
             clean = validate_fact(draft.key, draft.value, draft.category)
-            write_filter.enforce(clean.key, clean.value)
+            # The raw key too: normalizing turns "a@b.com" into "a_b_com", which no pattern sees.
+            write_filter.enforce(f"{sanitize_text(draft.key)} {clean.key}", clean.value)
         except FactInvalid as exc:
             errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
             continue
@@ -227,7 +248,9 @@ def fact_upsert(
     result = UpsertResult()
     if not cleaned:
         return result
-    _lock_subject(subject_id)
+    subject = _lock_subject(subject_id)
+    if actor.is_automated and subject.memory_paused:
+        raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
     rules: list[RetentionRule] | None = None  # loaded on the first real change only
     now = timezone.now()
     existing = {
@@ -262,8 +285,13 @@ def fact_upsert(
             _apply_retention(fact, rules)
             fact.save(force_insert=True)
             _record(
-                subject_id=subject_id, key=key, action=EventAction.CREATED, actor=actor,
-                reason=reason, after=_snapshot(fact), session_tag=session_tag,
+                subject_id=subject_id,
+                key=key,
+                action=EventAction.CREATED,
+                actor=actor,
+                reason=reason,
+                after=_snapshot(fact),
+                session_tag=session_tag,
             )
             result.created.append(key)
         else:
@@ -290,8 +318,14 @@ def fact_upsert(
             _apply_retention(fact, rules)
             fact.save()
             _record(
-                subject_id=subject_id, key=key, action=EventAction.UPDATED, actor=actor,
-                reason=reason, before=before, after=_snapshot(fact), session_tag=session_tag,
+                subject_id=subject_id,
+                key=key,
+                action=EventAction.UPDATED,
+                actor=actor,
+                reason=reason,
+                before=before,
+                after=_snapshot(fact),
+                session_tag=session_tag,
             )
             result.updated.append(key)
         if fact.status == FactStatus.PENDING_REVIEW:
@@ -310,7 +344,8 @@ def fact_edit(
     category: str | None = None,
     reason: str = "",
 ) -> MemoryFact:
-    """A person corrects a fact. A stale `expected_version` raises FactConflict, never overwrites."""
+    """A person corrects a fact. A stale `expected_version` raises FactConflict: a correction
+    never silently overwrites one it did not see."""
     fact = _load_for_update(subject_id, key, expected_version)
     clean = validate_fact(
         fact.key,
@@ -318,7 +353,10 @@ def fact_edit(
         fact.category if category is None else category,
     )
     MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
-    if normalize_value(clean.value) == normalize_value(fact.value) and clean.category == fact.category:
+    if (
+        normalize_value(clean.value) == normalize_value(fact.value)
+        and clean.category == fact.category
+    ):
         return fact
     before = _snapshot(fact)
     fact.value = clean.value
@@ -330,8 +368,13 @@ def fact_edit(
     _apply_retention(fact, _retention_rules())
     fact.save()
     _record(
-        subject_id=subject_id, key=fact.key, action=EventAction.UPDATED, actor=actor,
-        reason=reason, before=before, after=_snapshot(fact),
+        subject_id=subject_id,
+        key=fact.key,
+        action=EventAction.UPDATED,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=_snapshot(fact),
     )
     return fact
 
@@ -353,8 +396,13 @@ def fact_expire(
     fact.version += 1
     fact.save()
     _record(
-        subject_id=subject_id, key=fact.key, action=EventAction.EXPIRED, actor=actor,
-        reason=reason, before=before, after=_snapshot(fact),
+        subject_id=subject_id,
+        key=fact.key,
+        action=EventAction.EXPIRED,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=_snapshot(fact),
     )
     return fact
 
@@ -382,14 +430,24 @@ def fact_set_expiry(
     fact.version += 1
     fact.save()
     _record(
-        subject_id=subject_id, key=fact.key, action=EventAction.EXPIRY_CHANGED, actor=actor,
-        reason=reason, before=before, after=_snapshot(fact),
+        subject_id=subject_id,
+        key=fact.key,
+        action=EventAction.EXPIRY_CHANGED,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=_snapshot(fact),
     )
     return fact
 
 
 def _set_sensitive(
-    *, subject_id: str, key: str, sensitive: bool, actor: Actor, reason: str,
+    *,
+    subject_id: str,
+    key: str,
+    sensitive: bool,
+    actor: Actor,
+    reason: str,
     expected_version: int | None,
 ) -> MemoryFact:
     fact = _load_for_update(subject_id, key, expected_version)
@@ -402,38 +460,63 @@ def _set_sensitive(
     fact.save()
     action = EventAction.FLAGGED_SENSITIVE if sensitive else EventAction.UNFLAGGED_SENSITIVE
     _record(
-        subject_id=subject_id, key=fact.key, action=action, actor=actor, reason=reason,
-        before=before, after=_snapshot(fact),
+        subject_id=subject_id,
+        key=fact.key,
+        action=action,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=_snapshot(fact),
     )
     return fact
 
 
 @transaction.atomic
 def fact_flag_sensitive(
-    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
     expected_version: int | None = None,
 ) -> MemoryFact:
     """Special-category data: masked for staff, never in tier one, recalled only on demand."""
     return _set_sensitive(
-        subject_id=subject_id, key=key, sensitive=True, actor=actor, reason=reason,
+        subject_id=subject_id,
+        key=key,
+        sensitive=True,
+        actor=actor,
+        reason=reason,
         expected_version=expected_version,
     )
 
 
 @transaction.atomic
 def fact_unflag_sensitive(
-    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
     expected_version: int | None = None,
 ) -> MemoryFact:
     return _set_sensitive(
-        subject_id=subject_id, key=key, sensitive=False, actor=actor, reason=reason,
+        subject_id=subject_id,
+        key=key,
+        sensitive=False,
+        actor=actor,
+        reason=reason,
         expected_version=expected_version,
     )
 
 
 @transaction.atomic
 def fact_approve(
-    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
     expected_version: int | None = None,
 ) -> MemoryFact:
     """A reviewer lets a held fact through to the agent (it stays sensitive if it was)."""
@@ -445,8 +528,13 @@ def fact_approve(
     fact.version += 1
     fact.save()
     _record(
-        subject_id=subject_id, key=fact.key, action=EventAction.APPROVED, actor=actor,
-        reason=reason, before=before, after=_snapshot(fact),
+        subject_id=subject_id,
+        key=fact.key,
+        action=EventAction.APPROVED,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=_snapshot(fact),
     )
     return fact
 
@@ -454,12 +542,17 @@ def fact_approve(
 def _remove(fact: MemoryFact, *, action: EventAction, actor: Actor, reason: str) -> None:
     fact.delete()
     _erase(fact.subject_id, [fact.key])
+    _forget_copies(fact.subject_id, transcripts=False)
     _record(subject_id=fact.subject_id, key=fact.key, action=action, actor=actor, reason=reason)
 
 
 @transaction.atomic
 def fact_reject(
-    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
     expected_version: int | None = None,
 ) -> None:
     """A reviewer refuses a held fact: it is erased, and the history keeps only the decision."""
@@ -471,7 +564,11 @@ def fact_reject(
 
 @transaction.atomic
 def fact_delete(
-    *, subject_id: str, key: str, actor: Actor, reason: str = "",
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
     expected_version: int | None = None,
 ) -> bool:
     """Erase one fact. True when something was deleted (the upstream delete_fact contract)."""
@@ -492,11 +589,16 @@ def subject_clear(*, subject_id: str, actor: Actor, reason: str = "") -> int:
     subject = _lock_subject(subject_id)
     deleted, _ = MemoryFact.objects.filter(subject_id=subject_id).delete()
     _erase(subject_id, None)
+    _forget_copies(subject_id, transcripts=True)
     subject.purge_generation += 1
     subject.save(update_fields=["purge_generation", "updated_at"])
     _record(
-        subject_id=subject_id, key="", action=EventAction.SUBJECT_CLEARED, actor=actor,
-        reason=reason, after={"facts_deleted": deleted, "purge_generation": subject.purge_generation},
+        subject_id=subject_id,
+        key="",
+        action=EventAction.SUBJECT_CLEARED,
+        actor=actor,
+        reason=reason,
+        after={"facts_deleted": deleted, "purge_generation": subject.purge_generation},
     )
     return subject.purge_generation
 
@@ -513,7 +615,10 @@ def subject_set_preferences(
     """The traveller's switches: stop learning new facts, and/or stop the agent using them."""
     clean_subject_id(subject_id)
     subject = _lock_subject(subject_id)
-    before = {"memory_paused": subject.memory_paused, "memory_use_paused": subject.memory_use_paused}
+    before = {
+        "memory_paused": subject.memory_paused,
+        "memory_use_paused": subject.memory_use_paused,
+    }
     if memory_paused is not None:
         subject.memory_paused = memory_paused
     if memory_use_paused is not None:
@@ -523,7 +628,12 @@ def subject_set_preferences(
         return subject
     subject.save(update_fields=["memory_paused", "memory_use_paused", "updated_at"])
     _record(
-        subject_id=subject_id, key="", action=EventAction.PREFERENCES_CHANGED, actor=actor,
-        reason=reason, before=before, after=after,
+        subject_id=subject_id,
+        key="",
+        action=EventAction.PREFERENCES_CHANGED,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=after,
     )
     return subject

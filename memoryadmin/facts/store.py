@@ -39,8 +39,11 @@ class DjangoMemoryStore:
     async def upsert_facts(self, subject_id: str, facts: list[MemoryFact]) -> None:
         drafts = [services.FactDraft(f.key, f.value, f.category) for f in facts]
         await sync_to_async(services.fact_upsert)(
-            subject_id=subject_id, facts=drafts, actor=self.actor,
-            reason="saved by the agent", session_tag=self.session_tag,
+            subject_id=subject_id,
+            facts=drafts,
+            actor=self.actor,
+            reason="saved by the agent",
+            session_tag=self.session_tag,
         )
 
     async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
@@ -49,7 +52,9 @@ class DjangoMemoryStore:
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
         return await sync_to_async(services.fact_delete)(
-            subject_id=subject_id, key=normalize_key(key), actor=self.actor,
+            subject_id=subject_id,
+            key=normalize_key(key),
+            actor=self.actor,
             reason="deleted by the agent",
         )
 

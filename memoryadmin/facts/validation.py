@@ -70,7 +70,9 @@ def validate_fact(key: object, value: object, category: object = None) -> CleanF
     if not isinstance(key, str):
         errors["key"] = "Key must be text."
     elif not clean_key:
-        errors["key"] = "Key is empty once cleaned; use a short snake_case topic like seat_preference."
+        errors["key"] = (
+            "Key is empty once cleaned; use a short snake_case topic like seat_preference."
+        )
     clean_value = sanitize_text(value)[:VALUE_MAX_LENGTH].strip() if isinstance(value, str) else ""
     if not isinstance(value, str):
         errors["value"] = "Value must be text."
@@ -89,6 +91,7 @@ def validate_fact(key: object, value: object, category: object = None) -> CleanF
 
 
 # --- The write filter --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class BlockRule:
@@ -110,10 +113,10 @@ DEFAULT_BLOCK_RULES: tuple[BlockRule, ...] = (
     ),
     BlockRule(
         "long_number",
-        # Nine or more digits, optionally split by single spaces, dots, dashes or slashes:
-        # cards, accounts, national IDs, passports and phone numbers. Dates, prices and
-        # order numbers have fewer digits in a run.
-        re.compile(r"(?<![\d])\d(?:[ \-./]?\d){8,}"),
+        # Nine or more digits, optionally split by single spaces, dots, dashes, slashes or
+        # underscores: cards, accounts, national IDs, passports and phone numbers. Dates,
+        # prices and order numbers have fewer digits in a run.
+        re.compile(r"(?<![\d])\d(?:[ \-./_]?\d){8,}"),
         "Looks like a card, account, ID or phone number; such numbers are not kept in memory.",
     ),
 )
@@ -159,36 +162,118 @@ class MemoryWriteFilter:
 
 _SENSITIVE_EN: dict[str, tuple[str, ...]] = {
     "health": (
-        r"diabet\w*", r"insulin", r"asthma\w*", r"allerg\w*", r"epilep\w*", r"seizures?",
-        r"heart condition", r"cardiac", r"pacemaker", r"dialysis", r"cancer", r"chemo\w*",
-        r"medication", r"medicines?", r"medical", r"oxygen", r"cpap", r"illness", r"disease",
-        r"anxiety", r"depression", r"panic attacks?", r"hiv", r"surgery", r"injur\w*",
-        r"celiac", r"coeliac", r"migraines?",
+        r"diabet\w*",
+        r"insulin",
+        r"asthma\w*",
+        r"allerg\w*",
+        r"epilep\w*",
+        r"seizures?",
+        r"heart condition",
+        r"cardiac",
+        r"pacemaker",
+        r"dialysis",
+        r"cancer",
+        r"chemo\w*",
+        r"medication",
+        r"medicines?",
+        r"medical",
+        r"oxygen",
+        r"cpap",
+        r"illness",
+        r"disease",
+        r"anxiety",
+        r"depression",
+        r"panic attacks?",
+        r"hiv",
+        r"surgery",
+        r"injur\w*",
+        r"celiac",
+        r"coeliac",
+        r"migraines?",
     ),
     "mobility": (
-        r"wheel ?chairs?", r"crutch\w*", r"walkers?", r"walking (?:stick|cane|frame)",
-        r"mobility", r"cannot walk", r"can't walk", r"limp\w*", r"prosthe\w*", r"amputee",
+        r"wheel ?chairs?",
+        r"crutch\w*",
+        r"walkers?",
+        r"walking (?:stick|cane|frame)",
+        r"mobility",
+        r"cannot walk",
+        r"can't walk",
+        r"limp\w*",
+        r"prosthe\w*",
+        r"amputee",
     ),
     "disability": (
-        r"disab\w*", r"blind", r"deaf", r"hard of hearing", r"hearing aids?", r"visually impaired",
-        r"hearing impaired", r"autis\w*", r"guide dog", r"service (?:dog|animal)", r"dementia",
+        r"disab\w*",
+        r"blind",
+        r"deaf",
+        r"hard of hearing",
+        r"hearing aids?",
+        r"visually impaired",
+        r"hearing impaired",
+        r"autis\w*",
+        r"guide dog",
+        r"service (?:dog|animal)",
+        r"dementia",
     ),
     "pregnancy": (r"pregnan\w*", r"expecting a baby", r"weeks along", r"trimester"),
     "religion": (
-        r"relig\w*", r"muslim", r"islam\w*", r"jewish", r"judaism", r"christian\w*", r"catholic",
-        r"hindu\w*", r"buddhis\w*", r"sikh", r"halal", r"kosher", r"prayers?", r"ramadan",
+        r"relig\w*",
+        r"muslim",
+        r"islam\w*",
+        r"jewish",
+        r"judaism",
+        r"christian\w*",
+        r"catholic",
+        r"hindu\w*",
+        r"buddhis\w*",
+        r"sikh",
+        r"halal",
+        r"kosher",
+        r"prayers?",
+        r"ramadan",
         r"sabbath",
     ),
 }
 _SENSITIVE_ZH: dict[str, tuple[str, ...]] = {
     "health": (
-        "糖尿病", "胰島素", "氣喘", "哮喘", "過敏", "癲癇", "心臟", "洗腎", "透析", "癌",
-        "化療", "藥物", "服藥", "疾病", "生病", "焦慮", "憂鬱", "手術", "受傷", "氧氣",
+        "糖尿病",
+        "胰島素",
+        "氣喘",
+        "哮喘",
+        "過敏",
+        "癲癇",
+        "心臟",
+        "洗腎",
+        "透析",
+        "癌",
+        "化療",
+        "藥物",
+        "服藥",
+        "疾病",
+        "生病",
+        "焦慮",
+        "憂鬱",
+        "手術",
+        "受傷",
+        "氧氣",
     ),
     "mobility": ("輪椅", "拐杖", "助行器", "行動不便", "不良於行"),
     "disability": ("身障", "殘障", "身心障礙", "視障", "聽障", "失明", "耳聾", "助聽器", "導盲犬"),
     "pregnancy": ("懷孕", "孕婦", "身孕", "懷胎"),
-    "religion": ("宗教", "穆斯林", "回教", "伊斯蘭", "清真", "猶太", "基督", "天主教", "佛教", "印度教", "禱告"),
+    "religion": (
+        "宗教",
+        "穆斯林",
+        "回教",
+        "伊斯蘭",
+        "清真",
+        "猶太",
+        "基督",
+        "天主教",
+        "佛教",
+        "印度教",
+        "禱告",
+    ),
 }
 _SENSITIVE_EN_PATTERNS = {
     topic: re.compile(r"\b(?:" + "|".join(words) + r")\b", re.IGNORECASE)

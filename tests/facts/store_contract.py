@@ -52,16 +52,22 @@ class MemoryStoreContract:
         run(store.upsert_facts, subject, [fact("seat_preference", "Prefers aisle seats")])
         [got] = run(store.get_facts, subject)
         assert (got.key, got.value, got.category) == (
-            "seat_preference", "Prefers aisle seats", MemoryCategory.PREFERENCE,
+            "seat_preference",
+            "Prefers aisle seats",
+            MemoryCategory.PREFERENCE,
         )
         assert got.updated_at is not None
 
     def test_upsert_replaces_by_key(self, store, subject):
         run(store.upsert_facts, subject, [fact("seat_preference", "Prefers window seats")])
-        run(store.upsert_facts, subject, [
-            fact("seat_preference", "Prefers aisle seats"),
-            fact("meal", "Vegetarian meals"),
-        ])
+        run(
+            store.upsert_facts,
+            subject,
+            [
+                fact("seat_preference", "Prefers aisle seats"),
+                fact("meal", "Vegetarian meals"),
+            ],
+        )
         got = {f.key: f.value for f in run(store.get_facts, subject)}
         assert got == {"seat_preference": "Prefers aisle seats", "meal": "Vegetarian meals"}
 
@@ -111,17 +117,22 @@ class MemoryStoreContract:
     # --- search ----------------------------------------------------------------------------------
 
     def _searchable(self, store, subject):
-        run(store.upsert_facts, subject, [
-            fact("seat_preference", "Prefers aisle seats"),
-            fact("overnight_flight", "Avoids overnight flights", "constraint"),
-            fact("travel_party", "Usually travels with spouse", "context"),
-        ])
+        run(
+            store.upsert_facts,
+            subject,
+            [
+                fact("seat_preference", "Prefers aisle seats"),
+                fact("overnight_flight", "Avoids overnight flights", "constraint"),
+                fact("travel_party", "Usually travels with spouse", "context"),
+            ],
+        )
 
     def test_search_matches_any_term_in_key_value_or_category(self, store, subject):
         self._searchable(store, subject)
         assert set(keys(run(store.search_facts, subject, "AISLE"))) == {"seat_preference"}
         assert set(keys(run(store.search_facts, subject, "spouse overnight"))) == {
-            "travel_party", "overnight_flight",
+            "travel_party",
+            "overnight_flight",
         }
         assert set(keys(run(store.search_facts, subject, "constraint"))) == {"overnight_flight"}
         assert set(keys(run(store.search_facts, subject, "party"))) == {"travel_party"}
@@ -144,21 +155,29 @@ class MemoryStoreContract:
         MemorySettings.objects.update_or_create(pk=1, defaults={"tier_one_cap": 4})
         for index in range(5):
             run(store.upsert_facts, subject, [fact(f"pref_{index}", f"Preference number {index}")])
-        run(store.upsert_facts, subject, [
-            fact("overnight_flight", "Avoids overnight flights", "constraint"),
-            fact("connection_limit", "At most one connection", "constraint"),
-        ])
+        run(
+            store.upsert_facts,
+            subject,
+            [
+                fact("overnight_flight", "Avoids overnight flights", "constraint"),
+                fact("connection_limit", "At most one connection", "constraint"),
+            ],
+        )
         got = keys(run(store.tier_one, subject))
         assert set(got[:2]) == {"overnight_flight", "connection_limit"}
         assert got[2:] == ["pref_4", "pref_3"]
 
     def test_constraints_may_exceed_the_cap(self, store, subject):
         MemorySettings.objects.update_or_create(pk=1, defaults={"tier_one_cap": 1})
-        run(store.upsert_facts, subject, [
-            fact("a", "Avoids overnight flights", "constraint"),
-            fact("b", "At most one connection", "constraint"),
-            fact("c", "Prefers aisle seats"),
-        ])
+        run(
+            store.upsert_facts,
+            subject,
+            [
+                fact("a", "Avoids overnight flights", "constraint"),
+                fact("b", "At most one connection", "constraint"),
+                fact("c", "Prefers aisle seats"),
+            ],
+        )
         assert set(keys(run(store.tier_one, subject))) == {"a", "b"}
 
     # --- what is not served -----------------------------------------------------------------------
@@ -172,7 +191,9 @@ class MemoryStoreContract:
     def test_expired_facts_are_not_served(self, store, subject):
         run(store.upsert_facts, subject, [fact("meal", "Vegetarian meals"), fact("seat", "Aisle")])
         services.fact_set_expiry(
-            subject_id=subject, key="meal", expires_at=timezone.now() - timedelta(minutes=1),
+            subject_id=subject,
+            key="meal",
+            expires_at=timezone.now() - timedelta(minutes=1),
             actor=STAFF,
         )
         assert keys(run(store.get_facts, subject)) == ["seat"]

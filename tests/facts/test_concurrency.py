@@ -27,7 +27,9 @@ def test_sixteen_threads_upserting_one_key_leave_one_row_and_an_honest_version()
             for index in range(WRITES):
                 services.fact_upsert(
                     subject_id="busy-traveller",
-                    facts=[services.FactDraft("seat_preference", f"Seat choice {(thread + index) % 3}")],
+                    facts=[
+                        services.FactDraft("seat_preference", f"Seat choice {(thread + index) % 3}")
+                    ],
                     actor=Actor.agent(f"host-{thread}"),
                 )
         except BaseException as exc:  # collected and asserted below

@@ -30,8 +30,9 @@ def test_subject_facts_shows_staff_everything_the_agent_does_not_see():
     FactFactory(subject_id="s", key="seat", value="Aisle")
     FactFactory(subject_id="s", key="mobility", value="Uses a wheelchair", actor=Actor.agent("h"))
     FactFactory(subject_id="s", key="meal", value="Vegetarian")
-    services.fact_set_expiry(subject_id="s", key="meal",
-                             expires_at=timezone.now() - timedelta(days=1), actor=STAFF)
+    services.fact_set_expiry(
+        subject_id="s", key="meal", expires_at=timezone.now() - timedelta(days=1), actor=STAFF
+    )
     assert [f.key for f in selectors.facts_for_agent("s")] == ["seat"]
     assert {f.key for f in selectors.subject_facts("s")} == {"seat", "mobility", "meal"}
 
@@ -41,16 +42,21 @@ def test_fact_history_is_oldest_first_and_timeline_newest_first():
     FactFactory(subject_id="s", key="seat", value="Aisle")
     FactFactory(subject_id="s", key="meal", value="Vegetarian")
     assert [e.action for e in selectors.fact_history("s", "seat")] == [
-        EventAction.CREATED, EventAction.UPDATED,
+        EventAction.CREATED,
+        EventAction.UPDATED,
     ]
     assert [(e.key, e.action) for e in selectors.subject_timeline("s")] == [
-        ("meal", EventAction.CREATED), ("seat", EventAction.UPDATED), ("seat", EventAction.CREATED),
+        ("meal", EventAction.CREATED),
+        ("seat", EventAction.UPDATED),
+        ("seat", EventAction.CREATED),
     ]
 
 
 def test_memory_settings_singleton_has_the_upstream_defaults():
     settings_row = selectors.memory_settings()
     assert (settings_row.tier_one_cap, settings_row.max_new_facts, settings_row.memory_model) == (
-        8, 3, "claude-haiku-4-5-20251001",
+        8,
+        3,
+        "claude-haiku-4-5-20251001",
     )
     assert selectors.memory_settings().pk == settings_row.pk == 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from memoryadmin.facts import selectors, services
@@ -14,6 +13,7 @@ from memoryadmin.facts.errors import (
     FactBlocked,
     FactConflict,
     FactInvalid,
+    FactLearningPaused,
     FactNotFound,
     FactStateError,
 )
@@ -28,6 +28,7 @@ from memoryadmin.facts.models import (
 )
 from memoryadmin.facts.services import FactDraft
 from tests.factories import UserFactory
+from tests.support.dbscan import occurrences
 
 pytestmark = pytest.mark.django_db
 SUBJECT = "trav-001"
@@ -58,19 +59,51 @@ def get(key: str) -> MemoryFact:
 
 # --- fact_upsert ------------------------------------------------------------------------------
 
+
 def test_upsert_creates_with_a_created_event_naming_actor_reason_and_session():
-    result = upsert(("seat_preference", "Prefers aisle seats"), reason="said in chat",
-                    session_tag="0123456789ab")
+    result = upsert(
+        ("seat_preference", "Prefers aisle seats"),
+        reason="said in chat",
+        session_tag="0123456789ab",
+    )
     assert result.created == ["seat_preference"]
     fact = get("seat_preference")
     assert (fact.version, fact.origin, fact.status, fact.source_session_id) == (
-        1, "agent", FactStatus.ACTIVE, "0123456789ab",
+        1,
+        "agent",
+        FactStatus.ACTIVE,
+        "0123456789ab",
     )
     [event] = events()
     assert (event.action, event.actor_kind, event.actor_label, event.reason, event.session_tag) == (
-        EventAction.CREATED, ActorKind.AGENT, "token:host-1", "said in chat", "0123456789ab",
+        EventAction.CREATED,
+        ActorKind.AGENT,
+        "token:host-1",
+        "said in chat",
+        "0123456789ab",
     )
     assert event.before is None and event.after["value"] == "Prefers aisle seats"
+
+
+@pytest.mark.parametrize("key", ["jane.doe@example.com", "4111 1111 1111 1111"])
+def test_identifiers_in_the_key_are_blocked_before_normalization(key):
+    with pytest.raises(FactBlocked) as caught:
+        upsert((key, "Some value"))
+    assert key not in str(caught.value.fields)
+    assert not MemoryFact.objects.exists()
+
+
+def test_paused_learning_refuses_agent_and_extraction_writes_but_not_people(staff):
+    services.subject_set_preferences(
+        subject_id=SUBJECT, memory_paused=True, actor=Actor.customer(SUBJECT)
+    )
+    for actor in (Actor.agent("host"), Actor.extraction()):
+        with pytest.raises(FactLearningPaused):
+            upsert(("seat", "Aisle"), actor=actor)
+    assert not MemoryFact.objects.exists()
+    upsert(("seat", "Aisle"), actor=staff)
+    upsert(("meal", "Vegetarian"), actor=Actor.customer(SUBJECT))
+    assert MemoryFact.objects.count() == 2
 
 
 def test_same_normalized_value_is_a_no_op_without_event():
@@ -171,12 +204,15 @@ def test_restating_an_expired_fact_revives_it(staff):
 
 # --- retention on write -------------------------------------------------------------------------
 
+
 def test_expiry_comes_from_the_most_specific_rule():
     RetentionRule.objects.create(name="all", ttl_days=365)
     RetentionRule.objects.create(name="context", category="context", ttl_days=90)
     RetentionRule.objects.create(name="party", category="context", key_glob="travel_*", ttl_days=30)
     RetentionRule.objects.create(name="sensitive", sensitive=True, ttl_days=10)
-    upsert(("seat", "Aisle"), ("travel_party", "With spouse", "context"), ("hotel", "Near", "context"))
+    upsert(
+        ("seat", "Aisle"), ("travel_party", "With spouse", "context"), ("hotel", "Near", "context")
+    )
     for key, days in (("seat", 365), ("travel_party", 30), ("hotel", 90)):
         fact = get(key)
         assert fact.expires_at - fact.updated_at == timedelta(days=days)
@@ -186,14 +222,25 @@ def test_expiry_comes_from_the_most_specific_rule():
 
 # --- fact_edit --------------------------------------------------------------------------------
 
+
 def test_edit_with_current_version_updates_and_audits(staff):
     upsert(("seat", "Window"))
-    fact = services.fact_edit(subject_id=SUBJECT, key="seat", value="Aisle", category="constraint",
-                              expected_version=1, actor=staff, reason="traveller called")
+    fact = services.fact_edit(
+        subject_id=SUBJECT,
+        key="seat",
+        value="Aisle",
+        category="constraint",
+        expected_version=1,
+        actor=staff,
+        reason="traveller called",
+    )
     assert (fact.value, fact.category, fact.version) == ("Aisle", "constraint", 2)
     event = events("seat")[-1]
     assert (event.action, event.actor_kind, event.actor_user.username, event.reason) == (
-        EventAction.UPDATED, ActorKind.STAFF, "agent.smith", "traveller called",
+        EventAction.UPDATED,
+        ActorKind.STAFF,
+        "agent.smith",
+        "traveller called",
     )
 
 
@@ -201,8 +248,9 @@ def test_edit_with_stale_version_raises_and_changes_nothing(staff):
     upsert(("seat", "Window"))
     upsert(("seat", "Aisle"))
     with pytest.raises(FactConflict) as caught:
-        services.fact_edit(subject_id=SUBJECT, key="seat", value="Middle", expected_version=1,
-                           actor=staff)
+        services.fact_edit(
+            subject_id=SUBJECT, key="seat", value="Middle", expected_version=1, actor=staff
+        )
     assert caught.value.current_version == 2
     assert (get("seat").value, get("seat").version) == ("Aisle", 2)
     assert len(events("seat")) == 2
@@ -211,18 +259,26 @@ def test_edit_with_stale_version_raises_and_changes_nothing(staff):
 def test_edit_runs_validation_and_filter(staff):
     upsert(("seat", "Window"))
     with pytest.raises(FactBlocked):
-        services.fact_edit(subject_id=SUBJECT, key="seat", value="mail a@b.example",
-                           expected_version=1, actor=staff)
+        services.fact_edit(
+            subject_id=SUBJECT,
+            key="seat",
+            value="mail a@b.example",
+            expected_version=1,
+            actor=staff,
+        )
     with pytest.raises(FactInvalid):
-        services.fact_edit(subject_id=SUBJECT, key="seat", value="  ", expected_version=1,
-                           actor=staff)
+        services.fact_edit(
+            subject_id=SUBJECT, key="seat", value="  ", expected_version=1, actor=staff
+        )
     with pytest.raises(FactNotFound):
-        services.fact_edit(subject_id=SUBJECT, key="nope", value="x", expected_version=1,
-                           actor=staff)
+        services.fact_edit(
+            subject_id=SUBJECT, key="nope", value="x", expected_version=1, actor=staff
+        )
     assert get("seat").value == "Window" and len(events()) == 1
 
 
 # --- expiry, sensitivity, review -----------------------------------------------------------------
+
 
 def test_expire_hides_the_fact_now_and_audits(staff):
     upsert(("seat", "Aisle"))
@@ -253,7 +309,9 @@ def test_flag_and_unflag_sensitive(staff):
     services.fact_unflag_sensitive(subject_id=SUBJECT, key="meal", actor=staff)
     assert not get("meal").sensitive
     assert [e.action for e in events()] == [
-        EventAction.CREATED, EventAction.FLAGGED_SENSITIVE, EventAction.UNFLAGGED_SENSITIVE,
+        EventAction.CREATED,
+        EventAction.FLAGGED_SENSITIVE,
+        EventAction.UNFLAGGED_SENSITIVE,
     ]
 
 
@@ -272,7 +330,8 @@ def test_reject_erases_a_held_fact(staff):
     services.fact_reject(subject_id=SUBJECT, key="mobility", actor=staff, reason="not said")
     assert not MemoryFact.objects.exists()
     assert [(e.action, e.before, e.after) for e in events()] == [
-        (EventAction.CREATED, None, None), (EventAction.REJECTED, None, None),
+        (EventAction.CREATED, None, None),
+        (EventAction.REJECTED, None, None),
     ]
     assert all(e.redacted_at for e in events()[:1])
 
@@ -286,26 +345,32 @@ def test_approve_with_stale_version_raises(staff):
 
 # --- delete, clear, preferences ------------------------------------------------------------------
 
+
 def test_delete_returns_whether_it_deleted_and_keeps_who_what_when_why(staff):
     upsert(("seat", "Aisle"))
     assert services.fact_delete(subject_id=SUBJECT, key="seat", actor=staff, reason="asked") is True
     assert services.fact_delete(subject_id=SUBJECT, key="seat", actor=staff) is False
     created, deleted = events()
     assert (deleted.action, deleted.actor_user.username, deleted.reason) == (
-        EventAction.DELETED, "agent.smith", "asked",
+        EventAction.DELETED,
+        "agent.smith",
+        "asked",
     )
     assert created.before is None and created.after is None and created.redacted_at
 
 
 def test_clear_deletes_all_bumps_generation_and_records_one_event():
     upsert(("seat", "Aisle"), ("meal", "Vegetarian"))
-    generation = services.subject_clear(subject_id=SUBJECT, actor=Actor.customer(SUBJECT),
-                                        reason="forget me")
+    generation = services.subject_clear(
+        subject_id=SUBJECT, actor=Actor.customer(SUBJECT), reason="forget me"
+    )
     assert generation == 1 and selectors.purge_generation(SUBJECT) == 1
     assert not MemoryFact.objects.exists()
     last = events()[-1]
     assert (last.action, last.actor_kind, last.after) == (
-        EventAction.SUBJECT_CLEARED, ActorKind.CUSTOMER, {"facts_deleted": 2, "purge_generation": 1},
+        EventAction.SUBJECT_CLEARED,
+        ActorKind.CUSTOMER,
+        {"facts_deleted": 2, "purge_generation": 1},
     )
 
 
@@ -322,20 +387,6 @@ def test_preferences_pause_learning_and_use_with_an_event():
 
 # --- erasure -----------------------------------------------------------------------------------
 
-def occurrences(text: str) -> dict[str, int]:
-    """Rows of every table whose text form contains `text`: all text and JSON columns at once."""
-    found = {}
-    with connection.cursor() as cursor:
-        for table in connection.introspection.table_names(cursor):
-            cursor.execute(
-                f'SELECT count(*) FROM "{table}" AS t WHERE t::text LIKE %s',  # noqa: S608
-                [f"%{text}%"],
-            )
-            count = cursor.fetchone()[0]
-            if count:
-                found[table] = count
-    return found
-
 
 @pytest.mark.parametrize("how", ["delete", "reject", "clear"])
 def test_erased_values_appear_in_no_table(staff, how):
@@ -343,8 +394,9 @@ def test_erased_values_appear_in_no_table(staff, how):
     upsert(("seat", "Prefers seat 14A"), ("diet", "Vegetarian meals"))
     upsert(("seat", secret), ("mobility", "Needs wheelchair Zq7"))
     staff_value = "Kosher meal Xy9 (edited)"
-    services.fact_edit(subject_id=SUBJECT, key="diet", value=staff_value, expected_version=1,
-                       actor=staff)
+    services.fact_edit(
+        subject_id=SUBJECT, key="diet", value=staff_value, expected_version=1, actor=staff
+    )
     other = "Other traveller keeps this"
     upsert(("seat", other), subject_id="someone-else")
     assert occurrences(secret) and occurrences("Needs wheelchair Zq7")

@@ -20,8 +20,16 @@ from tests.factories import FactFactory
 
 ROOT = Path(__file__).resolve().parents[2]
 MUTATORS = {
-    "save", "delete", "update", "create", "bulk_create", "bulk_update", "get_or_create",
-    "update_or_create", "raw", "execute",
+    "save",
+    "delete",
+    "update",
+    "create",
+    "bulk_create",
+    "bulk_update",
+    "get_or_create",
+    "update_or_create",
+    "raw",
+    "execute",
 }
 
 
@@ -31,8 +39,13 @@ def test_the_runtime_guard_refuses_a_write_outside_services():
     now = timezone.now()
     with pytest.raises(ForeignFactWrite), transaction.atomic():
         MemoryFact.objects.create(
-            subject_id="s-1", key="seat", value="Aisle", category="preference",
-            created_at=now, updated_at=now, origin="staff",
+            subject_id="s-1",
+            key="seat",
+            value="Aisle",
+            category="preference",
+            created_at=now,
+            updated_at=now,
+            origin="staff",
         )
     fact = FactFactory(subject_id="s-2", key="seat")  # through fact_upsert: allowed
     with pytest.raises(ForeignFactWrite), transaction.atomic():
@@ -46,16 +59,21 @@ def _offences(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in MUTATORS:
-                target = ast.unparse(node.func.value)
-                if "MemoryFact" in target or target.endswith(".facts") or "memory_fact" in target:
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
+        where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+        is_mutator_call = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in MUTATORS
+        )
+        if is_mutator_call:
+            target = ast.unparse(node.func.value)
+            if "MemoryFact" in target or target.endswith(".facts") or "memory_fact" in target:
+                found.append(f"{where}: {ast.unparse(node)[:80]}")
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             text = node.value.upper()
-            if '"MEMORY_FACT"' in text or "MEMORY_FACT " in text:
-                if any(verb in text for verb in ("INSERT", "UPDATE", "DELETE")):
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: raw SQL on memory_fact")
+            names_table = '"MEMORY_FACT"' in text or "MEMORY_FACT " in text
+            if names_table and any(verb in text for verb in ("INSERT", "UPDATE", "DELETE")):
+                found.append(f"{where}: raw SQL on memory_fact")
     return found
 
 

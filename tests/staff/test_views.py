@@ -1,10 +1,10 @@
-"""The staff landing page: who may see it, and that it costs the same queries for 3 or 60 travellers."""
+"""The staff landing page: who may see it, and the same queries for 3 or 60 travellers."""
 
 import pytest
 from django.contrib.auth.models import Group
 
-from memoryadmin.staff.roles import EDITOR, VIEWER, has_role, role_of
 from memoryadmin.facts.actors import Actor
+from memoryadmin.staff.roles import EDITOR, VIEWER, has_role, role_of
 from tests.factories import FactFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -33,12 +33,17 @@ def test_roles_are_ranked(viewer):
 
 
 @pytest.mark.parametrize("travellers", [3, 60])
-def test_home_lists_travellers_with_constant_queries(client, viewer, travellers,
-                                                     django_assert_max_num_queries):
+def test_home_lists_travellers_with_constant_queries(
+    client, viewer, travellers, django_assert_max_num_queries
+):
     for index in range(travellers):
         FactFactory(subject_id=f"T-{index:03d}", key="seat", value="Aisle")
-        FactFactory(subject_id=f"T-{index:03d}", key="mobility", value="Uses a wheelchair",
-                    actor=Actor.agent("host"))
+        FactFactory(
+            subject_id=f"T-{index:03d}",
+            key="mobility",
+            value="Uses a wheelchair",
+            actor=Actor.agent("host"),
+        )
     client.force_login(viewer)
     with django_assert_max_num_queries(6):
         response = client.get("/")

@@ -23,50 +23,152 @@ DEMO_USERS = (
 P, C, X = "preference", "constraint", "context"
 # (subject, [(key, value, category)], learned by) — "agent" facts go through sensitivity review.
 TRAVELLERS: list[tuple[str, list[tuple[str, str, str]], str]] = [
-    ("FF-100231", [("seat_preference", "Prefers aisle seats on long-haul flights", P),
-                   ("overnight_flight", "Avoids overnight flights", C),
-                   ("travel_party", "Usually travels with spouse", X)], "extraction"),
-    ("FF-100232", [("seat_preference", "長途航班偏好靠走道座位", P),
-                   ("overnight_flight", "不搭紅眼班機", C),
-                   ("travel_party", "通常和先生一起旅行", X)], "extraction"),
-    ("FF-100233", [("meal_preference", "Vegetarian meals", P),
-                   ("home_airport", "Flies out of Taoyuan (TPE)", X),
-                   ("connection_limit", "At most one connection", C)], "agent"),
-    ("FF-100234", [("mobility_assistance", "Needs a wheelchair from check-in to the gate", C),
-                   ("seat_preference", "Prefers seats near the front", P)], "agent"),
-    ("FF-100235", [("mobility_assistance", "我需要輪椅協助登機", C),
-                   ("home_airport", "常從松山機場出發", X)], "agent"),
-    ("FF-100236", [("health_note", "Diabetic, carries insulin in cabin baggage", X),
-                   ("meal_preference", "Low-sugar meals when available", P)], "agent"),
-    ("FF-100237", [("cabin_preference", "Books premium economy on flights over 8 hours", P),
-                   ("baggage_habit", "Always checks one bag, golf clubs in summer", X)], "extraction"),
-    ("FF-100238", [("frequent_route", "Often flies Taipei to Tokyo Haneda", X),
-                   ("seat_preference", "Prefers window seats", P)], "extraction"),
-    ("FF-100239", [("meal_preference", "偏好素食餐點", P),
-                   ("frequent_route", "常飛台北往返香港", X),
-                   ("connection_limit", "轉機時間至少兩小時", C)], "extraction"),
-    ("FF-100240", [("travel_party", "Travels with two children under 10", X),
-                   ("seat_preference", "Wants the family seated together", C)], "extraction"),
-    ("FF-100241", [("meal_preference", "Halal meals", P),
-                   ("seat_preference", "Prefers aisle seats", P)], "agent"),
+    (
+        "FF-100231",
+        [
+            ("seat_preference", "Prefers aisle seats on long-haul flights", P),
+            ("overnight_flight", "Avoids overnight flights", C),
+            ("travel_party", "Usually travels with spouse", X),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100232",
+        [
+            ("seat_preference", "長途航班偏好靠走道座位", P),
+            ("overnight_flight", "不搭紅眼班機", C),
+            ("travel_party", "通常和先生一起旅行", X),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100233",
+        [
+            ("meal_preference", "Vegetarian meals", P),
+            ("home_airport", "Flies out of Taoyuan (TPE)", X),
+            ("connection_limit", "At most one connection", C),
+        ],
+        "agent",
+    ),
+    (
+        "FF-100234",
+        [
+            ("mobility_assistance", "Needs a wheelchair from check-in to the gate", C),
+            ("seat_preference", "Prefers seats near the front", P),
+        ],
+        "agent",
+    ),
+    (
+        "FF-100235",
+        [("mobility_assistance", "我需要輪椅協助登機", C), ("home_airport", "常從松山機場出發", X)],
+        "agent",
+    ),
+    (
+        "FF-100236",
+        [
+            ("health_note", "Diabetic, carries insulin in cabin baggage", X),
+            ("meal_preference", "Low-sugar meals when available", P),
+        ],
+        "agent",
+    ),
+    (
+        "FF-100237",
+        [
+            ("cabin_preference", "Books premium economy on flights over 8 hours", P),
+            ("baggage_habit", "Always checks one bag, golf clubs in summer", X),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100238",
+        [
+            ("frequent_route", "Often flies Taipei to Tokyo Haneda", X),
+            ("seat_preference", "Prefers window seats", P),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100239",
+        [
+            ("meal_preference", "偏好素食餐點", P),
+            ("frequent_route", "常飛台北往返香港", X),
+            ("connection_limit", "轉機時間至少兩小時", C),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100240",
+        [
+            ("travel_party", "Travels with two children under 10", X),
+            ("seat_preference", "Wants the family seated together", C),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100241",
+        [("meal_preference", "Halal meals", P), ("seat_preference", "Prefers aisle seats", P)],
+        "agent",
+    ),
     ("FF-100242", [("pregnancy", "懷孕中，希望靠近洗手間的座位", C)], "agent"),
-    ("FF-100243", [("overnight_flight", "Will take red-eyes only on routes under 5 hours", C),
-                   ("home_airport", "Based in Kaohsiung (KHH)", X)], "extraction"),
-    ("FF-100244", [("baggage_habit", "Travels with carry-on only", P),
-                   ("cabin_preference", "Business class for work trips", P),
-                   ("frequent_route", "Monthly Taipei–Singapore trips for work", X)], "extraction"),
-    ("FF-100245", [("seat_preference", "偏好緊急出口排座位，腿比較長", P),
-                   ("meal_preference", "不吃牛肉", P)], "extraction"),
-    ("FF-100246", [("travel_party", "Flies with an elderly mother twice a year", X),
-                   ("connection_limit", "Avoids connections in Hong Kong", C)], "extraction"),
-    ("FF-100247", [("pet_travel", "Travels with a small dog in the cabin", X),
-                   ("seat_preference", "Prefers window seats", P)], "extraction"),
+    (
+        "FF-100243",
+        [
+            ("overnight_flight", "Will take red-eyes only on routes under 5 hours", C),
+            ("home_airport", "Based in Kaohsiung (KHH)", X),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100244",
+        [
+            ("baggage_habit", "Travels with carry-on only", P),
+            ("cabin_preference", "Business class for work trips", P),
+            ("frequent_route", "Monthly Taipei–Singapore trips for work", X),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100245",
+        [
+            ("seat_preference", "偏好緊急出口排座位，腿比較長", P),
+            ("meal_preference", "不吃牛肉", P),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100246",
+        [
+            ("travel_party", "Flies with an elderly mother twice a year", X),
+            ("connection_limit", "Avoids connections in Hong Kong", C),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100247",
+        [
+            ("pet_travel", "Travels with a small dog in the cabin", X),
+            ("seat_preference", "Prefers window seats", P),
+        ],
+        "extraction",
+    ),
     ("FF-100248", [("hearing", "Hard of hearing; prefers written gate announcements", C)], "agent"),
-    ("FF-100249", [("home_airport", "Lives near Taichung; prefers TPE over KHH", X),
-                   ("overnight_flight", "偏好白天的航班", P)], "extraction"),
-    ("FF-100250", [("seat_preference", "Prefers bulkhead seats", P),
-                   ("meal_preference", "Asian vegetarian meal", P),
-                   ("travel_party", "Usually travels alone", X)], "extraction"),
+    (
+        "FF-100249",
+        [
+            ("home_airport", "Lives near Taichung; prefers TPE over KHH", X),
+            ("overnight_flight", "偏好白天的航班", P),
+        ],
+        "extraction",
+    ),
+    (
+        "FF-100250",
+        [
+            ("seat_preference", "Prefers bulkhead seats", P),
+            ("meal_preference", "Asian vegetarian meal", P),
+            ("travel_party", "Usually travels alone", X),
+        ],
+        "extraction",
+    ),
 ]
 
 
@@ -106,35 +208,50 @@ class Command(BaseCommand):
             if subject_id in existing:
                 continue
             created += 1
-            actor = Actor.extraction("demo-turn") if learned_by == "extraction" else Actor.agent(
-                "demo-agent-host"
+            actor = (
+                Actor.extraction("demo-turn")
+                if learned_by == "extraction"
+                else Actor.agent("demo-agent-host")
             )
             tag = f"{index:012x}"
             key, value, category = facts[0]
             if key == "seat_preference" and "window" not in value.lower():
                 # Some history: an older value that a later turn replaced.
                 services.fact_upsert(
-                    subject_id=subject_id, facts=[FactDraft(key, "Prefers window seats", category)],
-                    actor=actor, reason="learned from an earlier turn", session_tag=tag,
+                    subject_id=subject_id,
+                    facts=[FactDraft(key, "Prefers window seats", category)],
+                    actor=actor,
+                    reason="learned from an earlier turn",
+                    session_tag=tag,
                 )
             services.fact_upsert(
-                subject_id=subject_id, facts=[FactDraft(*fact) for fact in facts], actor=actor,
-                reason="learned from turn 1", session_tag=tag,
+                subject_id=subject_id,
+                facts=[FactDraft(*fact) for fact in facts],
+                actor=actor,
+                reason="learned from turn 1",
+                session_tag=tag,
             )
             if subject_id == "FF-100234":
                 services.fact_approve(
-                    subject_id=subject_id, key="mobility_assistance", actor=editor,
+                    subject_id=subject_id,
+                    key="mobility_assistance",
+                    actor=editor,
                     reason="traveller confirmed on the phone",
                 )
             if subject_id == "FF-100238":
                 services.fact_edit(
-                    subject_id=subject_id, key="frequent_route",
-                    value="Often flies Taipei Songshan to Tokyo Haneda", expected_version=1,
-                    actor=editor, reason="corrected the departure airport",
+                    subject_id=subject_id,
+                    key="frequent_route",
+                    value="Often flies Taipei Songshan to Tokyo Haneda",
+                    expected_version=1,
+                    actor=editor,
+                    reason="corrected the departure airport",
                 )
             if subject_id == "FF-100247":
                 services.subject_set_preferences(
-                    subject_id=subject_id, memory_paused=True, actor=Actor.customer(subject_id),
+                    subject_id=subject_id,
+                    memory_paused=True,
+                    actor=Actor.customer(subject_id),
                     reason="paused learning in the privacy portal",
                 )
         return created

@@ -1,0 +1,199 @@
+"""One error shape for everything under /api/:
+
+    {"error": {"code": "machine_readable", "message": "For people.", "fields": {"name": "why"}}}
+
+DRF exceptions, our domain errors (facts.errors) and unknown URLs all come out this way, so an
+agent host needs one parser. Messages never repeat submitted values: fact values are untrusted
+text and may be exactly what the write filter exists to keep out of logs.
+
+Other API modules reuse `ApiError` (raise it) or `error_response` (return it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404, HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+
+from memoryadmin.facts.errors import (
+    FactBlocked,
+    FactConflict,
+    FactError,
+    FactInvalid,
+    FactNotFound,
+    FactStateError,
+)
+
+logger = logging.getLogger(__name__)
+
+# Domain error -> (HTTP status, code). FactError subclasses not listed fall back to 400.
+_FACT_ERRORS: tuple[tuple[type[FactError], int, str], ...] = (
+    (FactInvalid, status.HTTP_400_BAD_REQUEST, "invalid"),
+    (FactBlocked, status.HTTP_422_UNPROCESSABLE_ENTITY, "blocked_by_filter"),
+    (FactNotFound, status.HTTP_404_NOT_FOUND, "not_found"),
+    # In the API a version conflict can only come from an If-Match precondition.
+    (FactConflict, status.HTTP_412_PRECONDITION_FAILED, "precondition_failed"),
+    (FactStateError, status.HTTP_409_CONFLICT, ""),  # "" = the error's own code
+)
+_FIXED_MESSAGES = {
+    # Parser messages can quote bytes of the body; say what is wrong without them.
+    exceptions.ParseError: ("malformed_json", "The request body is not valid JSON."),
+    exceptions.ValidationError: ("invalid", "The request is not valid; see fields."),
+}
+
+
+def error_body(code: str, message: str, fields: Mapping[str, str] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "fields": dict(fields or {})}}
+
+
+def error_response(
+    *,
+    status: int,
+    code: str,
+    message: str,
+    fields: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """A DRF response in the house error shape, for views that return rather than raise."""
+    return Response(error_body(code, message, fields), status=status, headers=dict(headers or {}))
+
+
+class ApiError(exceptions.APIException):
+    """Raise from any /api/ view to answer with the house error shape."""
+
+    def __init__(
+        self,
+        *,
+        status_code: int,
+        code: str,
+        message: str,
+        fields: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail=message, code=code)
+        self.status_code = status_code
+        self.code = code
+        self.message = message
+        self.fields = dict(fields or {})
+        self.headers = dict(headers or {})
+
+
+class InsufficientScope(exceptions.PermissionDenied):
+    default_code = "insufficient_scope"
+
+    def __init__(self, missing: list[str]) -> None:
+        super().__init__(
+            detail=f"This token lacks the scope(s) needed here: {', '.join(missing)}.",
+            code=self.default_code,
+        )
+
+
+class IdempotencyKeyReused(ApiError):
+    def __init__(self) -> None:
+        super().__init__(
+            status_code=status.HTTP_422_UNPROCESSABLE_ENTITY,
+            code="idempotency_key_reused",
+            message="This Idempotency-Key was already used for a different request; "
+            "use a new key for a new request.",
+            fields={"Idempotency-Key": "Already used for a different request."},
+        )
+
+
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, str]:
+    """DRF's nested error detail as {"facts[3].value": "message"}: the same field naming the
+    services use, and one string per field so clients need not walk lists."""
+    out: dict[str, str] = {}
+    if isinstance(detail, Mapping):
+        for name, sub in detail.items():
+            if name == api_settings.NON_FIELD_ERRORS_KEY:
+                path = prefix or "body"
+            elif isinstance(name, int):  # ListSerializer reports item errors by index
+                path = f"{prefix}[{name}]"
+            else:
+                path = f"{prefix}.{name}" if prefix else str(name)
+            out.update(flatten_errors(sub, path))
+    elif isinstance(detail, list):
+        if all(not isinstance(item, (Mapping, list)) for item in detail):
+            if detail:
+                out[prefix or "body"] = " ".join(str(item) for item in detail)
+        else:
+            for index, sub in enumerate(detail):
+                if sub:
+                    out.update(flatten_errors(sub, f"{prefix}[{index}]"))
+    else:
+        out[prefix or "body"] = str(detail)
+    return out
+
+
+def _fact_error_response(exc: FactError) -> Response:
+    status_code, code = next(
+        ((status_code, code) for cls, status_code, code in _FACT_ERRORS if isinstance(exc, cls)),
+        (status.HTTP_400_BAD_REQUEST, exc.code),
+    )
+    return error_response(
+        status=status_code, code=code or exc.code, message=exc.message, fields=exc.fields
+    )
+
+
+def _api_exception_response(exc: exceptions.APIException) -> Response:
+    headers: dict[str, str] = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = str(max(1, int(exc.wait + 0.999)))
+    if isinstance(exc, ApiError):
+        headers.update(exc.headers)
+        return error_response(
+            status=exc.status_code, code=exc.code, message=exc.message, fields=exc.fields,
+            headers=headers,
+        )
+    fields: dict[str, str] = {}
+    if isinstance(exc, exceptions.ValidationError):
+        fields = flatten_errors(exc.detail)
+    code, message = next(
+        (fixed for cls, fixed in _FIXED_MESSAGES.items() if isinstance(exc, cls)),
+        (
+            str(exc.default_code),
+            str(exc.detail) if isinstance(exc.detail, str) else str(exc.default_detail),
+        ),
+    )
+    return error_response(
+        status=exc.status_code, code=code, message=message, fields=fields, headers=headers
+    )
+
+
+def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
+    """DRF's EXCEPTION_HANDLER. Unexpected errors are logged and answered in the same shape."""
+    # Imported here: rest_framework.views imports the default permission classes, which import
+    # this module.
+    from rest_framework.views import set_rollback
+
+    set_rollback()
+    if isinstance(exc, FactError):
+        return _fact_error_response(exc)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if isinstance(exc, exceptions.APIException):
+        return _api_exception_response(exc)
+    view = context.get("view")
+    logger.exception("api: unhandled error in %s", type(view).__name__ if view else "view")
+    return error_response(
+        status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        code="server_error",
+        message="Something went wrong on our side.",
+    )
+
+
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Catch-all for unknown URLs under /api/v1/: a JSON 404 instead of an HTML page."""
+    return JsonResponse(
+        error_body("not_found", "There is no API endpoint at this address."), status=404
+    )

@@ -1,0 +1,158 @@
+"""Idempotency-Key for writes: an agent host that retries a write after a timeout gets the first
+response back instead of writing twice.
+
+A record is keyed by (token, key). A replay within the TTL with the same request returns the
+stored status, body and headers plus `Idempotent-Replayed: true` and writes nothing; the same key
+with a different request is refused (422 `idempotency_key_reused`). The write and its record
+commit in one transaction, so two concurrent requests with one key cannot both write: the loser
+rolls back and replays the winner's response.
+
+Stored bodies can contain fact values. Deleting is erasing, so `idempotency_forget_subject` must
+run whenever a subject's facts are deleted or cleared, and `idempotency_purge_expired` drops old
+records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from .errors import ApiError, IdempotencyKeyReused
+from .models import IDEMPOTENCY_KEY_MAX_LENGTH, IdempotencyRecord
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+STORED_HEADERS = ("ETag", "Location")
+PURGE_BATCH_SIZE = 1000
+
+
+class _LostRace(Exception):
+    """Another request stored a record under the same key first."""
+
+
+def idempotency_ttl() -> timedelta:
+    return timedelta(hours=settings.API_IDEMPOTENCY_TTL_HOURS)
+
+
+def idempotency_forget_subject(subject_id: str) -> None:
+    """Drop every stored response about this subject (they may quote erased fact values)."""
+    IdempotencyRecord.objects.filter(subject_id=subject_id).delete()
+
+
+def idempotency_purge_expired() -> int:
+    """Delete records past the TTL in batches; returns how many went. Safe to re-run."""
+    cutoff = timezone.now() - idempotency_ttl()
+    total = 0
+    while True:
+        ids = list(
+            IdempotencyRecord.objects.filter(created_at__lte=cutoff)
+            .values_list("pk", flat=True)[:PURGE_BATCH_SIZE]
+        )
+        if not ids:
+            return total
+        deleted, _ = IdempotencyRecord.objects.filter(pk__in=ids).delete()
+        total += deleted
+
+
+def idempotency_key(request: Request) -> str | None:
+    """The request's key, if any; printable ASCII, 1 to 255 characters."""
+    raw = request.headers.get(HEADER)
+    if raw is None:
+        return None
+    key = raw.strip()
+    problem = ""
+    if not key:
+        problem = "Must not be empty."
+    elif len(key) > IDEMPOTENCY_KEY_MAX_LENGTH:
+        problem = f"At most {IDEMPOTENCY_KEY_MAX_LENGTH} characters."
+    elif any(not (" " <= ch <= "~") for ch in key):
+        problem = "Use printable ASCII characters only (a UUID is a good key)."
+    if problem:
+        raise ApiError(
+            status_code=status.HTTP_400_BAD_REQUEST,
+            code="invalid",
+            message="The Idempotency-Key header is not valid.",
+            fields={HEADER: problem},
+        )
+    return key
+
+
+def request_fingerprint(request: Request) -> str:
+    """What makes two requests "the same": method, path and query, parsed body, If-Match."""
+    material = {
+        "method": request.method,
+        "path": request.get_full_path(),
+        "body": request.data,
+        "if_match": request.headers.get("If-Match", ""),
+    }
+    encoded = json.dumps(material, sort_keys=True, ensure_ascii=True, default=str)
+    return hashlib.sha256(encoded.encode("ascii")).hexdigest()
+
+
+def _replay(record: IdempotencyRecord, fingerprint: str) -> Response:
+    if record.request_hash != fingerprint:
+        raise IdempotencyKeyReused()
+    headers = {**record.response_headers, REPLAYED_HEADER: "true"}
+    return Response(record.response_body, status=record.status_code, headers=headers)
+
+
+def run_idempotent(
+    request: Request, *, subject_id: str, perform: Callable[[], Response]
+) -> Response:
+    """Run `perform` (the write) at most once per (token, Idempotency-Key).
+
+    Only successful responses are stored; a failed write raises, rolls back, and may be retried
+    with the same key."""
+    key = idempotency_key(request)
+    if key is None:
+        return perform()
+    token = request.auth
+    fingerprint = request_fingerprint(request)
+    for attempt in range(2):
+        try:
+            with transaction.atomic():
+                record = (
+                    IdempotencyRecord.objects.select_for_update()
+                    .filter(token=token, key=key)
+                    .first()
+                )
+                if record is not None and record.created_at <= timezone.now() - idempotency_ttl():
+                    record.delete()
+                    record = None
+                if record is not None:
+                    return _replay(record, fingerprint)
+                response = perform()
+                if status.is_success(response.status_code):
+                    try:
+                        with transaction.atomic():
+                            IdempotencyRecord.objects.create(
+                                token=token,
+                                key=key,
+                                subject_id=subject_id,
+                                method=request.method,
+                                path=request.path,
+                                request_hash=fingerprint,
+                                status_code=response.status_code,
+                                response_body=response.data,
+                                response_headers={
+                                    name: response[name]
+                                    for name in STORED_HEADERS
+                                    if response.has_header(name)
+                                },
+                            )
+                    except IntegrityError as exc:
+                        raise _LostRace from exc  # roll back our write too
+                return response
+        except _LostRace:
+            if attempt:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover

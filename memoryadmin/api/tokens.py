@@ -1,0 +1,95 @@
+"""Issuing, revoking and checking service tokens.
+
+The secret is random, shown once, and stored only as its SHA-256: looking a token up by the hash
+of what the caller sent takes the same time whatever the secret, so there is no per-character
+comparison to time. `last_used_at` is refreshed at most once a minute so that a busy agent host
+does not turn every read into a write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db.models import Q
+from django.utils import timezone
+
+from memoryadmin.facts.validation import sanitize_text
+
+from .models import TOKEN_NAME_MAX_LENGTH, Scope, ServiceToken
+
+SECRET_PREFIX = "mat_"  # recognisable in logs and by secret scanners
+SECRET_MAX_LENGTH = 256
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def clean_scopes(scopes: Iterable[str]) -> list[str]:
+    """Known scopes only, each once, in a stable order."""
+    wanted = list(scopes)
+    unknown = sorted({scope for scope in wanted if scope not in Scope.values})
+    if unknown:
+        raise ValidationError(
+            {"scopes": f"Unknown scope(s): {', '.join(unknown)}. "
+                       f"Choose from: {', '.join(Scope.values)}."}
+        )
+    if not wanted:
+        raise ValidationError({"scopes": "Choose at least one scope."})
+    return [scope for scope in Scope.values if scope in wanted]
+
+
+def token_issue(
+    *, name: str, scopes: Iterable[str], created_by: Any = None
+) -> tuple[ServiceToken, str]:
+    """Create a token and return it with its secret, which is not stored and cannot be shown
+    again."""
+    clean_name = sanitize_text(name) if isinstance(name, str) else ""
+    if not clean_name:
+        raise ValidationError({"name": "Give the token a name, e.g. the agent host it is for."})
+    if len(clean_name) > TOKEN_NAME_MAX_LENGTH:
+        raise ValidationError({"name": f"At most {TOKEN_NAME_MAX_LENGTH} characters."})
+    clean = clean_scopes(scopes)
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    token = ServiceToken.objects.create(
+        name=clean_name,
+        token_hash=hash_secret(secret),
+        prefix=secret[:8],
+        scopes=clean,
+        created_by=created_by,
+    )
+    return token, secret
+
+
+def token_revoke(*, token: ServiceToken) -> ServiceToken:
+    """Stop a token working at once. Revoking twice keeps the first revocation time."""
+    if token.revoked_at is None:
+        now = timezone.now()
+        ServiceToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
+        token.refresh_from_db(fields=["revoked_at"])
+    return token
+
+
+def token_authenticate(secret: str) -> ServiceToken | None:
+    """The active token whose secret this is, or None."""
+    if not isinstance(secret, str) or not secret or len(secret) > SECRET_MAX_LENGTH:
+        return None
+    digest = hash_secret(secret)
+    token = ServiceToken.objects.filter(token_hash=digest).first()
+    if token is None or not hmac.compare_digest(token.token_hash, digest):
+        return None
+    if token.revoked_at is not None:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or token.last_used_at <= now - LAST_USED_RESOLUTION:
+        stale = Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION)
+        ServiceToken.objects.filter(stale, pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
