@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -181,6 +182,16 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):
+        return error_response(
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            code="too_large",
+            message="The request body is larger than this endpoint accepts.",
+        )
+    elif isinstance(exc, SuspiciousOperation):
+        return error_response(
+            status=status.HTTP_400_BAD_REQUEST, code="bad_request", message="Bad request."
+        )
     if isinstance(exc, exceptions.APIException):
         return _api_exception_response(exc)
     view = context.get("view")

@@ -337,3 +337,13 @@ def test_head_is_answered_like_get(agent, seeded):
     response = agent.head(facts_url(SUBJECT))
 
     assert response.status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_body_over_the_size_limit_is_413_not_500(make_agent, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    agent = make_agent()
+    big = {"facts": [{"key": f"k{n}", "value": "x" * 150} for n in range(20)]}
+    response = agent.put("/api/v1/subjects/T-big/facts", big, format="json")
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "too_large"

@@ -1,0 +1,79 @@
+"""One row per posted turn: the queue item, its outcome and its cost. Not a fact, so no FactEvent.
+
+The transcript is the only copy of what the traveller said; it lives here only while the job is
+unfinished and is wiped the moment the job ends (or the traveller asks to forget everything).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
+
+SESSION_TAG_LENGTH = 12
+TURN_ID_MAX_LENGTH = 128
+REASON_MAX_LENGTH = 500
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    SKIPPED = "skipped", "Skipped"
+    FAILED = "failed", "Failed"
+
+
+FINISHED_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.SKIPPED, JobStatus.FAILED})
+
+
+class ExtractionJob(models.Model):
+    """Extraction of one agent turn. (subject, session tag, turn id) is the idempotency key."""
+
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH, db_index=True)
+    session_tag = models.CharField(
+        max_length=SESSION_TAG_LENGTH, help_text="12-hex tag of the session, never the raw id."
+    )
+    turn_id = models.CharField(max_length=TURN_ID_MAX_LENGTH)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    reason = models.CharField(
+        max_length=REASON_MAX_LENGTH, blank=True, default="",
+        help_text="Why the job was skipped, failed or retried. Never contains a fact value.",
+    )
+    proposed = models.PositiveIntegerField(default=0, help_text="record_fact calls the model made.")
+    stored = models.PositiveIntegerField(default=0, help_text="New facts written.")
+    updated = models.PositiveIntegerField(default=0, help_text="Held facts given a new value.")
+    duplicates = models.PositiveIntegerField(default=0, help_text="Proposals already known.")
+    blocked = models.PositiveIntegerField(default=0, help_text="Refused by the write filter.")
+    sent_to_review = models.PositiveIntegerField(
+        default=0, help_text="Written as possibly sensitive, waiting for review."
+    )
+    invalid = models.PositiveIntegerField(default=0, help_text="Malformed record_fact calls.")
+    cut_by_cap = models.PositiveIntegerField(default=0, help_text="Dropped by max_new_facts.")
+    model = models.CharField(max_length=100, blank=True, default="")
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0, help_text="Model calls tried.")
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_by_label = models.CharField(max_length=200, blank=True, default="")
+    transcript = models.JSONField(
+        null=True, blank=True, help_text="The turn's messages; wiped when the job finishes."
+    )
+
+    class Meta:
+        db_table = "extraction_job"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject_id", "session_tag", "turn_id"], name="extraction_job_turn_uniq"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "queued_at"], name="extraction_job_status")]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.subject_id} {self.status}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES

@@ -1,0 +1,19 @@
+"""Reads of extraction jobs for the API and the pages."""
+
+from __future__ import annotations
+
+from .models import ExtractionJob
+
+_MAX_ID = 2**63 - 1  # bigint; a larger id in a URL must be a 404, not a database error
+
+
+def job_get(job_id: int) -> ExtractionJob | None:
+    if not 0 < job_id <= _MAX_ID:
+        return None
+    return ExtractionJob.objects.filter(pk=job_id).first()
+
+
+def job_transcript(job_id: int) -> list[dict[str, str]] | None:
+    """The transcript as it is now (it may have been wiped since the job row was loaded)."""
+    rows = ExtractionJob.objects.filter(pk=job_id).values_list("transcript", flat=True)
+    return next(iter(rows), None)

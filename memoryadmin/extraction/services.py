@@ -1,0 +1,183 @@
+"""Every change to an ExtractionJob, each in one transaction. Jobs are not facts, so these write
+no FactEvent; the facts a job yields are written by `facts.services.fact_upsert`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memoryadmin.facts.validation import sanitize_text, session_tag
+
+from .models import FINISHED_STATUSES, REASON_MAX_LENGTH, ExtractionJob, JobStatus
+
+logger = logging.getLogger(__name__)
+
+_COUNTERS = frozenset({
+    "proposed", "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid",
+    "cut_by_cap", "input_tokens", "output_tokens", "model",
+})
+
+
+def _reason(text: str) -> str:
+    return sanitize_text(text or "")[:REASON_MAX_LENGTH]
+
+
+@transaction.atomic
+def job_create_or_get(
+    *,
+    subject_id: str,
+    session_tag: str,
+    turn_id: str,
+    messages: Sequence[dict[str, str]],
+    created_by_label: str = "",
+    skip_reason: str | None = None,
+) -> tuple[ExtractionJob, bool]:
+    """The job for this turn, created if new. A replay returns the first job untouched.
+
+    With `skip_reason` the job is born skipped and the transcript is never stored."""
+    existing = ExtractionJob.objects.filter(
+        subject_id=subject_id, session_tag=session_tag, turn_id=turn_id
+    ).first()
+    if existing is not None:
+        return existing, False
+    now = timezone.now()
+    job = ExtractionJob(
+        subject_id=subject_id,
+        session_tag=session_tag,
+        turn_id=turn_id,
+        created_by_label=created_by_label[:200],
+        queued_at=now,
+    )
+    if skip_reason is None:
+        # Sanitized on the way in: PostgreSQL refuses NUL and lone surrogates in JSON, and the
+        # model only ever sees sanitized text anyway.
+        job.transcript = [
+            {"role": str(m["role"]), "text": sanitize_text(str(m["text"]))} for m in messages
+        ]
+    else:
+        job.status = JobStatus.SKIPPED
+        job.reason = _reason(skip_reason)
+        job.finished_at = now
+    try:
+        with transaction.atomic():
+            job.save(force_insert=True)
+    except IntegrityError:  # a concurrent replay won the insert
+        return ExtractionJob.objects.get(
+            subject_id=subject_id, session_tag=session_tag, turn_id=turn_id
+        ), False
+    return job, True
+
+
+def turn_submit(
+    *,
+    subject_id: str,
+    session_id: str,
+    turn_id: str,
+    messages: Sequence[dict[str, str]],
+    created_by_label: str = "",
+) -> tuple[ExtractionJob, bool]:
+    """Record a finished turn and queue its extraction once the row is committed. Only the
+    session's 12-hex tag is kept. Learning that is off never stores the transcript at all."""
+    from .runtime import skip_reason
+
+    reason = skip_reason(subject_id)
+    job, created = job_create_or_get(
+        subject_id=subject_id,
+        session_tag=session_tag(session_id),
+        turn_id=turn_id,
+        messages=messages,
+        created_by_label=created_by_label,
+        skip_reason=reason,
+    )
+    if created and reason is not None:
+        logger.info("extraction job %s skipped: %s", job.pk, reason)
+    if created and reason is None:
+        job_id = job.pk
+        transaction.on_commit(lambda: job_enqueue(job_id))
+    return job, created
+
+
+def job_enqueue(job_id: int) -> None:
+    """Hand the job to Celery. A broker outage fails the job; it never fails the turn."""
+    from .tasks import extract_turn_task
+
+    try:
+        extract_turn_task.delay(job_id)
+    except Exception as exc:  # noqa: BLE001 - any broker error must stay inside memory
+        logger.error("extraction job %s could not be queued: %s", job_id, type(exc).__name__)
+        job_finish(job_id, status=JobStatus.FAILED, reason="could not be queued (broker error)")
+
+
+@transaction.atomic
+def job_start(job_id: int) -> ExtractionJob | None:
+    """Mark the job running. None when it is missing or already finished (so never re-run)."""
+    job = ExtractionJob.objects.select_for_update().filter(pk=job_id).first()
+    if job is None or job.status in FINISHED_STATUSES:
+        return None
+    job.status = JobStatus.RUNNING
+    job.started_at = job.started_at or timezone.now()
+    job.save(update_fields=["status", "started_at"])
+    return job
+
+
+@transaction.atomic
+def job_attempted(job_id: int, *, model: str = "") -> None:
+    """Count one model call before it is made (so retries show even if the worker dies) and
+    note the model asked, so a failed job still says which model it tried."""
+    ExtractionJob.objects.filter(pk=job_id).update(
+        attempts=F("attempts") + 1, model=model[:100]
+    )
+
+
+@transaction.atomic
+def job_requeue(job_id: int, *, reason: str) -> None:
+    """Back to the queue after a transient failure; the reason says what went wrong."""
+    ExtractionJob.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
+        status=JobStatus.QUEUED, reason=_reason(reason)
+    )
+
+
+def job_lock_unfinished(job_id: int) -> ExtractionJob | None:
+    """Lock the job row for the caller's transaction; None if it is already finished."""
+    job = ExtractionJob.objects.select_for_update().filter(pk=job_id).first()
+    if job is None or job.status in FINISHED_STATUSES:
+        return None
+    return job
+
+
+@transaction.atomic
+def job_finish(
+    job_id: int, *, status: JobStatus, reason: str = "", **counts: Any
+) -> ExtractionJob | None:
+    """End the job: final status, counts, and the transcript wiped whatever the outcome."""
+    if status not in FINISHED_STATUSES:
+        raise ValueError(f"{status} is not a final status")
+    unknown = set(counts) - _COUNTERS
+    if unknown:
+        raise ValueError(f"unknown job fields: {sorted(unknown)}")
+    job = ExtractionJob.objects.select_for_update().filter(pk=job_id).first()
+    if job is None or job.status in FINISHED_STATUSES:
+        return job
+    job.status = status
+    job.reason = _reason(reason)
+    for name, value in counts.items():
+        setattr(job, name, value)
+    job.finished_at = timezone.now()
+    job.transcript = None
+    job.save()
+    return job
+
+
+@transaction.atomic
+def extraction_forget_subject(subject_id: str) -> int:
+    """"Forget everything": wipe the transcripts of the subject's unfinished jobs, so no copy of
+    what they said survives. The jobs then skip (and a running one is discarded by the purge
+    generation). Returns how many transcripts were wiped."""
+    return ExtractionJob.objects.filter(subject_id=subject_id, transcript__isnull=False).update(
+        transcript=None
+    )

@@ -1,0 +1,55 @@
+"""The Celery side of extraction: run a job, retry the model's transient failures with
+exponential backoff, give up (and say so on the job) after five retries."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+
+from . import services
+from .models import JobStatus
+from .runtime import TransientModelError, extract_turn
+
+logger = logging.getLogger(__name__)
+
+MAX_RETRIES = 5
+
+
+def backoff_delay(retries: int, retry_after: float | None = None) -> float:
+    """base * 2^retries seconds, capped; a server's retry-after is honoured up to the cap."""
+    base = float(settings.ANTHROPIC_RETRY_BACKOFF_SECONDS)
+    cap = float(settings.ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS)
+    delay = min(cap, base * (2**retries))
+    if retry_after is not None:
+        delay = max(delay, min(cap, retry_after))
+    return delay
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, ignore_result=True)
+def extract_turn_task(self, job_id: int) -> str:
+    """Idempotent: a finished job is not run again, and facts are written once, at the end,
+    in the same transaction that finishes the job."""
+    try:
+        job = extract_turn(job_id)
+    except TransientModelError as exc:
+        attempt = self.request.retries + 1
+        if self.request.retries >= MAX_RETRIES:
+            logger.warning("extraction job %s gave up after %d attempts", job_id, attempt)
+            services.job_finish(
+                job_id,
+                status=JobStatus.FAILED,
+                reason=f"{exc.reason}; gave up after {attempt} attempts",
+            )
+            return JobStatus.FAILED.value
+        delay = backoff_delay(self.request.retries, exc.retry_after)
+        logger.info(
+            "extraction job %s: %s; retry %d of %d in %.1fs",
+            job_id, exc.reason, attempt, MAX_RETRIES, delay,
+        )
+        services.job_requeue(
+            job_id, reason=f"{exc.reason}; retry {attempt} of {MAX_RETRIES} scheduled"
+        )
+        raise self.retry(countdown=delay) from None
+    return job.status if job is not None else "not run"

@@ -1,0 +1,3 @@
+"""Fixtures for the extraction tests: the fake Messages server and small helpers."""
+
+from tests.extraction.fake_anthropic import fake_anthropic  # noqa: F401 - a fixture

@@ -1,0 +1,46 @@
+"""The extraction prompt says what the issue asks it to say, and the tool matches the schema."""
+
+from __future__ import annotations
+
+from memoryadmin.extraction.prompts import (
+    AIRLINE_PROMPT,
+    EXTRACTION_TEMPLATE,
+    RECORD_FACT_TOOL,
+    airline_prompt,
+)
+
+
+def test_airline_prompt_is_filled_from_the_generic_template() -> None:
+    assert "{" not in AIRLINE_PROMPT
+    assert airline_prompt(3) == AIRLINE_PROMPT
+    for generic in ("said it themself", "still be true", "next time", "record_fact",
+                    "reuse its key", "snake_case English", "own language or in English"):
+        assert generic in EXTRACTION_TEMPLATE or generic in AIRLINE_PROMPT, generic
+
+
+def test_airline_prompt_names_what_to_keep_and_what_not() -> None:
+    text = AIRLINE_PROMPT.lower()
+    for keep in ("seat", "cabin", "meal preferences that are not medical", "airports",
+                 "connections", "overnight flights", "travel with", "baggage", "routes"):
+        assert keep in text, keep
+    for skip in ("this trip's errand", "fares", "availability", "schedules", "policies",
+                 "guesses", "health", "financial", "identity", "in so many words", "loyalty",
+                 "passport", "booking number"):
+        assert skip in text, skip
+
+
+def test_cap_is_stated() -> None:
+    assert "at most 3 times" in AIRLINE_PROMPT
+    assert "at most 1 times" in airline_prompt(1)
+
+
+def test_record_fact_tool_schema() -> None:
+    assert RECORD_FACT_TOOL["name"] == "record_fact"
+    schema = RECORD_FACT_TOOL["input_schema"]
+    assert schema["type"] == "object"
+    assert schema["properties"]["key"] == {
+        "type": "string", "maxLength": 64, "description": schema["properties"]["key"]["description"]
+    }
+    assert schema["properties"]["value"]["maxLength"] == 200
+    assert schema["properties"]["category"]["enum"] == ["preference", "constraint", "context"]
+    assert set(schema["required"]) == {"key", "value", "category"}

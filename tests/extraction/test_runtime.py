@@ -1,0 +1,373 @@
+"""extract_turn through the real path: a job row, the real anthropic SDK against the fake
+Messages server, fact_upsert, and what ends up in the database."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from memoryadmin.extraction import runtime, services
+from memoryadmin.extraction.models import ExtractionJob, JobStatus
+from memoryadmin.extraction.prompts import RECORD_FACT_TOOL, airline_prompt
+from memoryadmin.facts import selectors
+from memoryadmin.facts import services as fact_services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import FactEvent, MemorySettings
+from memoryadmin.facts.validation import session_tag
+from tests.extraction.fake_anthropic import FakeAnthropic, api_error, tool_use
+
+GOLDEN = json.loads((Path(__file__).parent / "golden_turns.json").read_text("utf-8"))["cases"]
+COUNT_FIELDS = (
+    "proposed", "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid",
+    "cut_by_cap",
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def set_memory(**fields: Any) -> MemorySettings:
+    row = selectors.memory_settings()
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.save()
+    return row
+
+
+def hold(subject_id: str, key: str, value: str, category: str, *, by: str = "system") -> None:
+    actor = Actor.extraction("earlier turn") if by == "extraction" else Actor.system("seed")
+    fact_services.fact_upsert(
+        subject_id=subject_id, facts=[fact_services.FactDraft(key, value, category)],
+        actor=actor, reason="held before the test",
+    )
+
+
+def new_job(subject_id: str, messages: list[dict[str, str]], turn_id: str = "t-1") -> ExtractionJob:
+    job, created = services.job_create_or_get(
+        subject_id=subject_id, session_tag=session_tag("session-1"), turn_id=turn_id,
+        messages=messages, created_by_label="agent-host",
+    )
+    assert created
+    return job
+
+
+def stored_facts(subject_id: str) -> list[dict[str, Any]]:
+    return sorted(
+        (
+            {"key": f.key, "value": f.value, "category": f.category, "status": f.status,
+             "sensitive": f.sensitive}
+            for f in selectors.subject_facts(subject_id)
+        ),
+        key=lambda fact: fact["key"],
+    )
+
+
+def scripted_answer(answer: dict[str, Any]):
+    if "blocks" in answer:
+        return tool_use(blocks=answer["blocks"], text=answer.get("text"))
+    return tool_use(answer.get("facts", []), text=answer.get("text"))
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[case["name"] for case in GOLDEN])
+def test_golden_turn(case: dict[str, Any], fake_anthropic: FakeAnthropic) -> None:
+    subject_id = f"golden-{case['name']}"
+    memory = {"memory_model": "claude-haiku-4-5-20251001", **case["memory"]}
+    set_memory(**memory)
+    for fact in case["held"]:
+        hold(subject_id, fact["key"], fact["value"], fact["category"], by=fact.get("by", "system"))
+    if case["subject"].get("memory_paused"):
+        fact_services.subject_set_preferences(
+            subject_id=subject_id, actor=Actor.customer(subject_id), memory_paused=True
+        )
+    fake_anthropic.script(scripted_answer(case["answer"]))
+    job = new_job(subject_id, case["messages"])
+
+    runtime.extract_turn(job.pk)
+
+    expect = case["expect"]
+    job.refresh_from_db()
+    assert job.status == expect["status"]
+    assert expect["reason"] in job.reason
+    assert len(fake_anthropic.requests) == expect["requests"]
+    assert {name: getattr(job, name) for name in COUNT_FIELDS} == expect["counts"]
+    assert stored_facts(subject_id) == sorted(expect["facts"], key=lambda fact: fact["key"])
+    assert job.transcript is None, "the transcript must not outlive the job"
+    assert job.finished_at is not None
+    if expect["requests"]:
+        assert job.input_tokens == 321 and job.output_tokens == 54
+        assert job.model == "claude-haiku-4-5-20251001"
+        assert job.attempts == 1
+    if expect["counts"]["stored"] + expect["counts"]["updated"]:
+        events = FactEvent.objects.filter(subject_id=subject_id, actor_kind="extraction")
+        assert {event.reason for event in events} == {"learned from turn t-1"}
+        assert {event.session_tag for event in events} == {session_tag("session-1")}
+
+
+def test_golden_set_covers_the_brief() -> None:
+    """The data file keeps its promise: >= 30 turns, both languages, every listed behaviour."""
+    assert len(GOLDEN) >= 30
+    assert {case["lang"] for case in GOLDEN} == {"en", "zh-Hant"}
+    covered = " | ".join(case["covers"] for case in GOLDEN)
+    for behaviour in (
+        "new fact", "update under a held key", "restated fact dropped",
+        "near-duplicate under a new key", "card number blocked", "e-mail blocked",
+        "passport number blocked", "我需要輪椅 sent to review", "I'm diabetic sent to review",
+        "a fourth fact cut by the cap", "an empty answer", "malformed tool block",
+        "a paused subject", "memory disabled",
+    ):
+        assert behaviour in covered, behaviour
+
+
+# --- the request the model receives -----------------------------------------------------------
+
+def test_request_carries_prompt_tool_model_and_held_facts(fake_anthropic: FakeAnthropic) -> None:
+    set_memory(memory_model="claude-test-model-7", max_new_facts=2)
+    hold("req-1", "seat_preference", "Prefers aisle seats", "preference")
+    hold("req-1", "mobility_assistance", "Uses a wheelchair at airports", "constraint",
+         by="extraction")
+    fake_anthropic.script(tool_use([]))
+    job = new_job("req-1", [{"role": "user", "text": "Hello"}, {"role": "assistant", "text": "Hi"}])
+
+    runtime.extract_turn(job.pk)
+
+    [body] = fake_anthropic.requests
+    assert body["model"] == "claude-test-model-7"
+    assert body["max_tokens"] == 600
+    assert body["system"] == airline_prompt(2)
+    assert "at most 2 times" in body["system"]
+    assert body["tools"] == [RECORD_FACT_TOOL]
+    schema = body["tools"][0]["input_schema"]["properties"]
+    assert schema["key"]["maxLength"] == 64
+    assert schema["value"]["maxLength"] == 200
+    assert schema["category"]["enum"] == ["preference", "constraint", "context"]
+    [message] = body["messages"]
+    assert message["role"] == "user"
+    content = message["content"]
+    assert content.startswith("Already saved facts:\n")
+    assert "- seat_preference (preference): Prefers aisle seats" in content
+    # pending facts are held too, so the model does not propose them again
+    assert "- mobility_assistance (constraint): Uses a wheelchair at airports" in content
+    assert content.endswith("\n\nConversation:\nUser: Hello\nAgent: Hi")
+    sent = fake_anthropic.headers[0]
+    assert "sk-ant-test-fake" in (sent.get("x-api-key", ""), sent.get("authorization", "")[7:])
+
+
+def test_request_with_nothing_held(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(tool_use([]))
+    runtime.extract_turn(new_job("req-2", [{"role": "user", "text": "Hi"}]).pk)
+    assert fake_anthropic.requests[0]["messages"][0]["content"] == (
+        "Already saved facts:\n(none)\n\nConversation:\nUser: Hi"
+    )
+
+
+def test_transcript_is_sanitized_and_cut_to_the_latest_8000_chars(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    messages = [
+        {"role": "user", "text": "OLDEST " + "a" * 4000},
+        {"role": "assistant", "text": "b" * 4000},
+        {"role": "user", "text": "I like\x00 the\u200b aisle\x1b[31m\n\n seat\u202e please"},
+    ]
+    fake_anthropic.script(tool_use([]))
+    runtime.extract_turn(new_job("req-3", messages).pk)
+
+    content = fake_anthropic.requests[0]["messages"][0]["content"]
+    transcript = content.split("Conversation:\n", 1)[1]
+    assert len(transcript) == 8000
+    assert transcript.endswith("User: I like the aisle[31m seat please")
+    assert "OLDEST" not in transcript  # the oldest part is what gets cut
+    assert not any(ch in transcript for ch in "\x00\u200b\x1b\u202e")
+    assert transcript.count("\n") == 2  # one line per message, no smuggled line breaks
+
+
+# --- outcomes other than a clean answer ---------------------------------------------------------
+
+def test_no_api_key_skips_with_a_clear_log_line(
+    settings: Any, fake_anthropic: FakeAnthropic, caplog: pytest.LogCaptureFixture
+) -> None:
+    settings.ANTHROPIC_API_KEY = ""
+    job = new_job("nokey", [{"role": "user", "text": "Aisle please"}])
+    with caplog.at_level(logging.INFO, logger="memoryadmin.extraction"):
+        runtime.extract_turn(job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.SKIPPED
+    assert "ANTHROPIC_API_KEY is empty" in job.reason
+    assert job.transcript is None
+    assert fake_anthropic.requests == []
+    assert any("skipped" in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+def test_permanent_api_error_fails_the_job_once(status: int, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(api_error(status, "the request echoes Prefers aisle seats"))
+    job = new_job(f"perm-{status}", [{"role": "user", "text": "Aisle please"}])
+
+    runtime.extract_turn(job.pk)
+
+    job.refresh_from_db()
+    assert job.status == JobStatus.FAILED
+    assert f"HTTP {status}" in job.reason
+    assert "aisle" not in job.reason.lower()  # the error body is never copied onto the job
+    assert job.transcript is None
+    assert selectors.subject_facts(f"perm-{status}") == []
+    assert len(fake_anthropic.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [(api_error(429, retry_after=7), "HTTP 429"), (api_error(529), "HTTP 529"),
+     (api_error(500), "HTTP 500")],
+)
+def test_transient_api_error_is_raised_for_the_task_to_retry(
+    reply: Any, reason: str, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.script(reply)
+    job = new_job("transient", [{"role": "user", "text": "Aisle please"}])
+    with pytest.raises(runtime.TransientModelError) as raised:
+        runtime.extract_turn(job.pk)
+    assert reason in raised.value.reason
+    if "429" in reason:
+        assert raised.value.retry_after == 7.0
+    job.refresh_from_db()
+    assert job.status == JobStatus.RUNNING and job.attempts == 1
+
+
+def test_unreachable_model_is_transient(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.stop()
+    job = new_job("down", [{"role": "user", "text": "Aisle please"}])
+    with pytest.raises(runtime.TransientModelError, match="unreachable"):
+        runtime.extract_turn(job.pk)
+
+
+def test_a_finished_job_is_never_run_again(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(tool_use([{"key": "seat_preference", "value": "Prefers aisle seats",
+                                     "category": "preference"}]))
+    job = new_job("once", [{"role": "user", "text": "Aisle please"}])
+    runtime.extract_turn(job.pk)
+    assert runtime.extract_turn(job.pk) is None
+    assert len(fake_anthropic.requests) == 1
+    assert FactEvent.objects.filter(subject_id="once").count() == 1
+
+
+def test_forgotten_transcript_skips_the_job(fake_anthropic: FakeAnthropic) -> None:
+    job = new_job("forgot", [{"role": "user", "text": "Aisle please"}])
+    assert services.extraction_forget_subject("forgot") == 1
+    runtime.extract_turn(job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.SKIPPED
+    assert "erased" in job.reason
+    assert fake_anthropic.requests == []
+
+
+def test_values_never_reach_the_logs(
+    fake_anthropic: FakeAnthropic, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_anthropic.script(tool_use([
+        {"key": "card", "value": "Card 4111 1111 1111 1111", "category": "context"},
+        {"key": "seat_preference", "value": "Prefers aisle seats", "category": "preference"},
+    ]))
+    job = new_job("logs", [{"role": "user", "text": "4111 1111 1111 1111, aisle"}])
+    with caplog.at_level(logging.DEBUG):
+        runtime.extract_turn(job.pk)
+    # ours at every level; third-party libraries at INFO and above (the SDK's own DEBUG output
+    # is off unless someone turns it on)
+    seen = [
+        record.getMessage() for record in caplog.records
+        if record.name.startswith("memoryadmin") or record.levelno >= logging.INFO
+    ]
+    assert any(message.startswith(f"extraction job {job.pk} succeeded") for message in seen)
+    logged = "\n".join(seen)
+    assert "4111" not in logged and "aisle" not in logged.lower()
+
+
+# --- the purge race ---------------------------------------------------------------------------
+
+ANSWER = [{"key": "seat_preference", "value": "Prefers aisle seats", "category": "preference"}]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_clear_during_extraction_discards_the_batch(fake_anthropic: FakeAnthropic) -> None:
+    hold("racer", "home_airport", "Flies from Heathrow", "preference")
+
+    def clear_now() -> None:  # runs while the model call is in flight
+        fact_services.subject_clear(
+            subject_id="racer", actor=Actor.customer("racer"), reason="forget me"
+        )
+
+    fake_anthropic.script(tool_use(ANSWER, callback=clear_now))
+    job = new_job("racer", [{"role": "user", "text": "Aisle please"}])
+
+    runtime.extract_turn(job.pk)
+
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED
+    assert job.reason == "discarded: memory was cleared during extraction"
+    assert job.stored == 0 and job.proposed == 1
+    assert selectors.subject_facts("racer") == []
+    assert not FactEvent.objects.filter(subject_id="racer", action="created",
+                                        actor_kind="extraction").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_clear_of_another_subject_does_not_discard(fake_anthropic: FakeAnthropic) -> None:
+    hold("bystander", "home_airport", "Flies from Heathrow", "preference")
+
+    def clear_other() -> None:
+        fact_services.subject_clear(
+            subject_id="bystander", actor=Actor.customer("bystander"), reason="forget me"
+        )
+
+    fake_anthropic.script(tool_use(ANSWER, callback=clear_other))
+    job = new_job("keeper", [{"role": "user", "text": "Aisle please"}])
+
+    runtime.extract_turn(job.pk)
+
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED and job.reason == ""
+    assert [fact.key for fact in selectors.subject_facts("keeper")] == ["seat_preference"]
+    assert selectors.subject_facts("bystander") == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pause_during_extraction_discards_the_batch(fake_anthropic: FakeAnthropic) -> None:
+    def pause() -> None:
+        fact_services.subject_set_preferences(
+            subject_id="pauser", actor=Actor.customer("pauser"), memory_paused=True
+        )
+
+    fake_anthropic.script(tool_use(ANSWER, callback=pause))
+    job = new_job("pauser", [{"role": "user", "text": "Aisle please"}])
+    runtime.extract_turn(job.pk)
+    job.refresh_from_db()
+    assert "paused learning" in job.reason
+    assert selectors.subject_facts("pauser") == []
+
+
+# --- propose_facts on its own (the benchmark's entry point) -----------------------------------
+
+def test_propose_facts_is_usable_without_the_database(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(tool_use([
+        {"key": "seat_preference", "value": "Prefers window seats", "category": "preference"},
+        {"key": "meal", "value": "Needs insulin before meals", "category": "constraint"},
+    ], model="claude-served-model"))
+    client = anthropic.Anthropic(api_key="k", base_url=fake_anthropic.base_url, max_retries=0)
+    held = [runtime.HeldFact("seat_preference", "Prefers aisle seats", "preference")]
+
+    proposal = runtime.propose_facts(
+        client=client, model="claude-asked-model",
+        messages=[{"role": "user", "text": "window now; insulin"}], held=held,
+    )
+
+    assert proposal.kept == [
+        runtime.ProposedFact("seat_preference", "Prefers window seats", "preference",
+                             sensitive=False, is_update=True),
+        runtime.ProposedFact("meal", "Needs insulin before meals", "constraint",
+                             sensitive=True, is_update=False),
+    ]
+    assert (proposal.proposed, proposal.sent_to_review) == (2, 1)
+    assert proposal.model == "claude-served-model"
+    assert fake_anthropic.requests[0]["model"] == "claude-asked-model"

@@ -1,0 +1,110 @@
+"""Job state changes: idempotent creation, starting, finishing, forgetting."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from memoryadmin.extraction import services
+from memoryadmin.extraction.models import ExtractionJob, JobStatus
+
+pytestmark = pytest.mark.django_db
+
+MESSAGES = [{"role": "user", "text": "Aisle please"}]
+
+
+def create(
+    subject_id: str = "svc", turn_id: str = "t1", tag: str = "aaaaaaaaaaaa"
+) -> ExtractionJob:
+    job, _ = services.job_create_or_get(
+        subject_id=subject_id, session_tag=tag, turn_id=turn_id, messages=MESSAGES,
+        created_by_label="token:host",
+    )
+    return job
+
+
+def test_create_is_idempotent_per_subject_session_and_turn() -> None:
+    first = create()
+    again, created = services.job_create_or_get(
+        subject_id="svc", session_tag="aaaaaaaaaaaa", turn_id="t1",
+        messages=[{"role": "user", "text": "something else"}],
+    )
+    assert not created and again.pk == first.pk
+    assert again.transcript == MESSAGES  # a replay does not overwrite the first transcript
+    assert create(tag="bbbbbbbbbbbb").pk != first.pk
+    assert create(turn_id="t2").pk != first.pk
+    assert create(subject_id="other").pk != first.pk
+
+
+def test_the_database_enforces_one_job_per_turn() -> None:
+    create()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ExtractionJob.objects.create(subject_id="svc", session_tag="aaaaaaaaaaaa", turn_id="t1")
+
+
+def test_born_skipped_keeps_no_transcript() -> None:
+    job, created = services.job_create_or_get(
+        subject_id="svc", session_tag="aaaaaaaaaaaa", turn_id="t9", messages=MESSAGES,
+        skip_reason="memory is disabled",
+    )
+    assert created and job.status == JobStatus.SKIPPED and job.transcript is None
+    assert job.finished_at is not None
+    assert services.job_start(job.pk) is None
+
+
+@pytest.mark.parametrize("status", [JobStatus.SUCCEEDED, JobStatus.SKIPPED, JobStatus.FAILED])
+def test_finishing_wipes_the_transcript_whatever_the_outcome(status: JobStatus) -> None:
+    job = create()
+    assert services.job_start(job.pk).status == JobStatus.RUNNING
+    services.job_finish(job.pk, status=status, reason="why", proposed=2, stored=1)
+    job.refresh_from_db()
+    assert job.status == status and job.transcript is None and job.finished_at is not None
+    assert (job.proposed, job.stored, job.reason) == (2, 1, "why")
+
+
+def test_a_finished_job_stays_finished() -> None:
+    job = create()
+    services.job_finish(job.pk, status=JobStatus.SUCCEEDED, stored=1)
+    services.job_finish(job.pk, status=JobStatus.FAILED, reason="late failure")
+    services.job_requeue(job.pk, reason="late retry")
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED and job.reason == "" and job.stored == 1
+    assert services.job_start(job.pk) is None
+
+
+def test_finish_refuses_non_final_status_and_unknown_fields() -> None:
+    job = create()
+    with pytest.raises(ValueError):
+        services.job_finish(job.pk, status=JobStatus.RUNNING)
+    with pytest.raises(ValueError):
+        services.job_finish(job.pk, status=JobStatus.FAILED, transcript=["x"])
+
+
+def test_requeue_after_a_transient_failure() -> None:
+    job = create()
+    services.job_start(job.pk)
+    services.job_attempted(job.pk)
+    services.job_requeue(job.pk, reason="model API error: HTTP 429 (rate_limit_error)")
+    job.refresh_from_db()
+    assert job.status == JobStatus.QUEUED and job.attempts == 1 and "429" in job.reason
+    started = services.job_start(job.pk)
+    assert started is not None and started.started_at == job.started_at
+
+
+def test_forget_subject_wipes_only_that_subjects_transcripts() -> None:
+    queued = create("forget-me", "t1")
+    running = create("forget-me", "t2")
+    services.job_start(running.pk)
+    other = create("keep-me", "t1")
+    assert services.extraction_forget_subject("forget-me") == 2
+    assert ExtractionJob.objects.get(pk=queued.pk).transcript is None
+    assert ExtractionJob.objects.get(pk=running.pk).transcript is None
+    assert ExtractionJob.objects.get(pk=other.pk).transcript == MESSAGES
+    assert services.extraction_forget_subject("forget-me") == 0
+
+
+def test_reasons_are_sanitized_and_bounded() -> None:
+    job = create()
+    services.job_finish(job.pk, status=JobStatus.FAILED, reason="bad\x00 thing\n" + "x" * 900)
+    job.refresh_from_db()
+    assert job.reason.startswith("bad thing x") and len(job.reason) == 500
