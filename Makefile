@@ -28,5 +28,9 @@ test: setup
 lint: setup
 	$(BIN)/ruff check .
 
+bench: setup
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python bench/store_bench.py
+	$(BIN)/python bench/extraction_eval.py
+
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache
