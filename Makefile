@@ -18,7 +18,7 @@ setup: $(BIN)/.installed
 run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py runserver 127.0.0.1:8000
 
 test: setup
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
