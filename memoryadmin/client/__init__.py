@@ -1,5 +1,46 @@
 """What an agent host imports. Nothing here needs Django or its settings."""
 
-from .types import MemoryCategory, MemoryFact
+from importlib import resources
 
-__all__ = ["MemoryCategory", "MemoryFact"]
+from .errors import (
+    AuthError,
+    Blocked,
+    Conflict,
+    Invalid,
+    MemoryApiError,
+    NotFound,
+    Throttled,
+    Unavailable,
+)
+from .http import HttpMemoryStore, VersionedFact
+from .tools import RECALL_MEMORIES_TOOL, SAVE_MEMORY_TOOL, MemoryTools, ToolResult, format_facts
+from .types import MemoryCategory, MemoryFact, MemoryStore
+
+
+def skill_text() -> str:
+    """The airline memory skill (SKILL.md) shipped with the package, for a system prompt or a
+    skills directory."""
+    return resources.files(__name__).joinpath("SKILL.md").read_text(encoding="utf-8")
+
+
+__all__ = [
+    "RECALL_MEMORIES_TOOL",
+    "SAVE_MEMORY_TOOL",
+    "AuthError",
+    "Blocked",
+    "Conflict",
+    "HttpMemoryStore",
+    "Invalid",
+    "MemoryApiError",
+    "MemoryCategory",
+    "MemoryFact",
+    "MemoryStore",
+    "MemoryTools",
+    "NotFound",
+    "Throttled",
+    "ToolResult",
+    "Unavailable",
+    "VersionedFact",
+    "format_facts",
+    "skill_text",
+]

@@ -1,0 +1,43 @@
+"""Key and value clean-up on the agent side, matching what the server stores.
+
+The tools tell the model the key *as stored* ("Saved: seat_preference."), so the client has to
+normalize exactly like the server's validate_fact. It cannot import that code (it lives next to
+the Django models), so the rules are restated here; a test checks both agree.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
+
+# Control, format (zero-width, bidi), surrogate, private-use and unassigned characters hide text
+# from reviewers, so they are dropped.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+_WHITESPACE_RUN = re.compile(r"\s+")
+_NON_WORD_RUN = re.compile(r"[^\w]+")
+_UNDERSCORE_RUN = re.compile(r"_+")
+
+
+def clean_text(text: str) -> str:
+    """NFC, invisible characters removed, every whitespace run turned into one space, trimmed."""
+    kept: list[str] = []
+    for char in unicodedata.normalize("NFC", text):
+        if char.isspace():
+            kept.append(" ")
+        elif unicodedata.category(char) not in _INVISIBLE_CATEGORIES:
+            kept.append(char)
+    return _WHITESPACE_RUN.sub(" ", "".join(kept)).strip()
+
+
+def normalize_key(raw: str) -> str:
+    """A snake_case topic: lower-case, spaces and punctuation to `_`, at most 64 characters."""
+    key = clean_text(raw).lower().replace(" ", "_")
+    key = _UNDERSCORE_RUN.sub("_", _NON_WORD_RUN.sub("_", key)).strip("_")
+    return key[:KEY_MAX_LENGTH].rstrip("_")
+
+
+def clean_value(raw: str) -> str:
+    """The value as stored: cleaned and clamped to 200 characters."""
+    return clean_text(raw)[:VALUE_MAX_LENGTH].strip()

@@ -1,0 +1,120 @@
+"""The MCP server as an MCP host runs it: a subprocess over stdio, driven by the SDK's client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from memoryadmin.facts.models import ActorKind, FactEvent, MemoryFact
+from memoryadmin.facts.validation import session_tag
+
+from .conftest import TOKEN_NAME
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBJECT = "t-mcp"
+SERVER_MODULE = "memoryadmin.client.mcp"
+
+
+def server_command(base_url: str, *extra: str) -> list[str]:
+    return ["-m", SERVER_MODULE, "--base-url", base_url, "--subject", SUBJECT, *extra]
+
+
+async def drive(base_url: str, token: str, errlog) -> dict:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=server_command(base_url, "--session-id", "sess-mcp"),
+        env={"MEMORYADMIN_TOKEN": token},
+        cwd=str(ROOT),
+    )
+    seen: dict = {}
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            listed = await session.list_tools()
+            seen["tools"] = {tool.name: tool for tool in listed.tools}
+            seen["empty_profile"] = await session.call_tool("saved_memory", {})
+            seen["save"] = await session.call_tool(
+                "save_memory", {"key": "Seat Preference", "value": "Prefers aisle seats"}
+            )
+            seen["constraint"] = await session.call_tool(
+                "save_memory",
+                {"key": "overnight_flights", "value": "Avoids overnight flights",
+                 "category": "constraint"},
+            )
+            seen["blocked"] = await session.call_tool(
+                "save_memory", {"key": "phone", "value": "Call me on +1 415 555 0134"}
+            )
+            seen["recall"] = await session.call_tool("recall_memories", {"topic": "aisle"})
+            seen["nothing"] = await session.call_tool("recall_memories", {"topic": "pizza"})
+            seen["profile"] = await session.call_tool("saved_memory", {})
+    return seen
+
+
+def text(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_mcp_server_saves_recalls_and_serves_the_profile(live_server, api_token, tmp_path):
+    log_path = tmp_path / "mcp-server.log"
+    with log_path.open("w") as errlog:
+        try:
+            seen = anyio.run(drive, live_server.url, api_token, errlog)
+        except Exception:
+            errlog.flush()
+            pytest.fail(f"MCP session failed; server log:\n{log_path.read_text()}")
+
+    tools = seen["tools"]
+    assert set(tools) == {"save_memory", "recall_memories", "saved_memory"}
+    key_schema = tools["save_memory"].input_schema["properties"]["key"]
+    assert key_schema["maxLength"] == 64
+    assert tools["save_memory"].input_schema["required"] == ["key", "value"]
+    assert tools["recall_memories"].input_schema["properties"]["topic"]["maxLength"] == 100
+    assert tools["saved_memory"].input_schema.get("properties", {}) == {}
+
+    assert text(seen["empty_profile"]) == "Nothing is saved about this traveller yet."
+    assert not seen["save"].is_error and text(seen["save"]) == "Saved: seat_preference."
+    assert text(seen["constraint"]) == "Saved: overnight_flights."
+    assert seen["blocked"].is_error
+    assert text(seen["blocked"]).startswith("Not saved:") and "555" not in text(seen["blocked"])
+    assert text(seen["recall"]) == "- seat_preference: Prefers aisle seats (preference)"
+    assert text(seen["nothing"]) == "No saved memories about pizza."
+    assert text(seen["profile"]).splitlines() == [
+        "- overnight_flights: Avoids overnight flights (constraint)",
+        "- seat_preference: Prefers aisle seats (preference)",
+    ]
+
+    assert set(MemoryFact.objects.filter(subject_id=SUBJECT).values_list("key", flat=True)) == {
+        "seat_preference", "overnight_flights",
+    }
+    event = FactEvent.objects.get(subject_id=SUBJECT, key="seat_preference")
+    assert (event.actor_kind, event.actor_label) == (ActorKind.AGENT, f"token:{TOKEN_NAME}")
+    assert event.session_tag == session_tag("sess-mcp")
+
+
+def test_mcp_server_refuses_to_start_without_a_token():
+    env = {name: value for name, value in os.environ.items() if name != "MEMORYADMIN_TOKEN"}
+    done = subprocess.run(
+        [sys.executable, *server_command("http://127.0.0.1:1")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "MEMORYADMIN_TOKEN" in done.stderr
+    assert done.stdout == ""  # stdout is the MCP channel: nothing but protocol goes there
+
+
+def test_mcp_module_help_runs_despite_sharing_the_sdk_name():
+    done = subprocess.run(
+        [sys.executable, "-m", SERVER_MODULE, "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--subject" in done.stdout and "MEMORYADMIN_TOKEN" in done.stdout
