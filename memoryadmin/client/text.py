@@ -1,8 +1,8 @@
 """Key and value clean-up on the agent side, matching what the server stores.
 
 The tools tell the model the key *as stored* ("Saved: seat_preference."), so the client has to
-normalize exactly like the server's validate_fact. It cannot import that code (it lives next to
-the Django models), so the rules are restated here; a test checks both agree.
+normalize exactly like the server. These functions are the one copy of the rules: the server's
+validate_fact (memoryadmin.facts.validation) uses them too, and this module needs no Django.
 """
 
 from __future__ import annotations

@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from memoryadmin.client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
+# The text rules live in the Django-free client package so that the agent's tools report keys
+# exactly as the server stores them; this module re-exports them for the server side.
+from memoryadmin.client.text import clean_text as sanitize_text
+from memoryadmin.client.text import normalize_key
+from memoryadmin.client.types import VALUE_MAX_LENGTH
 
 from .errors import FactBlocked, FactInvalid
 from .models import Category
@@ -18,11 +21,7 @@ from .models import Category
 logger = logging.getLogger(__name__)
 
 CATEGORIES = frozenset(Category.values)
-# Zero-width and bidi controls hide text from reviewers; they are "Cf" in Unicode.
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 _WHITESPACE = re.compile(r"\s+")
-_NOT_KEY_CHAR = re.compile(r"[^\w]+")
-_UNDERSCORES = re.compile(r"_+")
 
 
 @dataclass(frozen=True)
@@ -30,25 +29,6 @@ class CleanFact:
     key: str
     value: str
     category: str
-
-
-def sanitize_text(text: str) -> str:
-    """Drop control and invisible characters; turn any whitespace run into one space."""
-    text = unicodedata.normalize("NFC", text)
-    kept = []
-    for ch in text:
-        if ch.isspace():
-            kept.append(" ")
-        elif unicodedata.category(ch) not in _INVISIBLE_CATEGORIES:
-            kept.append(ch)
-    return _WHITESPACE.sub(" ", "".join(kept)).strip()
-
-
-def normalize_key(raw: str) -> str:
-    """snake_case topic: sanitized, lower-cased, spaces and punctuation to `_`, at most 64."""
-    key = sanitize_text(raw).lower().replace(" ", "_")
-    key = _UNDERSCORES.sub("_", _NOT_KEY_CHAR.sub("_", key)).strip("_")
-    return key[:KEY_MAX_LENGTH].rstrip("_")
 
 
 def normalize_value(value: str) -> str:
