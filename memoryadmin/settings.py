@@ -114,6 +114,18 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
+# `celery -A memoryadmin beat` runs these; each task is batched and safe to re-run.
+CELERY_BEAT_SCHEDULE = {
+    "purge-idempotency-records": {
+        "task": "memoryadmin.api.tasks.purge_idempotency_records_task",
+        "schedule": 3600.0,
+    },
+    "fail-stale-extraction-jobs": {
+        "task": "memoryadmin.extraction.tasks.fail_stale_jobs_task",
+        "schedule": 900.0,
+    },
+}
+EXTRACTION_STALE_AFTER_MINUTES = int(os.environ.get("EXTRACTION_STALE_AFTER_MINUTES", "60"))
 
 # --- The model used for extraction (Anthropic Messages API).
 ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -181,3 +182,29 @@ def extraction_forget_subject(subject_id: str) -> int:
     return ExtractionJob.objects.filter(subject_id=subject_id, transcript__isnull=False).update(
         transcript=None
     )
+
+
+STALE_JOB_REASON = "abandoned: no worker finished it in time (the queue lost it)"
+
+
+def jobs_fail_stale(*, older_than: timedelta, batch_size: int = 1000) -> int:
+    """Fail jobs still queued or running long after they were posted (a lost broker message, a
+    killed worker) and wipe their transcripts, so no conversation text waits forever. Batched,
+    one transaction per batch, safe to re-run. Returns how many jobs it ended."""
+    cutoff = timezone.now() - older_than
+    total = 0
+    while True:
+        with transaction.atomic():
+            ids = list(
+                ExtractionJob.objects.select_for_update(skip_locked=True)
+                .filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING], queued_at__lte=cutoff)
+                .values_list("pk", flat=True)[:batch_size]
+            )
+            if not ids:
+                return total
+            total += ExtractionJob.objects.filter(pk__in=ids).update(
+                status=JobStatus.FAILED,
+                reason=STALE_JOB_REASON,
+                finished_at=timezone.now(),
+                transcript=None,
+            )

@@ -4,6 +4,7 @@ exponential backoff, give up (and say so on the job) after five retries."""
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
@@ -53,3 +54,11 @@ def extract_turn_task(self, job_id: int) -> str:
         )
         raise self.retry(countdown=delay) from None
     return job.status if job is not None else "not run"
+
+
+@shared_task(ignore_result=True)
+def fail_stale_jobs_task() -> int:
+    """Periodic (Celery beat): end jobs no worker finished within EXTRACTION_STALE_AFTER_MINUTES."""
+    return services.jobs_fail_stale(
+        older_than=timedelta(minutes=settings.EXTRACTION_STALE_AFTER_MINUTES)
+    )

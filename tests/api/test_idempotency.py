@@ -11,8 +11,9 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memoryadmin.api.idempotency import idempotency_forget_subject, idempotency_purge_expired
+from memoryadmin.api.idempotency import idempotency_forget_subject
 from memoryadmin.api.models import IdempotencyRecord
+from memoryadmin.api.tasks import purge_idempotency_records_task
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
 
 from .conftest import db_state, facts_url, subject_url
@@ -176,7 +177,7 @@ def test_expired_records_are_ignored_and_purged(agent):
     IdempotencyRecord.objects.filter(key="old-one").update(
         created_at=timezone.now() - timedelta(days=3)
     )
-    assert idempotency_purge_expired() == 1
+    assert purge_idempotency_records_task.delay().get() == 1  # the periodic task
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == [KEY]
 
 

@@ -108,3 +108,28 @@ def test_reasons_are_sanitized_and_bounded() -> None:
     services.job_finish(job.pk, status=JobStatus.FAILED, reason="bad\x00 thing\n" + "x" * 900)
     job.refresh_from_db()
     assert job.reason.startswith("bad thing x") and len(job.reason) == 500
+
+
+def test_stale_jobs_are_failed_and_their_transcripts_wiped() -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memoryadmin.extraction.tasks import fail_stale_jobs_task
+
+    old, fresh = create(turn_id="old"), create(turn_id="fresh")
+    done = create(turn_id="done")
+    services.job_finish(done.pk, status=JobStatus.SUCCEEDED)
+    ExtractionJob.objects.filter(pk__in=[old.pk, done.pk]).update(
+        queued_at=timezone.now() - timedelta(hours=2)
+    )
+    assert fail_stale_jobs_task.delay().get() == 1
+    old.refresh_from_db()
+    fresh.refresh_from_db()
+    done.refresh_from_db()
+    assert (old.status, old.transcript, old.reason) == (
+        JobStatus.FAILED, None, services.STALE_JOB_REASON,
+    )
+    assert (fresh.status, fresh.transcript) == (JobStatus.QUEUED, MESSAGES)
+    assert done.status == JobStatus.SUCCEEDED
+    assert services.jobs_fail_stale(older_than=timedelta(minutes=60)) == 0  # idempotent
