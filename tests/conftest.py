@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-SERVICES_FILE = str(Path(__file__).resolve().parent.parent / "memoryadmin" / "facts" / "services.py")
+ROOT = Path(__file__).resolve().parent.parent
+SERVICES_FILE = str(ROOT / "memoryadmin" / "facts" / "services.py")
 _WRITE_VERBS = ("INSERT INTO", "UPDATE", "DELETE FROM")
 
 
