@@ -34,7 +34,7 @@ from .auth import ServiceTokenAuthentication
 from .errors import ApiError
 from .models import Scope
 from .permissions import scope_required
-from .serializers import ErrorSerializer
+from .serializers import ErrorSerializer, StrictCharField
 
 MAX_MESSAGES = 200
 MAX_TEXT_LENGTH = 20_000
@@ -101,18 +101,18 @@ def _too_large() -> ApiError:
 
 class TurnMessageSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=["user", "assistant"])
-    text = serializers.CharField(
+    text = StrictCharField(
         max_length=MAX_TEXT_LENGTH, allow_blank=True, trim_whitespace=False,
         help_text="What was said, as plain text.",
     )
 
 
 class TurnSerializer(serializers.Serializer):
-    session_id = serializers.CharField(
+    session_id = StrictCharField(
         max_length=SESSION_ID_MAX_LENGTH, trim_whitespace=False,
         help_text="The conversation's id. Only its 12-hex SHA-256 tag is stored.",
     )
-    turn_id = serializers.CharField(
+    turn_id = StrictCharField(
         max_length=TURN_ID_MAX_LENGTH, trim_whitespace=False,
         help_text="Unique within the session; posting the same turn again returns the same job.",
     )
