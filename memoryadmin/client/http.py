@@ -237,6 +237,7 @@ class HttpMemoryStore:
         return client
 
     async def aclose(self) -> None:
+        """Close the pool. Call it from the loop that used the store (or use `async with`)."""
         client, closer = self._client, self._closer
         self._client = self._closer = None
         if client is None or self._client_loop is not _current_loop():

@@ -318,14 +318,15 @@ def _extract(job: ExtractionJob) -> ExtractionJob | None:
     memory = selectors.memory_settings()
     services.job_attempted(job.pk, model=memory.memory_model)
     try:
-        proposal = propose_facts(
-            client=make_client(),
-            model=memory.memory_model,
-            messages=list(transcript or []),
-            held=held,
-            max_new_facts=memory.max_new_facts,
-            blocked_patterns=list(memory.blocked_patterns or []),
-        )
+        with make_client() as client:  # closes its connection pool when the call is done
+            proposal = propose_facts(
+                client=client,
+                model=memory.memory_model,
+                messages=list(transcript or []),
+                held=held,
+                max_new_facts=memory.max_new_facts,
+                blocked_patterns=list(memory.blocked_patterns or []),
+            )
     except anthropic.APIError as exc:
         reason = _api_error_reason(exc)
         if is_transient(exc):

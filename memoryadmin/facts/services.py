@@ -78,10 +78,15 @@ def clean_subject_id(subject_id: object) -> str:
     """Subject ids are opaque, but bounded and free of control characters."""
     if not isinstance(subject_id, str):
         raise FactInvalid("Subject id must be text.", fields={"subject_id": "Must be text."})
-    if not subject_id or sanitize_text(subject_id) != subject_id or " " in subject_id:
+    if (
+        not subject_id
+        or sanitize_text(subject_id) != subject_id
+        or " " in subject_id
+        or "/" in subject_id  # it travels as one URL path segment
+    ):
         raise FactInvalid(
-            "Subject id is empty or has spaces or control characters.",
-            fields={"subject_id": "Must be non-empty, without spaces or control characters."},
+            "Subject id is empty or has spaces, slashes or control characters.",
+            fields={"subject_id": "Must be non-empty, without spaces, slashes or control chars."},
         )
     if len(subject_id) > SUBJECT_ID_MAX_LENGTH:
         raise FactInvalid(

@@ -4,7 +4,6 @@ contract, then what only the HTTP client does (typed errors, versions, retries, 
 from __future__ import annotations
 
 import asyncio
-import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -28,12 +27,6 @@ class TestHttpMemoryStore(MemoryStoreContract):
     @pytest.fixture
     def store(self, http_store):
         return http_store
-
-    @pytest.fixture
-    def subject(self, request) -> str:
-        """The contract's id is built from the test name, which for parametrized tests holds
-        spaces; the API rightly refuses such ids (400) before the write filter runs."""
-        return "contract-" + re.sub(r"[^\w-]+", "-", request.node.name)[:80]
 
 
 # --- who is asking -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ done through the services, which every store shares as the system of record.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -41,7 +42,8 @@ class MemoryStoreContract:
 
     @pytest.fixture
     def subject(self, request) -> str:
-        return f"contract-{request.node.name[:80]}"
+        """A valid, unique subject id per test (parametrized names carry spaces and brackets)."""
+        return "contract-" + re.sub(r"[^\w-]+", "-", request.node.name)[:80]
 
     # --- get / upsert -------------------------------------------------------------------------
 

@@ -175,7 +175,7 @@ def test_oversize_and_odd_input_is_normalized():
     assert get("meal").value == "Vegetarian 🥗 meals"
 
 
-@pytest.mark.parametrize("subject_id", ["", "x" * 129, "has space", "ctl\x00"])
+@pytest.mark.parametrize("subject_id", ["", "x" * 129, "has space", "ctl\x00", "a/b"])
 def test_bad_subject_id_is_rejected(subject_id):
     with pytest.raises(FactInvalid) as caught:
         upsert(("seat", "Aisle"), subject_id=subject_id)
