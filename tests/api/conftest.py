@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from memoryadmin.api.models import IdempotencyRecord, Scope, ServiceToken
 from memoryadmin.api.tokens import token_issue
+from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.facts.models import FactEvent, MemoryFact, Subject
 
 ALL_SCOPES = tuple(Scope.values)
@@ -38,6 +39,7 @@ def db_state() -> dict[str, Any]:
         "events": FactEvent.objects.count(),
         "subjects": sorted(Subject.objects.values_list("subject_id", "purge_generation")),
         "idempotency": IdempotencyRecord.objects.count(),
+        "jobs": sorted(ExtractionJob.objects.values_list("subject_id", "turn_id", "status")),
     }
 
 
