@@ -187,6 +187,24 @@ def _load_for_update(subject_id: str, key: str, expected_version: int | None) ->
     return fact
 
 
+def _commit_change(
+    fact: MemoryFact, *, before: dict[str, Any], action: EventAction, actor: Actor, reason: str
+) -> MemoryFact:
+    """Bump the version, save, and record the event with both snapshots."""
+    fact.version += 1
+    fact.save()
+    _record(
+        subject_id=fact.subject_id,
+        key=fact.key,
+        action=action,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=_snapshot(fact),
+    )
+    return fact
+
+
 def _erase(subject_id: str, keys: Sequence[str] | None) -> None:
     """Deleting is erasing: blank the value snapshots of every event of these facts."""
     events = FactEvent.objects.filter(subject_id=subject_id, redacted_at__isnull=True)
@@ -369,19 +387,10 @@ def fact_edit(
     fact.updated_at = timezone.now()
     if classify_sensitive(clean.key, clean.value):
         fact.sensitive = True  # masked in staff lists; a person wrote it, so no review needed
-    fact.version += 1
     _apply_retention(fact, _retention_rules())
-    fact.save()
-    _record(
-        subject_id=subject_id,
-        key=fact.key,
-        action=EventAction.UPDATED,
-        actor=actor,
-        reason=reason,
-        before=before,
-        after=_snapshot(fact),
+    return _commit_change(
+        fact, before=before, action=EventAction.UPDATED, actor=actor, reason=reason
     )
-    return fact
 
 
 @transaction.atomic
@@ -398,18 +407,9 @@ def fact_expire(
     before = _snapshot(fact)
     fact.expires_at = timezone.now()
     fact.expiry_pinned = True
-    fact.version += 1
-    fact.save()
-    _record(
-        subject_id=subject_id,
-        key=fact.key,
-        action=EventAction.EXPIRED,
-        actor=actor,
-        reason=reason,
-        before=before,
-        after=_snapshot(fact),
+    return _commit_change(
+        fact, before=before, action=EventAction.EXPIRED, actor=actor, reason=reason
     )
-    return fact
 
 
 @transaction.atomic
@@ -432,18 +432,9 @@ def fact_set_expiry(
         _apply_retention(fact, _retention_rules())
     else:
         fact.expires_at = expires_at
-    fact.version += 1
-    fact.save()
-    _record(
-        subject_id=subject_id,
-        key=fact.key,
-        action=EventAction.EXPIRY_CHANGED,
-        actor=actor,
-        reason=reason,
-        before=before,
-        after=_snapshot(fact),
+    return _commit_change(
+        fact, before=before, action=EventAction.EXPIRY_CHANGED, actor=actor, reason=reason
     )
-    return fact
 
 
 def _set_sensitive(
@@ -460,20 +451,9 @@ def _set_sensitive(
         return fact
     before = _snapshot(fact)
     fact.sensitive = sensitive
-    fact.version += 1
     _apply_retention(fact, _retention_rules())  # sensitive facts have their own retention
-    fact.save()
     action = EventAction.FLAGGED_SENSITIVE if sensitive else EventAction.UNFLAGGED_SENSITIVE
-    _record(
-        subject_id=subject_id,
-        key=fact.key,
-        action=action,
-        actor=actor,
-        reason=reason,
-        before=before,
-        after=_snapshot(fact),
-    )
-    return fact
+    return _commit_change(fact, before=before, action=action, actor=actor, reason=reason)
 
 
 @transaction.atomic
@@ -530,18 +510,9 @@ def fact_approve(
         raise FactStateError("Only facts waiting for review can be approved.")
     before = _snapshot(fact)
     fact.status = FactStatus.ACTIVE
-    fact.version += 1
-    fact.save()
-    _record(
-        subject_id=subject_id,
-        key=fact.key,
-        action=EventAction.APPROVED,
-        actor=actor,
-        reason=reason,
-        before=before,
-        after=_snapshot(fact),
+    return _commit_change(
+        fact, before=before, action=EventAction.APPROVED, actor=actor, reason=reason
     )
-    return fact
 
 
 def _remove(fact: MemoryFact, *, action: EventAction, actor: Actor, reason: str) -> None:
