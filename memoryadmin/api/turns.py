@@ -10,7 +10,6 @@ and whatever the model does, the turn itself has already been accepted. Only the
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from django.conf import settings
@@ -24,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.utils import json
 from rest_framework.views import APIView
 
+from memoryadmin.client.text import has_hidden_characters
 from memoryadmin.extraction import selectors as extraction_selectors
 from memoryadmin.extraction import services as extraction_services
 from memoryadmin.extraction.models import TURN_ID_MAX_LENGTH, ExtractionJob, JobStatus
@@ -42,13 +42,12 @@ MAX_TEXT_LENGTH = 20_000
 # than Django's global 2.5 MB request limit, which stays in force for every other endpoint.
 TURN_BODY_MAX_BYTES = 16 * 1024 * 1024
 SESSION_ID_MAX_LENGTH = 128
-_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 TURNS_WRITE = Scope.TURNS_WRITE.value
 
 
 def _visible_id(value: str) -> str:
     """Ids are opaque but must be printable: they show up in job lists and audit reasons."""
-    if any(unicodedata.category(ch) in _HIDDEN for ch in value):
+    if has_hidden_characters(value):
         raise serializers.ValidationError("Must not contain control or invisible characters.")
     if not value.strip():
         raise serializers.ValidationError("Must not be blank.")

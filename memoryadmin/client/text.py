@@ -31,6 +31,11 @@ def clean_text(text: str) -> str:
     return _WHITESPACE_RUN.sub(" ", "".join(kept)).strip()
 
 
+def has_hidden_characters(text: str) -> bool:
+    """True when the text holds characters clean_text would drop as invisible."""
+    return any(unicodedata.category(char) in _INVISIBLE_CATEGORIES for char in text)
+
+
 def normalize_key(raw: str) -> str:
     """A snake_case topic: lower-case, spaces and punctuation to `_`, at most 64 characters."""
     key = clean_text(raw).lower().replace(" ", "_")
