@@ -6,4 +6,9 @@ class ApiConfig(AppConfig):
     label = "api"
 
     def ready(self) -> None:
+        from memoryadmin.facts.erasure import register_eraser
+
         from . import schema  # noqa: F401 - registers the OpenAPI auth extension
+        from .idempotency import idempotency_erase
+
+        register_eraser("api.idempotency", idempotency_erase)

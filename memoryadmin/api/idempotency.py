@@ -7,9 +7,9 @@ with a different request is refused (422 `idempotency_key_reused`). The write an
 commit in one transaction, so two concurrent requests with one key cannot both write: the loser
 rolls back and replays the winner's response.
 
-Stored bodies can contain fact values. Deleting is erasing, so `idempotency_forget_subject` must
-run whenever a subject's facts are deleted or cleared, and `idempotency_purge_expired` drops old
-records.
+Stored bodies can contain fact values. Deleting is erasing, so `idempotency_erase` is registered
+with the one erasure path (`facts.erasure`) and runs whenever a subject's facts are deleted,
+cleared or swept; `idempotency_purge_expired` drops old records.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from django.utils import timezone
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from memoryadmin.facts.erasure import Erased
 
 from .errors import ApiError, IdempotencyKeyReused
 from .models import IDEMPOTENCY_KEY_MAX_LENGTH, IdempotencyRecord
@@ -46,6 +48,11 @@ def idempotency_ttl() -> timedelta:
 def idempotency_forget_subject(subject_id: str) -> None:
     """Drop every stored response about this subject (they may quote erased fact values)."""
     IdempotencyRecord.objects.filter(subject_id=subject_id).delete()
+
+
+def idempotency_erase(erased: Erased) -> None:
+    """Eraser registered with facts.erasure: one statement for any number of travellers."""
+    IdempotencyRecord.objects.filter(subject_id__in=sorted(erased.subject_ids)).delete()
 
 
 def idempotency_purge_expired() -> int:

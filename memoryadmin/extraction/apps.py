@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class ExtractionConfig(AppConfig):
     name = "memoryadmin.extraction"
     label = "extraction"
+
+    def ready(self) -> None:
+        from memoryadmin.facts.erasure import register_eraser
+
+        from .services import extraction_erase
+
+        register_eraser("extraction.transcripts", extraction_erase)

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memoryadmin.facts.erasure import Erased
 from memoryadmin.facts.validation import sanitize_text, session_tag
 
 from .models import FINISHED_STATUSES, REASON_MAX_LENGTH, ExtractionJob, JobStatus
@@ -182,6 +183,15 @@ def extraction_forget_subject(subject_id: str) -> int:
     return ExtractionJob.objects.filter(subject_id=subject_id, transcript__isnull=False).update(
         transcript=None
     )
+
+
+def extraction_erase(erased: Erased) -> None:
+    """Eraser registered with facts.erasure: a traveller who forgets everything takes the
+    transcripts of their unfinished jobs with them (one statement for any number)."""
+    if erased.cleared_subjects:
+        ExtractionJob.objects.filter(
+            subject_id__in=sorted(erased.cleared_subjects), transcript__isnull=False
+        ).update(transcript=None)
 
 
 STALE_JOB_REASON = "abandoned: no worker finished it in time (the queue lost it)"

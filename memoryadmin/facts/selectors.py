@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from .erasure import history_keys
 from .models import Category, FactEvent, FactStatus, MemoryFact, MemorySettings, Subject
 
 
@@ -83,8 +84,10 @@ def subject_facts(subject_id: str) -> list[MemoryFact]:
 
 
 def fact_history(subject_id: str, key: str) -> QuerySet[FactEvent]:
+    """Every event of one fact, including those from before it was last erased (stored under the
+    key's digest). `key` may itself be a digest, as an erased fact's events show it."""
     return (
-        FactEvent.objects.filter(subject_id=subject_id, key=key)
+        FactEvent.objects.filter(subject_id=subject_id, key__in=history_keys(subject_id, key))
         .select_related("actor_user")
         .order_by("created_at", "id")
     )

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
 
+from . import erasure
 from .actors import Actor
 from .errors import (
     FactBlocked,
@@ -203,24 +204,6 @@ def _commit_change(
         after=_snapshot(fact),
     )
     return fact
-
-
-def _erase(subject_id: str, keys: Sequence[str] | None) -> None:
-    """Deleting is erasing: blank the value snapshots of every event of these facts."""
-    events = FactEvent.objects.filter(subject_id=subject_id, redacted_at__isnull=True)
-    events = events.filter(key__in=keys) if keys is not None else events.exclude(key="")
-    events.update(before=None, after=None, redacted_at=timezone.now())
-
-
-def _forget_copies(subject_id: str, *, transcripts: bool) -> None:
-    """Other tables that may quote a fact's value: stored API replies, and (when everything is
-    forgotten) the transcripts of extractions still in flight."""
-    from memoryadmin.api.idempotency import idempotency_forget_subject
-    from memoryadmin.extraction.services import extraction_forget_subject
-
-    idempotency_forget_subject(subject_id)
-    if transcripts:
-        extraction_forget_subject(subject_id)
 
 
 def _is_expired(fact: MemoryFact, now: datetime) -> bool:
@@ -516,10 +499,9 @@ def fact_approve(
 
 
 def _remove(fact: MemoryFact, *, action: EventAction, actor: Actor, reason: str) -> None:
-    fact.delete()
-    _erase(fact.subject_id, [fact.key])
-    _forget_copies(fact.subject_id, transcripts=False)
-    _record(subject_id=fact.subject_id, key=fact.key, action=action, actor=actor, reason=reason)
+    erasure.erase_facts(
+        [(fact.pk, fact.subject_id, fact.key, actor)], action=action, reason=_clean_reason(reason)
+    )
 
 
 @transaction.atomic
@@ -563,9 +545,7 @@ def subject_clear(*, subject_id: str, actor: Actor, reason: str = "") -> int:
     generation."""
     clean_subject_id(subject_id)
     subject = _lock_subject(subject_id)
-    deleted, _ = MemoryFact.objects.filter(subject_id=subject_id).delete()
-    _erase(subject_id, None)
-    _forget_copies(subject_id, transcripts=True)
+    deleted = erasure.erase_subject(subject_id)
     subject.purge_generation += 1
     subject.save(update_fields=["purge_generation", "updated_at"])
     _record(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryadmin.facts import services
+from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, FactStatus, MemoryFact, Subject
 from memoryadmin.facts.validation import session_tag
@@ -275,7 +275,9 @@ def test_delete_erases_the_fact_and_its_past_values(agent):
     assert response.status_code == 204
     assert response.content == b""
     assert agent.get(facts_url(SUBJECT, "seat_preference")).status_code == 404
-    events = list(FactEvent.objects.filter(subject_id=SUBJECT, key="seat_preference"))
+    assert not FactEvent.objects.filter(subject_id=SUBJECT, key="seat_preference").exists()
+    events = list(selectors.fact_history(SUBJECT, "seat_preference"))  # under the key's hash
+    assert len(events) == 3
     assert events[-1].action == EventAction.DELETED
     assert events[-1].actor_label == "token:agent-host"
     assert all(e.before is None and e.after is None for e in events)
