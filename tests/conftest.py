@@ -9,6 +9,9 @@ import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
+# Browser fixtures (Chromium via Playwright): browser, page, phone_page, new_page.
+pytest_plugins = ["tests.support.browser"]
+
 SERVICES_FILE = str(ROOT / "memoryadmin" / "facts" / "services.py")
 _WRITE_VERBS = ("INSERT INTO", "UPDATE", "DELETE FROM")
 

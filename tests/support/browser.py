@@ -1,0 +1,151 @@
+"""Browser-test plumbing shared by every app: one Chromium per session, a fresh context per test.
+
+Registered as a pytest plugin from tests/conftest.py. Debian's Chromium is driven through
+Playwright (`executable_path`); Playwright's own browser download is never used. Tests that use
+these fixtures should carry `@pytest.mark.browser` and the `live_server` fixture.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+SERIOUS = ("serious", "critical")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-django's own reordering by database use
+def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
+    """Run the browser tests last. Playwright's sync API keeps an asyncio loop running in the
+    test thread from the moment the session browser starts, and `asyncio.run` (used by the
+    async client tests) refuses to run inside it; so no other test may come after them."""
+    uses_browser = [item for item in items if "browser" in getattr(item, "fixturenames", ())]
+    if uses_browser:
+        others = [item for item in items if "browser" not in getattr(item, "fixturenames", ())]
+        items[:] = others + uses_browser
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One Chromium for the whole run: launching it costs about a second each time.
+
+    Playwright's sync API keeps an event loop in the test thread, so Django's ORM would refuse
+    to run in the same test (SynchronousOnlyOperation). Browser tests call the ORM on purpose,
+    from plain synchronous code, so the guard is switched off for the rest of the session.
+    """
+    from playwright.sync_api import sync_playwright
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
+    """Open a page in a fresh context (own cookies): `new_page(viewport=PHONE)` for a phone.
+
+    Calling it twice in one test gives two independent sessions (two users, two tabs that do
+    not share a login, ...). Every page records JavaScript dialogs in `dialogs_of(page)` and
+    dismisses them, so a test can assert that nothing called alert().
+    """
+    contexts = []
+
+    def make(viewport: dict[str, int] | None = None, **context_args: Any) -> Any:
+        context = browser.new_context(viewport=viewport or DESKTOP, **context_args)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        page = context.new_page()
+        _DIALOGS[id(page)] = []
+        page.on("dialog", lambda dialog: _record_dialog(page, dialog))
+        return page
+
+    yield make
+    for context in contexts:
+        for page in context.pages:
+            _DIALOGS.pop(id(page), None)
+        context.close()
+
+
+@pytest.fixture
+def page(new_page: Callable[..., Any]) -> Any:
+    """A desktop-sized page (1280x800) in its own context."""
+    return new_page()
+
+
+@pytest.fixture
+def phone_page(new_page: Callable[..., Any]) -> Any:
+    """A 390x844 page (a small phone) in its own context."""
+    return new_page(viewport=PHONE)
+
+
+_DIALOGS: dict[int, list[str]] = {}
+
+
+def _record_dialog(page: Any, dialog: Any) -> None:
+    _DIALOGS.setdefault(id(page), []).append(dialog.message)
+    dialog.dismiss()
+
+
+def dialogs_of(page: Any) -> list[str]:
+    """Messages of every alert/confirm/prompt the page tried to show."""
+    return _DIALOGS.get(id(page), [])
+
+
+def staff_login(page: Any, live_server: Any, user: Any, password: str) -> Any:
+    """Log a staff user in through the real login form; the one place the login flow lives.
+
+    `user` is a User or a username. Returns the page, now on the page after login.
+    """
+    username = user if isinstance(user, str) else user.get_username()
+    page.goto(f"{live_server.url}/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    return page
+
+
+def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
+    """Save docs/screenshots/<name>.png (the README shows them)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def assert_no_serious_axe_violations(page: Any) -> None:
+    """Run axe-core on the page as it is now; fail listing every serious or critical finding."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    serious = [v for v in results.response["violations"] if v.get("impact") in SERIOUS]
+    if serious:
+        lines = []
+        for violation in serious:
+            targets = [", ".join(map(str, node["target"])) for node in violation["nodes"][:5]]
+            lines.append(
+                f"{violation['impact']}: {violation['id']} ({violation['help']}) at {targets}"
+            )
+        pytest.fail(f"axe on {page.url}:\n" + "\n".join(lines))
