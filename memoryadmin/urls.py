@@ -1,11 +1,19 @@
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
+
+from memoryadmin.api.errors import api_not_found
 
 urlpatterns = [
     path("api/v1/", include("memoryadmin.api.urls")),
     path("api/v1/", include("memoryadmin.api.turns")),
+    re_path(r"^api/", api_not_found),  # /api/ outside v1: still the JSON shape
     path("healthz", include("memoryadmin.api.health")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("memoryadmin.staff.urls")),
 ]
+
+handler400 = "memoryadmin.api.errors.bad_request"
+handler403 = "memoryadmin.api.errors.permission_denied"
+handler404 = "memoryadmin.api.errors.page_not_found"
+handler500 = "memoryadmin.api.errors.server_error"

@@ -17,7 +17,10 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import csrf as csrf_views
+from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -203,8 +206,48 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
     )
 
 
+@csrf_exempt  # any method gets the JSON 404, never Django's HTML CSRF page
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
-    """Catch-all for unknown URLs under /api/v1/: a JSON 404 instead of an HTML page."""
+    """Catch-all for unknown URLs under /api/: a JSON 404 instead of an HTML page."""
     return JsonResponse(
         error_body("not_found", "There is no API endpoint at this address."), status=404
     )
+
+
+def is_api_path(request: HttpRequest) -> bool:
+    return request.path_info.startswith("/api/")
+
+
+def api_csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW. The API authenticates with bearer tokens and never needs CSRF, but a
+    request that reaches a non-API view under /api/ must still get the JSON shape, not HTML."""
+    if is_api_path(request):
+        return JsonResponse(
+            error_body("forbidden", "This request was refused (CSRF check failed)."), status=403
+        )
+    return csrf_views.csrf_failure(request, reason=reason)
+
+
+def _json_or_page(status_code: int, code: str, message: str, page: Any) -> Any:
+    def handler(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+        if is_api_path(request):
+            return JsonResponse(error_body(code, message), status=status_code)
+        if status_code == 500:
+            return page(request)
+        return page(request, exception)
+
+    return handler
+
+
+# Django's handler400/403/404/500 (memoryadmin/urls.py): JSON under /api/, the usual pages
+# elsewhere. They answer whatever escapes the views, e.g. an error in a middleware.
+bad_request = _json_or_page(400, "bad_request", "Bad request.", defaults.bad_request)
+permission_denied = _json_or_page(
+    403, "forbidden", "You may not do this.", defaults.permission_denied
+)
+page_not_found = _json_or_page(
+    404, "not_found", "There is no API endpoint at this address.", defaults.page_not_found
+)
+server_error = _json_or_page(
+    500, "server_error", "Something went wrong on our side.", defaults.server_error
+)

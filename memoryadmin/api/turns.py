@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import renderers, serializers, status
-from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.utils import json
 from rest_framework.views import APIView
 
 from memoryadmin.client.text import has_hidden_characters
@@ -33,6 +30,7 @@ from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
 from .auth import ServiceTokenAuthentication
 from .errors import ApiError
 from .models import Scope
+from .parsers import decode_body, loads_json
 from .permissions import scope_required
 from .serializers import ErrorSerializer, StrictCharField
 
@@ -71,21 +69,7 @@ class TurnJSONParser(BaseParser):
         raw = stream.read(TURN_BODY_MAX_BYTES + 1) if stream is not None else b""
         if len(raw) > TURN_BODY_MAX_BYTES:
             raise _too_large()
-        try:
-            return json.loads(raw.decode(_text_encoding(context)))
-        except ValueError as exc:
-            raise ParseError("JSON parse error.") from exc
-
-
-def _text_encoding(context: dict[str, Any]) -> str:
-    """The charset from Content-Type, refusing bytes-to-bytes codecs (e.g. bz2_codec) that would
-    decompress a small body past the size limit."""
-    encoding = context.get("encoding") or settings.DEFAULT_CHARSET
-    try:
-        "".encode(encoding)
-    except (LookupError, UnicodeError) as exc:
-        raise ParseError("Unsupported charset in the Content-Type header.") from exc
-    return encoding
+        return loads_json(decode_body(raw, context))
 
 
 def _too_large() -> ApiError:

@@ -84,10 +84,14 @@ def clean_subject_id(subject_id: object) -> str:
         or sanitize_text(subject_id) != subject_id
         or " " in subject_id
         or "/" in subject_id  # it travels as one URL path segment
+        or subject_id in {".", ".."}  # which URL resolution would remove or climb out of
     ):
         raise FactInvalid(
-            "Subject id is empty or has spaces, slashes or control characters.",
-            fields={"subject_id": "Must be non-empty, without spaces, slashes or control chars."},
+            "Subject id is empty, is . or .., or has spaces, slashes or control characters.",
+            fields={
+                "subject_id": "Must be non-empty, not . or .., without spaces, slashes or "
+                "control chars."
+            },
         )
     if len(subject_id) > SUBJECT_ID_MAX_LENGTH:
         raise FactInvalid(
