@@ -36,6 +36,10 @@ class ServiceToken(models.Model):
         help_text="First characters of the secret, for recognising it.",
     )
     scopes = models.JSONField(default=list)
+    throttle_rate = models.CharField(
+        max_length=32, blank=True, default="",
+        help_text="Requests allowed, e.g. 1200/min; empty means the API_THROTTLE_RATE setting.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
         related_name="+",

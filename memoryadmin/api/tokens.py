@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Iterable
 from datetime import timedelta
@@ -46,8 +47,21 @@ def clean_scopes(scopes: Iterable[str]) -> list[str]:
     return [scope for scope in Scope.values if scope in wanted]
 
 
+_RATE = re.compile(r"([1-9][0-9]{0,8})/(s|sec|second|m|min|minute|h|hour|d|day)")
+
+
+def clean_throttle_rate(rate: str) -> str:
+    """"" (use the API_THROTTLE_RATE setting) or DRF's "<count>/<period>" form."""
+    rate = (rate or "").strip()
+    if rate and not _RATE.fullmatch(rate):
+        raise ValidationError(
+            {"throttle_rate": "Write it as requests per period, e.g. 600/min, 20/s or 10000/day."}
+        )
+    return rate
+
+
 def token_issue(
-    *, name: str, scopes: Iterable[str], created_by: Any = None
+    *, name: str, scopes: Iterable[str], created_by: Any = None, throttle_rate: str = ""
 ) -> tuple[ServiceToken, str]:
     """Create a token and return it with its secret, which is not stored and cannot be shown
     again."""
@@ -57,12 +71,14 @@ def token_issue(
     if len(clean_name) > TOKEN_NAME_MAX_LENGTH:
         raise ValidationError({"name": f"At most {TOKEN_NAME_MAX_LENGTH} characters."})
     clean = clean_scopes(scopes)
+    rate = clean_throttle_rate(throttle_rate)
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     token = ServiceToken.objects.create(
         name=clean_name,
         token_hash=hash_secret(secret),
         prefix=secret[:8],
         scopes=clean,
+        throttle_rate=rate,
         created_by=created_by,
     )
     return token, secret

@@ -44,3 +44,65 @@ def test_the_default_rate_is_generous_enough_for_a_busy_turn(agent):
     statuses = {agent.get(facts_url("FF-0005")).status_code for _ in range(50)}
 
     assert statuses == {200}
+
+
+@override_settings(API_THROTTLE_RATE="2/min")
+def test_a_token_with_its_own_rate_gets_that_rate_and_others_the_setting(issue_token):
+    from rest_framework.test import APIClient
+
+    from memoryadmin.api.tokens import token_issue
+
+    cache.clear()
+    _, roomy_secret = token_issue(name="roomy", scopes=["memory:read"], throttle_rate="5/min")
+    _, plain_secret = token_issue(name="plain", scopes=["memory:read"])
+    roomy, plain = APIClient(), APIClient()
+    roomy.credentials(HTTP_AUTHORIZATION=f"Bearer {roomy_secret}")
+    plain.credentials(HTTP_AUTHORIZATION=f"Bearer {plain_secret}")
+
+    roomy_statuses = [roomy.get(facts_url("FF-0005")).status_code for _ in range(6)]
+    plain_statuses = [plain.get(facts_url("FF-0005")).status_code for _ in range(3)]
+
+    assert roomy_statuses == [200] * 5 + [429]
+    assert plain_statuses == [200, 200, 429]
+
+
+@pytest.mark.parametrize("rate", ["fast", "0/min", "10/fortnight", "10", "-1/s"])
+def test_a_token_rate_must_be_requests_per_period(rate):
+    from django.core.exceptions import ValidationError
+
+    from memoryadmin.api.tokens import token_issue
+
+    with pytest.raises(ValidationError) as refused:
+        token_issue(name="x", scopes=["memory:read"], throttle_rate=rate)
+
+    assert "throttle_rate" in refused.value.message_dict
+
+
+def test_the_shared_cache_is_redis_whenever_the_broker_is():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "print(s.CACHES['default']['BACKEND'], s.CACHES['default'].get('LOCATION', ''))"
+    )
+    base = {"PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
+            "DEBUG": "true"}
+    root = Path(__file__).resolve().parents[2]
+
+    def backend(**env: str) -> list[str]:
+        out = subprocess.run(  # noqa: S603 - fixed argv
+            [sys.executable, "-c", code], cwd=root, env={**base, **env},
+            capture_output=True, text=True, check=True,
+        )
+        return out.stdout.split()
+
+    assert backend() == ["django.core.cache.backends.locmem.LocMemCache"]
+    assert backend(CELERY_BROKER_URL="redis://127.0.0.1:6379/4") == [
+        "django.core.cache.backends.redis.RedisCache", "redis://127.0.0.1:6379/4"
+    ]
+    assert backend(
+        CELERY_BROKER_URL="redis://127.0.0.1:6379/4", CACHE_URL="redis://127.0.0.1:6379/5"
+    ) == ["django.core.cache.backends.redis.RedisCache", "redis://127.0.0.1:6379/5"]

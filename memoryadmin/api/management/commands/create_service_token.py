@@ -29,25 +29,32 @@ class Command(BaseCommand):
             help=f"Repeat for each scope: {', '.join(Scope.values)}.",
         )
         parser.add_argument(
+            "--rate", default="", metavar="RATE",
+            help="This token's request limit, e.g. 1200/min (default: API_THROTTLE_RATE).",
+        )
+        parser.add_argument(
             "--created-by", default=None, metavar="USERNAME",
             help="The staff user recorded as issuing the token.",
         )
 
     def handle(self, *args: Any, name: str, scopes: list[str], created_by: str | None,
-               **options: Any) -> None:
+               rate: str = "", **options: Any) -> None:
         user = None
         if created_by:
             user = get_user_model().objects.filter(username=created_by).first()
             if user is None:
                 raise CommandError(f"No user named {created_by!r}.")
         try:
-            token, secret = token_issue(name=name, scopes=scopes, created_by=user)
+            token, secret = token_issue(
+                name=name, scopes=scopes, created_by=user, throttle_rate=rate
+            )
         except ValidationError as exc:
             messages = [msg for msgs in exc.message_dict.values() for msg in msgs]
             raise CommandError(" ".join(messages)) from exc
         self.stdout.write(
             f"Created service token {token.name!r} (prefix {token.prefix}, "
-            f"scopes: {', '.join(token.scopes)})."
+            f"scopes: {', '.join(token.scopes)}; "
+            f"rate: {token.throttle_rate or 'the default'})."
         )
         self.stdout.write("Store the secret below now; it is not shown again.")
         self.stdout.write(secret)
