@@ -1,11 +1,15 @@
-# The two commands: `make run` and `make test`. Everything else is a helper for them.
+# The two commands: `make run` and `make test`. `make serve`, `make worker` and `make beat` run the
+# production pieces (README, "Deploying"). Everything else is a helper.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/memoryadmin
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: setup run test lint bench clean
+# A fresh random key per test run: the development key is refused whenever DEBUG is off.
+RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
+
+.PHONY: setup run test lint bench clean serve worker beat
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +20,28 @@ $(BIN)/.installed: pyproject.toml
 setup: $(BIN)/.installed
 
 run: setup
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py seed_demo
-	DEBUG=$${DEBUG:-true} $(BIN)/python manage.py runserver 127.0.0.1:8000
+	export DEBUG=$${DEBUG:-true}; \
+	$(BIN)/python manage.py migrate --noinput && \
+	$(BIN)/python manage.py seed_demo && \
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# Production web: gunicorn (WEB_CONCURRENCY workers, default 2) + WhiteNoise, DEBUG off.
+# Needs SECRET_KEY, DATABASE_URL and usually CELERY_BROKER_URL (README, "Deploying").
+serve: setup
+	export DEBUG=false; \
+	$(BIN)/python manage.py migrate --noinput && \
+	$(BIN)/python manage.py collectstatic --noinput -v 0 && \
+	$(BIN)/gunicorn memoryadmin.wsgi -c gunicorn.conf.py
+
+worker: setup
+	DEBUG=false $(BIN)/celery -A memoryadmin worker --loglevel=INFO
+
+beat: setup
+	DEBUG=false $(BIN)/celery -A memoryadmin beat --loglevel=INFO \
+		--schedule=$${BEAT_SCHEDULE_FILE:-/tmp/memoryadmin-celerybeat-schedule}
 
 test: setup
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
 	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
 	$(BIN)/pytest $(PYTEST_ARGS)
@@ -29,8 +50,8 @@ lint: setup
 	$(BIN)/ruff check .
 
 bench: setup
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python bench/store_bench.py
-	$(BIN)/python bench/extraction_eval.py
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python bench/store_bench.py
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} $(BIN)/python bench/extraction_eval.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -21,11 +22,15 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG and os.environ.get("MEMORYADMIN_ENV", "dev") == "production":
-        raise RuntimeError("SECRET_KEY must be set in production")
-    SECRET_KEY = "dev-only-insecure-key-change-me"  # noqa: S105 - dev default, refused in production
+# The development key is public (it is in this file), so it is refused whenever DEBUG is off:
+# `make run` turns DEBUG on, `make test` and CI pass a random key, production sets its own.
+DEV_SECRET_KEY = "dev-only-insecure-key-change-me"  # noqa: S105 - refused unless DEBUG
+SECRET_KEY = os.environ.get("SECRET_KEY", "") or DEV_SECRET_KEY
+if SECRET_KEY == DEV_SECRET_KEY and not DEBUG:
+    raise ImproperlyConfigured(
+        "Set SECRET_KEY (a long random string): the development key is refused when DEBUG is "
+        "off. For local development set DEBUG=true."
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
@@ -36,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # the docs UI served from our own static files, not a CDN
@@ -47,8 +53,13 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files are answered here, before sessions and the rest: cheap, cacheable, no cookies.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "memoryadmin.middleware.NoStoreMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "memoryadmin.middleware.StripNulQueryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -97,13 +108,55 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# WhiteNoise serves STATIC_ROOT (filled by `collectstatic`) from the web process, compressed.
+# Not the manifest variant: pages must render in tests and `make run` without a collectstatic.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
+# --- HTTP hardening. Production sets SECURE_COOKIES, SECURE_SSL_REDIRECT, SECURE_HSTS_SECONDS
+# and, behind a TLS-terminating proxy, SECURE_PROXY_SSL_HEADER (README, "Deploying").
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+CSRF_FAILURE_VIEW = "memoryadmin.api.errors.api_csrf_failure"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the load balancer probes over plain HTTP
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Trust X-Forwarded-Proto only when a proxy we control sets it (it is forgeable otherwise).
+# Value: the header as the proxy sends it, e.g. "X-Forwarded-Proto".
+_PROXY_SSL_HEADER = os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip()
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
+    if _PROXY_SSL_HEADER
+    else None
+)
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
+
+# Content-Security-Policy (django-csp): our own origin only, no inline script or style. The API
+# docs use drf-spectacular's split Swagger view, whose setup script is a separate file.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- Celery: eager in-process when no broker is configured (the embedded default).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
@@ -138,8 +191,27 @@ ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS = float(
     os.environ.get("ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS", "300")
 )
 
+# --- The shared cache: throttle counts and anything else two web processes must agree on.
+# Redis when CACHE_URL is set or the broker is Redis; process-local memory on the embedded
+# default (one process, nothing to share).
+CACHE_URL = os.environ.get("CACHE_URL", "") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "memoryadmin",
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 # --- The agent-facing API.
-API_THROTTLE_RATE = os.environ.get("API_THROTTLE_RATE", "600/min")  # per service token
+# Per service token; a token's own rate (ServiceToken.throttle_rate) overrides it.
+API_THROTTLE_RATE = os.environ.get("API_THROTTLE_RATE", "600/min")
 API_IDEMPOTENCY_TTL_HOURS = int(os.environ.get("API_IDEMPOTENCY_TTL_HOURS", "24"))
 API_HEALTH_BROKER_TIMEOUT_SECONDS = float(os.environ.get("API_HEALTH_BROKER_TIMEOUT_SECONDS", "2"))
 REST_FRAMEWORK = {
@@ -150,7 +222,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["memoryadmin.api.permissions.HasScope"],
     "DEFAULT_THROTTLE_CLASSES": ["memoryadmin.api.throttling.TokenRateThrottle"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["memoryadmin.api.parsers.SafeJSONParser"],
     "DEFAULT_METADATA_CLASS": None,
     "EXCEPTION_HANDLER": "memoryadmin.api.errors.api_exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -187,5 +259,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
         "memoryadmin": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+        # Django only prints request errors when DEBUG is on; production needs them most.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        "django.security": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        "axes": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }

@@ -1,0 +1,25 @@
+"""gunicorn settings for `make serve` and the Procfile; each can be overridden by environment.
+
+The access log leaves out query strings and the Referer: search terms and links can carry a
+traveller's words or a one-time portal link, and logs are kept far longer than either.
+"""
+
+import os
+
+bind = os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 20
+keepalive = 5
+# Recycle workers now and then, so a slow leak cannot grow without bound.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "5000"))
+max_requests_jitter = 500
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+errorlog = "-"
+# %(U)s is the path without the query string; no %(r)s (request line) and no %(f)s (Referer).
+access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+# Behind the airline's proxy: trust X-Forwarded-* only from the addresses listed here.
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+# No control socket: one fixed path per user would be shared by every gunicorn on the machine.
+control_socket_disable = True
