@@ -209,6 +209,15 @@ if CACHE_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# --- Per-process caches on the agent's hot path. A change made in this process is seen at once;
+# other processes (gunicorn workers, Celery) see it within this many seconds.
+MEMORY_CONFIG_CACHE_SECONDS = float(os.environ.get("MEMORY_CONFIG_CACHE_SECONDS", "5"))
+API_TOKEN_CACHE_SECONDS = float(os.environ.get("API_TOKEN_CACHE_SECONDS", "5"))
+# DjangoMemoryStore serves the agent's reads on a native async psycopg pool (no thread hop) when
+# the database is PostgreSQL; the tests turn it off where they need to see their own transaction.
+MEMORY_STORE_NATIVE_ASYNC = env_bool("MEMORY_STORE_NATIVE_ASYNC", True)
+MEMORY_STORE_POOL_SIZE = int(os.environ.get("MEMORY_STORE_POOL_SIZE", "4"))
+
 # --- The agent-facing API.
 # Per service token; a token's own rate (ServiceToken.throttle_rate) overrides it.
 API_THROTTLE_RATE = os.environ.get("API_THROTTLE_RATE", "600/min")

@@ -36,3 +36,22 @@ def fact_write_guard():
     """Installed for every test; it only wraps the connection, it opens nothing."""
     with connection.execute_wrapper(_guard_fact_writes):
         yield
+
+
+@pytest.fixture(autouse=True)
+def fresh_memory_config():
+    """Settings and retention rules are cached per process; each test starts from the database
+    (a previous test's rolled-back changes must not linger in the cache)."""
+    from memoryadmin.facts.selectors import memory_config_invalidate
+
+    memory_config_invalidate()
+    yield
+    memory_config_invalidate()
+
+
+@pytest.fixture(autouse=True)
+def store_on_django_connection(settings):
+    """DjangoMemoryStore's native async pool is a second connection, which cannot see the data
+    of a test's open transaction: tests use Django's connection unless they test the pool
+    (tests/facts/test_store_native.py, on committed data)."""
+    settings.MEMORY_STORE_NATIVE_ASYNC = False

@@ -29,8 +29,8 @@ from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH, FactStatus
-from memoryadmin.facts.models import MemoryFact as FactRow
-from memoryadmin.facts.store import to_wire
+from memoryadmin.facts.selectors import AgentFact
+from memoryadmin.facts.services import FactState
 from memoryadmin.facts.validation import normalize_key, session_tag
 
 from . import serializers as s
@@ -46,16 +46,24 @@ _ETAG_VERSION = re.compile(r'"([0-9]{1,9})"')
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def wire_fact(fact: FactRow) -> dict[str, Any]:
-    """Exactly {key, value, category, updated_at, source_session_id}: the upstream shape."""
-    return to_wire(fact).model_dump(mode="json")
+def wire_fact(fact: AgentFact | FactState) -> dict[str, Any]:
+    """Exactly {key, value, category, updated_at, source_session_id}: the upstream shape.
+    Built directly (JSON types, ISO time as pydantic writes it) on the agent's hot path."""
+    updated_at = fact.updated_at.isoformat()
+    return {
+        "key": fact.key,
+        "value": fact.value,
+        "category": fact.category,
+        "updated_at": updated_at[:-6] + "Z" if updated_at.endswith("+00:00") else updated_at,
+        "source_session_id": fact.source_session_id or None,
+    }
 
 
-def wire_facts(facts: Iterable[FactRow]) -> list[dict[str, Any]]:
+def wire_facts(facts: Iterable[AgentFact | FactState]) -> list[dict[str, Any]]:
     return [wire_fact(fact) for fact in facts]
 
 
-def etag(fact: FactRow) -> str:
+def etag(fact: AgentFact | FactState) -> str:
     return f'"{fact.version}"'
 
 
@@ -83,7 +91,7 @@ def clean_path_key(raw: str) -> str:
     return key
 
 
-def expected_version(request: Request, current: FactRow | None) -> int | None:
+def expected_version(request: Request, current: AgentFact | None) -> int | None:
     """The version an If-Match header insists on, or None when the write is unconditional.
 
     `current` is the fact as the agent sees it. The service checks the version again inside its
@@ -265,12 +273,10 @@ class FactsView(SubjectView):
                 actor=agent_actor(request),
                 reason="saved by the agent",
                 session_tag=session_tag(data.get("session_id")),
+                agent_view=True,  # read inside the write's transaction: this write's state
             )
             return Response(
-                {
-                    "facts": wire_facts(selectors.facts_for_agent(subject_id)),
-                    "pending_review": result.sent_to_review,
-                }
+                {"facts": wire_facts(result.agent_facts), "pending_review": result.sent_to_review}
             )
 
         return run_idempotent(request, subject_id=subject_id, perform=perform)
@@ -373,10 +379,9 @@ class FactDetailView(SubjectView):
             except (FactInvalid, FactBlocked) as exc:
                 _single_fact_fields(exc)
                 raise
-            fact = selectors.fact_for_agent(subject_id, key)
-            if fact is None:
-                held = next((f for f in selectors.subject_facts(subject_id) if f.key == key), None)
-                pending = held is not None and held.status == FactStatus.PENDING_REVIEW
+            fact = result.states[key]  # what this write committed, not a later writer's
+            if not fact.agent_visible:
+                pending = fact.status == FactStatus.PENDING_REVIEW
                 return Response(
                     {"key": key, "status": "pending_review" if pending else "not_visible"},
                     status=status.HTTP_202_ACCEPTED,

@@ -1,4 +1,11 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_save
+
+
+def _config_changed(**_: object) -> None:
+    from .selectors import memory_config_invalidate
+
+    memory_config_invalidate()
 
 
 class FactsConfig(AppConfig):
@@ -8,3 +15,12 @@ class FactsConfig(AppConfig):
     def ready(self) -> None:
         # Make the Celery app current in every Django process, so shared_task binds to it.
         from memoryadmin.celery import app  # noqa: F401
+
+        from .models import MemorySettings, RetentionRule
+
+        # The services that change settings and rules call memory_config_invalidate(); this
+        # safety net covers any other save (the admin, the shell, a fixture) so that the
+        # per-process cache is never wrong for longer than MEMORY_CONFIG_CACHE_SECONDS.
+        for model in (MemorySettings, RetentionRule):
+            post_save.connect(_config_changed, sender=model, dispatch_uid=f"cfg-save-{model}")
+            post_delete.connect(_config_changed, sender=model, dispatch_uid=f"cfg-del-{model}")

@@ -1,81 +1,271 @@
-"""Every read the agent, the API and the pages need. Each one is a fixed number of queries."""
+"""Every read the agent, the API and the pages need. Each one is a fixed number of queries.
+
+The agent's reads (`facts_for_agent`, `fact_for_agent`, `tier_one`, `facts_search`,
+`purge_generation`) sit on every turn of the agent, so each is one fixed SQL statement that
+returns only the wire columns (no ORM query building, no model instances): building the ORM
+query for the visibility filter used to cost more than running it. The SQL text is shared with
+the native async path of `DjangoMemoryStore` (`facts/store.py`), so both paths give the same
+rows by construction.
+
+Memory settings and retention rules are read on every turn and every write but change a few
+times a year: they are cached per process (`memory_config`), dropped at once in this process by
+`memory_config_invalidate()` (called by every service that changes them, and on save), and
+re-read by other processes within `MEMORY_CONFIG_CACHE_SECONDS`.
+"""
 
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from .erasure import history_keys
-from .models import Category, FactEvent, FactStatus, MemoryFact, MemorySettings, Subject
+from .models import (
+    Category,
+    FactEvent,
+    FactStatus,
+    MemoryFact,
+    MemorySettings,
+    RetentionRule,
+    Subject,
+)
+
+# --- cached configuration ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """The settings row and the enabled retention rules, as one immutable snapshot."""
+
+    settings: MemorySettings
+    rules: tuple[RetentionRule, ...]
+    loaded_at: float
+
+
+_config: MemoryConfig | None = None
+_config_lock = threading.Lock()
+
+
+def _config_ttl() -> float:
+    return float(getattr(settings, "MEMORY_CONFIG_CACHE_SECONDS", 5.0))
+
+
+def _load_config() -> MemoryConfig:
+    # A read never creates the row (a data migration does); after a test flush it may be gone,
+    # and then the defaults apply.
+    row = MemorySettings.objects.filter(pk=1).first() or MemorySettings(pk=1)
+    rules = tuple(RetentionRule.objects.filter(enabled=True).order_by("id"))
+    return MemoryConfig(settings=row, rules=rules, loaded_at=time.monotonic())
+
+
+def memory_config() -> MemoryConfig:
+    """The cached settings and rules; two queries at most once per TTL per process."""
+    global _config
+    current = memory_config_if_fresh()
+    if current is not None:
+        return current
+    with _config_lock:
+        if _config is None or time.monotonic() - _config.loaded_at >= _config_ttl():
+            _config = _load_config()
+        return _config
+
+
+def memory_config_if_fresh() -> MemoryConfig | None:
+    """The cached config if it is still fresh, without touching the database (async callers)."""
+    current = _config
+    if current is not None and time.monotonic() - current.loaded_at < _config_ttl():
+        return current
+    return None
+
+
+def memory_config_invalidate() -> None:
+    """Forget the cached settings and retention rules in this process, now and again when the
+    current transaction commits (so a reader cannot cache the pre-commit state meanwhile).
+    Every service that changes MemorySettings or a RetentionRule calls this."""
+    global _config
+    _config = None
+
+    def _drop() -> None:
+        global _config
+        _config = None
+
+    if connection.in_atomic_block:
+        transaction.on_commit(_drop)
 
 
 def memory_settings() -> MemorySettings:
-    """The singleton, created with defaults on first use."""
-    row, _ = MemorySettings.objects.get_or_create(pk=1)
-    return row
+    """The singleton (the defaults when the row is missing). Treat it as read-only: changes go
+    through a service, which invalidates the cache."""
+    return memory_config().settings
 
 
-def subject_get(subject_id: str) -> Subject | None:
-    return Subject.objects.filter(subject_id=subject_id).first()
+def retention_rules() -> tuple[RetentionRule, ...]:
+    """The enabled retention rules, cached like the settings."""
+    return memory_config().rules
+
+
+# --- the agent's reads ---------------------------------------------------------------------------
+
+
+class AgentFact(NamedTuple):
+    """A fact as the agent's wire needs it (plus the version, for ETags)."""
+
+    key: str
+    value: str
+    category: str
+    updated_at: datetime
+    source_session_id: str
+    version: int
+
+
+_WIRE = "f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version"
+# Active, reviewed, not expired at %(now)s, and the traveller has not paused memory use.
+_VISIBLE = (
+    "f.subject_id = %(subject)s AND f.status = 'active'"
+    " AND (f.expires_at IS NULL OR f.expires_at > %(now)s)"
+    " AND NOT EXISTS (SELECT 1 FROM memory_subject s"
+    " WHERE s.subject_id = f.subject_id AND s.memory_use_paused)"
+)
+# Upstream order: the order facts were first written; an update keeps the fact's place.
+_STORED_ORDER = "f.created_at, f.id"
+
+SQL_FACTS = f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE} ORDER BY {_STORED_ORDER}"
+SQL_FACT = f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE} AND f.key = %(key)s"
+SQL_SEARCH = (
+    f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE}"
+    " AND EXISTS (SELECT 1 FROM unnest(%(terms)s::text[]) AS t(term)"
+    " WHERE strpos(lower(f.key || ' ' || f.value || ' ' || f.category), lower(t.term)) > 0)"
+    f" ORDER BY {_STORED_ORDER}"
+)
+# Every non-sensitive constraint in stored order (they may exceed the cap), then the newest
+# other facts, as many as the cap leaves room for.
+SQL_TIER_ONE = (
+    "SELECT key, value, category, updated_at, source_session_id, version FROM ("
+    f" SELECT {_WIRE}, f.created_at, f.id, f.category = 'constraint' AS pinned,"
+    "  count(*) FILTER (WHERE f.category = 'constraint') OVER () AS pinned_count,"
+    "  row_number() OVER (PARTITION BY f.category = 'constraint'"
+    f"   ORDER BY f.updated_at DESC, {_STORED_ORDER}) AS newest"
+    f" FROM memory_fact f WHERE {_VISIBLE} AND NOT f.sensitive"
+    ") t WHERE pinned OR newest <= %(cap)s - pinned_count"
+    " ORDER BY pinned DESC, CASE WHEN pinned THEN created_at END, CASE WHEN pinned THEN id END,"
+    " updated_at DESC, created_at, id"
+)
+SQL_PURGE_GENERATION = (
+    "SELECT coalesce((SELECT purge_generation FROM memory_subject"
+    " WHERE subject_id = %(subject)s), 0)"
+)
+
+
+def search_terms(query: str) -> list[str]:
+    """Upstream search splits the query on whitespace; the database lower-cases both sides."""
+    return query.split()
+
+
+def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [AgentFact._make(row) for row in cursor.fetchall()]
+
+
+def _portable() -> bool:
+    """The SQL above is PostgreSQL's; the embedded SQLite default (`make run`) uses the ORM."""
+    return connection.vendor != "postgresql"
+
+
+def _orm_visible(subject_id: str) -> list[AgentFact]:
+    rows = (
+        MemoryFact.objects.filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
+            subject_id=subject_id,
+            status=FactStatus.ACTIVE,
+            subject__memory_use_paused=False,
+        )
+        .order_by("created_at", "id")
+        .values_list(*AgentFact._fields)
+    )
+    return [AgentFact._make(row) for row in rows]
+
+
+def facts_for_agent(subject_id: str) -> list[AgentFact]:
+    """What the agent may use: active, unexpired, reviewed; nothing if the traveller paused use
+    or memory is off. In the order the facts were first written."""
+    if not memory_settings().memory_enabled:
+        return []
+    if _portable():
+        return _orm_visible(subject_id)
+    return _rows(SQL_FACTS, {"subject": subject_id, "now": timezone.now()})
+
+
+def fact_for_agent(subject_id: str, key: str) -> AgentFact | None:
+    if not memory_settings().memory_enabled:
+        return None
+    if _portable():
+        return next((fact for fact in _orm_visible(subject_id) if fact.key == key), None)
+    rows = _rows(SQL_FACT, {"subject": subject_id, "key": key, "now": timezone.now()})
+    return rows[0] if rows else None
+
+
+def tier_one(subject_id: str, *, cap: int | None = None) -> list[AgentFact]:
+    """What the agent injects into every turn; empty when memory is off."""
+    config = memory_settings()
+    if not config.memory_enabled:
+        return []
+    cap = config.tier_one_cap if cap is None else cap
+    if _portable():
+        sensitive = set(
+            MemoryFact.objects.filter(subject_id=subject_id, sensitive=True).values_list(
+                "key", flat=True
+            )
+        )
+        usable = [fact for fact in _orm_visible(subject_id) if fact.key not in sensitive]
+        constraints = [fact for fact in usable if fact.category == Category.CONSTRAINT]
+        others = sorted(
+            (fact for fact in usable if fact.category != Category.CONSTRAINT),
+            key=lambda fact: fact.updated_at,
+            reverse=True,
+        )
+        return constraints + others[: max(0, cap - len(constraints))]
+    return _rows(SQL_TIER_ONE, {"subject": subject_id, "now": timezone.now(), "cap": cap})
+
+
+def facts_search(subject_id: str, query: str) -> list[AgentFact]:
+    """Recall on demand (upstream search: any whitespace-separated term is a case-insensitive
+    substring of "{key} {value} {category}"; an empty query returns all). Sensitive (approved)
+    facts are found here, never in tier one."""
+    terms = search_terms(query)
+    if not terms:
+        return facts_for_agent(subject_id)
+    if not memory_settings().memory_enabled:
+        return []
+    if _portable():
+        lowered = [term.lower() for term in terms]
+        return [
+            fact
+            for fact in _orm_visible(subject_id)
+            if any(term in f"{fact.key} {fact.value} {fact.category}".lower() for term in lowered)
+        ]
+    return _rows(SQL_SEARCH, {"subject": subject_id, "now": timezone.now(), "terms": terms})
 
 
 def purge_generation(subject_id: str) -> int:
     """0 for a subject never purged (or never seen)."""
-    value = Subject.objects.filter(subject_id=subject_id).values_list("purge_generation", flat=True)
-    return next(iter(value), 0)
+    with connection.cursor() as cursor:
+        cursor.execute(SQL_PURGE_GENERATION, {"subject": subject_id})
+        return cursor.fetchone()[0]
 
 
-def _agent_visible(subject_id: str) -> QuerySet[MemoryFact]:
-    now = timezone.now()
-    return MemoryFact.objects.filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=now),
-        subject_id=subject_id,
-        status=FactStatus.ACTIVE,
-        subject__memory_use_paused=False,
-    )
+# --- staff and portal reads ----------------------------------------------------------------------
 
 
-def facts_for_agent(subject_id: str) -> list[MemoryFact]:
-    """What the agent may use: active, unexpired, reviewed; nothing if the traveller paused use."""
-    return list(_agent_visible(subject_id).order_by("-updated_at", "key"))
-
-
-def fact_for_agent(subject_id: str, key: str) -> MemoryFact | None:
-    return _agent_visible(subject_id).filter(key=key).first()
-
-
-def select_tier_one(facts: list[MemoryFact], cap: int) -> list[MemoryFact]:
-    """All non-sensitive constraints (they may exceed the cap), then the newest others."""
-    usable = [fact for fact in facts if not fact.sensitive]
-    usable.sort(key=lambda fact: fact.updated_at, reverse=True)
-    constraints = [fact for fact in usable if fact.category == Category.CONSTRAINT]
-    others = [fact for fact in usable if fact.category != Category.CONSTRAINT]
-    return constraints + others[: max(0, cap - len(constraints))]
-
-
-def tier_one(subject_id: str, *, cap: int | None = None) -> list[MemoryFact]:
-    """What the agent injects into every turn."""
-    if cap is None:
-        cap = memory_settings().tier_one_cap
-    return select_tier_one(facts_for_agent(subject_id), cap)
-
-
-def match_facts(facts: list[MemoryFact], query: str) -> list[MemoryFact]:
-    """Upstream search: any lower-cased whitespace-separated term is a substring of
-    "{key} {value} {category}". An empty query matches everything."""
-    terms = query.lower().split()
-    if not terms:
-        return list(facts)
-    return [
-        fact
-        for fact in facts
-        if any(term in f"{fact.key} {fact.value} {fact.category}".lower() for term in terms)
-    ]
-
-
-def facts_search(subject_id: str, query: str) -> list[MemoryFact]:
-    """Recall on demand; sensitive (approved) facts are found here, never in tier one."""
-    return match_facts(facts_for_agent(subject_id), query)
+def subject_get(subject_id: str) -> Subject | None:
+    return Subject.objects.filter(subject_id=subject_id).first()
 
 
 def subject_facts(subject_id: str) -> list[MemoryFact]:

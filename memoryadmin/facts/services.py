@@ -8,12 +8,13 @@ same key then see each other's result, so versions count real changes and no wri
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
@@ -37,7 +38,13 @@ from .models import (
     RetentionRule,
     Subject,
 )
-from .selectors import memory_settings
+from .selectors import (
+    AgentFact,
+    facts_for_agent,
+    memory_config,
+    memory_settings,
+    retention_rules,
+)
 from .validation import (
     CleanFact,
     MemoryWriteFilter,
@@ -66,6 +73,8 @@ class UpsertResult:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     sent_to_review: list[str] = field(default_factory=list)
+    states: dict[str, FactState] = field(default_factory=dict)
+    agent_facts: list[AgentFact] = field(default_factory=list)
 
     @property
     def changed(self) -> list[str]:
@@ -151,8 +160,8 @@ def _record(
     )
 
 
-def _retention_rules() -> list[RetentionRule]:
-    return list(RetentionRule.objects.filter(enabled=True))
+def _retention_rules() -> tuple[RetentionRule, ...]:
+    return retention_rules()  # cached per process, invalidated when a rule changes
 
 
 def matching_rule(
@@ -217,6 +226,213 @@ def _is_expired(fact: MemoryFact, now: datetime) -> bool:
 # --- services -----------------------------------------------------------------------------------
 
 
+_FACT_COLUMNS = (
+    "id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,"
+    " source_session_id, created_at, updated_at"
+)
+_SQL_LOCK_SUBJECT = (
+    'SELECT memory_paused, memory_use_paused FROM "memory_subject"'
+    " WHERE subject_id = %s FOR UPDATE"
+)
+_SQL_NEW_SUBJECT = (
+    'INSERT INTO "memory_subject" (subject_id, purge_generation, memory_paused,'
+    " memory_use_paused, legal_hold, created_at, updated_at)"
+    " VALUES (%s, 0, false, false, false, %s, %s) ON CONFLICT (subject_id) DO NOTHING"
+)
+_SQL_EXISTING = (
+    f'SELECT {_FACT_COLUMNS} FROM "memory_fact" WHERE subject_id = %s AND key = ANY(%s)'
+)
+# One statement per kind of change, whatever the batch size: rows travel as arrays.
+_SQL_INSERT_FACTS = (
+    'INSERT INTO "memory_fact" (subject_id, key, value, category, updated_at,'
+    " source_session_id, created_at, origin, status, sensitive, expires_at, expiry_pinned,"
+    " version)"
+    " SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive,"
+    " r.expires_at, false, 1"
+    " FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::boolean[],"
+    " %s::timestamptz[]) WITH ORDINALITY AS r(key, value, category, status, sensitive,"
+    " expires_at, n) ORDER BY r.n"
+)
+_SQL_UPDATE_FACTS = (
+    'UPDATE "memory_fact" AS f SET value = r.value, category = r.category, updated_at = %s,'
+    " source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,"
+    " expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version"
+    " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[],"
+    " %s::boolean[], %s::timestamptz[], %s::boolean[], %s::integer[])"
+    " AS r(id, value, category, source_session_id, status, sensitive, expires_at,"
+    " expiry_pinned, version) WHERE f.id = r.id"
+)
+_SQL_INSERT_EVENTS = (
+    'INSERT INTO "memory_fact_event" (subject_id, key, action, actor_kind, actor_user_id,'
+    " actor_label, reason, before, after, session_tag, created_at)"
+    " SELECT %s, r.key, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s"
+    " FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::jsonb[]) WITH ORDINALITY"
+    " AS r(key, action, before, after, n) ORDER BY r.n"
+)
+
+
+@dataclass(frozen=True)
+class FactState:
+    """A fact as this write committed it (or found it unchanged), so callers can answer from it
+    without reading again (a later read could show another writer's state)."""
+
+    key: str
+    value: str
+    category: str
+    updated_at: datetime
+    source_session_id: str
+    version: int
+    status: str
+    sensitive: bool
+    expires_at: datetime | None
+    agent_visible: bool  # active, unexpired, memory on, the traveller has not paused its use
+
+
+def _upsert_lock_subject(cursor: Any, subject_id: str, now: datetime) -> tuple[bool, bool]:
+    """Lock (creating if needed) the subject row; returns (memory_paused, memory_use_paused)."""
+    if connection.vendor != "postgresql":  # the embedded SQLite default: no FOR UPDATE
+        subject = _lock_subject(subject_id)
+        return subject.memory_paused, subject.memory_use_paused
+    cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
+    row = cursor.fetchone()
+    if row is None:
+        # ON CONFLICT DO NOTHING waits for a concurrent creator instead of failing.
+        cursor.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+        cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
+        row = cursor.fetchone()
+    return bool(row[0]), bool(row[1])
+
+
+def _upsert_existing(cursor: Any, subject_id: str, keys: list[str]) -> dict[str, dict[str, Any]]:
+    if connection.vendor != "postgresql":
+        rows = MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).values(
+            *(name.strip() for name in _FACT_COLUMNS.split(","))
+        )
+        return {row["key"]: row for row in rows}
+    cursor.execute(_SQL_EXISTING, [subject_id, keys])
+    names = [column.name for column in cursor.description]
+    return {row[1]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+
+
+def _upsert_write(
+    cursor: Any,
+    *,
+    subject_id: str,
+    actor: Actor,
+    reason: str,
+    session_tag: str,
+    now: datetime,
+    inserts: list[dict[str, Any]],
+    updates: list[dict[str, Any]],
+    events: list[tuple[str, str, str | None, str]],
+) -> None:
+    """At most three statements on PostgreSQL; the ORM (a statement per row) elsewhere."""
+    if connection.vendor != "postgresql":
+        _upsert_write_orm(
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
+            inserts=inserts, updates=updates, events=events,
+        )
+        return
+    if inserts:
+        cursor.execute(
+            _SQL_INSERT_FACTS,
+            [subject_id, now, session_tag, now, str(actor.origin)]
+            + [
+                [row[name] for row in inserts]
+                for name in ("key", "value", "category", "status", "sensitive", "expires_at")
+            ],
+        )
+    if updates:
+        cursor.execute(
+            _SQL_UPDATE_FACTS,
+            [now]
+            + [
+                [row[name] for row in updates]
+                for name in (
+                    "id", "value", "category", "source_session_id", "status", "sensitive",
+                    "expires_at", "expiry_pinned", "version",
+                )
+            ],
+        )
+    if events:
+        cursor.execute(
+            _SQL_INSERT_EVENTS,
+            [
+                subject_id,
+                str(actor.kind),
+                actor.user.pk if actor.user is not None else None,
+                actor.label[:200],
+                _clean_reason(reason),
+                session_tag,
+                now,
+                [event[0] for event in events],
+                [str(event[1]) for event in events],
+                [event[2] for event in events],
+                [event[3] for event in events],
+            ],
+        )
+
+
+def _upsert_write_orm(
+    *,
+    subject_id: str,
+    actor: Actor,
+    reason: str,
+    session_tag: str,
+    now: datetime,
+    inserts: list[dict[str, Any]],
+    updates: list[dict[str, Any]],
+    events: list[tuple[str, str, str | None, str]],
+) -> None:
+    fields = ("value", "category", "source_session_id", "status", "sensitive", "expires_at",
+              "expiry_pinned", "version")
+    MemoryFact.objects.bulk_create(
+        [
+            MemoryFact(
+                subject_id=subject_id, key=row["key"], created_at=now, updated_at=now,
+                origin=actor.origin, **{name: row[name] for name in fields},
+            )
+            for row in inserts
+        ]
+    )
+    for row in updates:
+        MemoryFact.objects.filter(pk=row["id"]).update(
+            updated_at=now, **{name: row[name] for name in fields}
+        )
+    FactEvent.objects.bulk_create(
+        [
+            FactEvent(
+                subject_id=subject_id, key=key, action=action, actor_kind=actor.kind,
+                actor_user=actor.user, actor_label=actor.label[:200],
+                reason=_clean_reason(reason), session_tag=session_tag,
+                before=json.loads(before) if before else None, after=json.loads(after),
+            )
+            for key, action, before, after in events
+        ]
+    )
+
+
+def _row_snapshot(row: dict[str, Any]) -> dict[str, Any]:
+    expires_at = row["expires_at"]
+    return {
+        "value": row["value"],
+        "category": row["category"],
+        "status": row["status"],
+        "sensitive": row["sensitive"],
+        "expires_at": expires_at.isoformat() if expires_at else None,
+        "version": row["version"],
+    }
+
+
+def _row_expiry(row: dict[str, Any], rules: Iterable[RetentionRule]) -> datetime | None:
+    if row["expiry_pinned"]:
+        return row["expires_at"]
+    rule = matching_rule(
+        rules, key=row["key"], category=row["category"], sensitive=row["sensitive"]
+    )
+    return row["updated_at"] + timedelta(days=rule.ttl_days) if rule else None
+
+
 @transaction.atomic
 def fact_upsert(
     *,
@@ -226,20 +442,27 @@ def fact_upsert(
     reason: str = "",
     session_tag: str = "",
     expected_versions: Mapping[str, int] | None = None,
+    agent_view: bool = False,
 ) -> UpsertResult:
     """Replace by key. The same value (normalized) is a no-op with no event; anything else is a
     created/updated event and a version bump. Facts from the agent or extraction that touch
     special-category topics are marked sensitive and held for review.
 
     `expected_versions` (key -> version, e.g. from an If-Match header) makes the write
-    conditional: if any named fact is missing or at another version, nothing is written."""
+    conditional: if any named fact is missing or at another version, nothing is written.
+
+    A fixed number of statements whatever the batch size: lock the subject, read the named
+    facts, one INSERT of the new ones, one UPDATE of the changed ones, one INSERT of their
+    events. `result.states` is what this write committed, key by key; with `agent_view`,
+    `result.agent_facts` is every fact the agent may now use, read inside this transaction
+    (so never another writer's later state)."""
     clean_subject_id(subject_id)
     if len(session_tag) > SESSION_ID_MAX_LENGTH:
         raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
     cleaned: dict[str, CleanFact] = {}
     errors: dict[str, str] = {}
-    settings_row = memory_settings()
-    write_filter = MemoryWriteFilter(settings_row.blocked_patterns)
+    config = memory_config()
+    write_filter = MemoryWriteFilter(config.settings.blocked_patterns)
     for index, draft in enumerate(facts):
         try:
             clean = validate_fact(draft.key, draft.value, draft.category)
@@ -258,89 +481,105 @@ def fact_upsert(
     result = UpsertResult()
     if not cleaned:
         return result
-    subject = _lock_subject(subject_id)
-    if actor.is_automated and subject.memory_paused:
-        raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
-    rules: list[RetentionRule] | None = None  # loaded on the first real change only
     now = timezone.now()
-    existing = {
-        fact.key: fact
-        for fact in MemoryFact.objects.filter(subject_id=subject_id, key__in=list(cleaned))
-    }
-    for raw_key, version in (expected_versions or {}).items():
-        current = existing.get(normalize_key(raw_key))
-        if current is None or current.version != version:
-            raise FactConflict(
-                "The fact was changed since it was read; fetch it again and retry.",
-                current_version=current.version if current else None,
-            )
-    for key, clean in cleaned.items():
-        topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
-        fact = existing.get(key)
-        if fact is None:
-            fact = MemoryFact(
-                subject_id=subject_id,
-                key=key,
-                value=clean.value,
-                category=clean.category,
-                created_at=now,
-                updated_at=now,
-                origin=actor.origin,
-                source_session_id=session_tag,
-                sensitive=topic is not None,
-                status=FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
-                version=1,
-            )
-            rules = _retention_rules() if rules is None else rules
-            _apply_retention(fact, rules)
-            fact.save(force_insert=True)
-            _record(
-                subject_id=subject_id,
-                key=key,
-                action=EventAction.CREATED,
-                actor=actor,
-                reason=reason,
-                after=_snapshot(fact),
-                session_tag=session_tag,
-            )
-            result.created.append(key)
-        else:
-            same = (
-                normalize_value(fact.value) == normalize_value(clean.value)
-                and fact.category == clean.category
-                and not _is_expired(fact, now)
-            )
-            if same:
-                result.unchanged.append(key)
-                continue
-            before = _snapshot(fact)
-            fact.value = clean.value
-            fact.category = clean.category
-            fact.updated_at = now
-            fact.source_session_id = session_tag or fact.source_session_id
-            if fact.expiry_pinned and _is_expired(fact, now):
-                fact.expiry_pinned = False  # restating an expired fact revives it
-            if topic:
-                fact.sensitive = True
-                fact.status = FactStatus.PENDING_REVIEW
-            fact.version += 1
-            rules = _retention_rules() if rules is None else rules
-            _apply_retention(fact, rules)
-            fact.save()
-            _record(
-                subject_id=subject_id,
-                key=key,
-                action=EventAction.UPDATED,
-                actor=actor,
-                reason=reason,
-                before=before,
-                after=_snapshot(fact),
-                session_tag=session_tag,
-            )
-            result.updated.append(key)
-        if fact.status == FactStatus.PENDING_REVIEW:
-            result.sent_to_review.append(key)
+    with connection.cursor() as cursor:
+        memory_paused, use_paused = _upsert_lock_subject(cursor, subject_id, now)
+        if actor.is_automated and memory_paused:
+            raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
+        existing = _upsert_existing(cursor, subject_id, list(cleaned))
+        for raw_key, version in (expected_versions or {}).items():
+            current = existing.get(normalize_key(raw_key))
+            if current is None or current["version"] != version:
+                raise FactConflict(
+                    "The fact was changed since it was read; fetch it again and retry.",
+                    current_version=current["version"] if current else None,
+                )
+
+        rules = config.rules
+        visible_to_agent = config.settings.memory_enabled and not use_paused
+        inserts: list[dict[str, Any]] = []
+        updates: list[dict[str, Any]] = []
+        events: list[tuple[str, str, str | None, str]] = []  # key, action, before, after
+        for key, clean in cleaned.items():
+            topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
+            row = existing.get(key)
+            if row is None:
+                row = {
+                    "key": key,
+                    "value": clean.value,
+                    "category": str(clean.category),
+                    "status": FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
+                    "sensitive": topic is not None,
+                    "expiry_pinned": False,
+                    "expires_at": None,
+                    "version": 1,
+                    "source_session_id": session_tag,
+                    "updated_at": now,
+                }
+                row["expires_at"] = _row_expiry(row, rules)
+                inserts.append(row)
+                events.append((key, EventAction.CREATED, None, json.dumps(_row_snapshot(row))))
+                result.created.append(key)
+            else:
+                expired = row["expires_at"] is not None and row["expires_at"] <= now
+                if (
+                    normalize_value(row["value"]) == normalize_value(clean.value)
+                    and row["category"] == clean.category
+                    and not expired
+                ):
+                    result.unchanged.append(key)
+                    result.states[key] = _state(row, visible_to_agent, now)
+                    continue
+                before = json.dumps(_row_snapshot(row))
+                row.update(
+                    value=clean.value,
+                    category=str(clean.category),
+                    updated_at=now,
+                    source_session_id=session_tag or row["source_session_id"],
+                    version=row["version"] + 1,
+                )
+                if row["expiry_pinned"] and expired:
+                    row["expiry_pinned"] = False  # restating an expired fact revives it
+                if topic:
+                    row["sensitive"] = True
+                    row["status"] = FactStatus.PENDING_REVIEW
+                row["expires_at"] = _row_expiry(row, rules)
+                updates.append(row)
+                events.append(
+                    (key, EventAction.UPDATED, before, json.dumps(_row_snapshot(row)))
+                )
+                result.updated.append(key)
+            if row["status"] == FactStatus.PENDING_REVIEW:
+                result.sent_to_review.append(key)
+            result.states[key] = _state(row, visible_to_agent, now)
+
+        _upsert_write(
+            cursor, subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+            now=now, inserts=inserts, updates=updates, events=events,
+        )
+    if agent_view:
+        result.agent_facts = facts_for_agent(subject_id)
     return result
+
+
+def _state(row: dict[str, Any], visible_to_agent: bool, now: datetime) -> FactState:
+    expires_at = row["expires_at"]
+    return FactState(
+        key=row["key"],
+        value=row["value"],
+        category=row["category"],
+        updated_at=row["updated_at"],
+        source_session_id=row["source_session_id"],
+        version=row["version"],
+        status=str(row["status"]),
+        sensitive=row["sensitive"],
+        expires_at=expires_at,
+        agent_visible=(
+            row["status"] == FactStatus.ACTIVE
+            and (expires_at is None or expires_at > now)
+            and visible_to_agent
+        ),
+    )
 
 
 @transaction.atomic

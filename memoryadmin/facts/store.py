@@ -1,40 +1,194 @@
 """DjangoMemoryStore: the upstream async MemoryStore protocol, in-process, over the services and
 selectors. An agent host that runs inside this Django project uses it instead of the HTTP client.
+
+The agent's reads run on every turn, so on PostgreSQL they do not hop to a thread: they run the
+selectors' own SQL (`selectors.SQL_*`, so the rows are the same by construction) on a native async
+psycopg pool opened beside Django's connections, one pool per event loop. Writes go through the
+services (one transaction each, audited) in Django's thread, as before.
+
+Tests run inside a transaction on Django's connection that a second connection cannot see, so
+the test suite turns the native path off (`MEMORY_STORE_NATIVE_ASYNC`) except where it tests
+that path itself on committed data.
 """
 
 from __future__ import annotations
 
+import asyncio
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import connections
+from django.utils import timezone
 
 from memoryadmin.client.types import MemoryCategory, MemoryFact
 
 from . import selectors, services
 from .actors import Actor
-from .models import MemoryFact as FactRow
 from .validation import normalize_key, session_tag
 
+_CATEGORIES = {category.value: category for category in MemoryCategory}
 
-def to_wire(fact: FactRow) -> MemoryFact:
-    """The upstream shape of a stored fact, as the agent sees it."""
-    return MemoryFact(
+
+def to_wire(fact: Any) -> MemoryFact:
+    """The upstream shape of a stored fact, as the agent sees it (any object with the wire
+    attributes: a selectors.AgentFact, a services.FactState or a model row)."""
+    return MemoryFact.model_construct(
         key=fact.key,
         value=fact.value,
-        category=MemoryCategory(fact.category),
+        category=_CATEGORIES[fact.category],
         updated_at=fact.updated_at,
         source_session_id=fact.source_session_id or None,
     )
 
 
+def _wire_rows(rows: Iterable[Sequence[Any]]) -> list[MemoryFact]:
+    """Rows in AgentFact column order straight to the wire shape."""
+    return [
+        MemoryFact.model_construct(
+            key=row[0],
+            value=row[1],
+            category=_CATEGORIES[row[2]],
+            updated_at=row[3],
+            source_session_id=row[4] or None,
+        )
+        for row in rows
+    ]
+
+
+# --- the native async pool -----------------------------------------------------------------------
+
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def native_enabled() -> bool:
+    return bool(getattr(settings, "MEMORY_STORE_NATIVE_ASYNC", False)) and (
+        connections["default"].vendor == "postgresql"
+    )
+
+
+def _conninfo() -> dict[str, Any]:
+    """Django's own connection settings (the test database's name included, when testing)."""
+    params = connections["default"].settings_dict
+    info = {
+        "dbname": params["NAME"],
+        "user": params.get("USER") or None,
+        "password": params.get("PASSWORD") or None,
+        "host": params.get("HOST") or None,
+        "port": params.get("PORT") or None,
+        "options": "-c TimeZone=UTC",
+    }
+    for name in ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name"):
+        if name in params.get("OPTIONS", {}):
+            info[name] = params["OPTIONS"][name]
+    return {name: value for name, value in info.items() if value is not None}
+
+
+async def _open_pool() -> Any:
+    from psycopg_pool import AsyncConnectionPool
+
+    pool = AsyncConnectionPool(
+        kwargs={**_conninfo(), "autocommit": True},
+        min_size=1,
+        max_size=max(1, int(getattr(settings, "MEMORY_STORE_POOL_SIZE", 4))),
+        open=False,
+        name="memoryadmin-store",
+    )
+    await pool.open()
+    return pool
+
+
+async def _pool() -> Any:
+    loop = asyncio.get_running_loop()
+    task = _pools.get(loop)
+    if task is None or (task.done() and task.exception() is not None):
+        task = loop.create_task(_open_pool())
+        _pools[loop] = task
+    return await task
+
+
+async def close_pools() -> None:
+    """Close this event loop's pool (an agent host calls it on shutdown; tests between runs)."""
+    task = _pools.pop(asyncio.get_running_loop(), None)
+    if task is not None:
+        pool = await task
+        await pool.close()
+
+
+async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    pool = await _pool()
+    async with pool.connection() as conn:
+        cursor = await conn.execute(sql, params)
+        return await cursor.fetchall()
+
+
+async def _config() -> selectors.MemoryConfig:
+    """The cached settings; only a stale cache (once per TTL) costs a hop to Django's thread."""
+    return selectors.memory_config_if_fresh() or await sync_to_async(selectors.memory_config)()
+
+
+# --- the store -----------------------------------------------------------------------------------
+
+
 class DjangoMemoryStore:
     """Writes are recorded with `actor` (the agent by default) and the session's 12-hex tag."""
 
-    def __init__(self, *, actor: Actor | None = None, session_id: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        actor: Actor | None = None,
+        session_id: str | None = None,
+        native: bool | None = None,
+    ) -> None:
         self.actor = actor or Actor.agent("in-process")
         self.session_tag = session_tag(session_id)
+        self._native = native
+
+    @property
+    def native(self) -> bool:
+        return native_enabled() if self._native is None else self._native
 
     async def get_facts(self, subject_id: str) -> list[MemoryFact]:
-        rows = await sync_to_async(selectors.facts_for_agent)(subject_id)
-        return [to_wire(row) for row in rows]
+        if not self.native:
+            return [to_wire(row) for row in await sync_to_async(selectors.facts_for_agent)(
+                subject_id
+            )]
+        if not (await _config()).settings.memory_enabled:
+            return []
+        return _wire_rows(
+            await _fetch(selectors.SQL_FACTS, {"subject": subject_id, "now": timezone.now()})
+        )
+
+    async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
+        terms = selectors.search_terms(query)
+        if not terms:
+            return await self.get_facts(subject_id)
+        if not self.native:
+            rows = await sync_to_async(selectors.facts_search)(subject_id, query)
+            return [to_wire(row) for row in rows]
+        if not (await _config()).settings.memory_enabled:
+            return []
+        params = {"subject": subject_id, "now": timezone.now(), "terms": terms}
+        return _wire_rows(await _fetch(selectors.SQL_SEARCH, params))
+
+    async def tier_one(self, subject_id: str) -> list[MemoryFact]:
+        if not self.native:
+            return [to_wire(row) for row in await sync_to_async(selectors.tier_one)(subject_id)]
+        memory = (await _config()).settings
+        if not memory.memory_enabled:
+            return []
+        params = {"subject": subject_id, "now": timezone.now(), "cap": memory.tier_one_cap}
+        return _wire_rows(await _fetch(selectors.SQL_TIER_ONE, params))
+
+    async def purge_generation(self, subject_id: str) -> int:
+        if not self.native:
+            return await sync_to_async(selectors.purge_generation)(subject_id)
+        [(generation,)] = await _fetch(selectors.SQL_PURGE_GENERATION, {"subject": subject_id})
+        return generation
 
     async def upsert_facts(self, subject_id: str, facts: list[MemoryFact]) -> None:
         drafts = [services.FactDraft(f.key, f.value, f.category) for f in facts]
@@ -45,10 +199,6 @@ class DjangoMemoryStore:
             reason="saved by the agent",
             session_tag=self.session_tag,
         )
-
-    async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
-        rows = await sync_to_async(selectors.facts_search)(subject_id, query)
-        return [to_wire(row) for row in rows]
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
         return await sync_to_async(services.fact_delete)(
@@ -62,10 +212,3 @@ class DjangoMemoryStore:
         await sync_to_async(services.subject_clear)(
             subject_id=subject_id, actor=self.actor, reason="cleared by the agent"
         )
-
-    async def purge_generation(self, subject_id: str) -> int:
-        return await sync_to_async(selectors.purge_generation)(subject_id)
-
-    async def tier_one(self, subject_id: str) -> list[MemoryFact]:
-        rows = await sync_to_async(selectors.tier_one)(subject_id)
-        return [to_wire(row) for row in rows]
