@@ -40,13 +40,16 @@ def fact_write_guard():
 
 @pytest.fixture(autouse=True)
 def fresh_memory_config():
-    """Settings and retention rules are cached per process; each test starts from the database
-    (a previous test's rolled-back changes must not linger in the cache)."""
+    """Settings, retention rules and service tokens are cached per process; each test starts
+    from the database (a previous test's rolled-back changes must not linger in a cache)."""
+    from memoryadmin.api.tokens import token_cache_clear
     from memoryadmin.facts.selectors import memory_config_invalidate
 
     memory_config_invalidate()
+    token_cache_clear()
     yield
     memory_config_invalidate()
+    token_cache_clear()
 
 
 @pytest.fixture(autouse=True)

@@ -140,7 +140,8 @@ def run_idempotent(
                 response = perform()
                 if status.is_success(response.status_code):
                     try:
-                        with transaction.atomic():
+                        # No savepoint: a lost race rolls the whole request back anyway.
+                        with transaction.atomic(savepoint=False):
                             IdempotencyRecord.objects.create(
                                 token=token,
                                 key=key,

@@ -4,6 +4,10 @@ The secret is random, shown once, and stored only as its SHA-256: looking a toke
 of what the caller sent takes the same time whatever the secret, so there is no per-character
 comparison to time. `last_used_at` is refreshed at most once a minute so that a busy agent host
 does not turn every read into a write.
+
+An active token is remembered per process for `API_TOKEN_CACHE_SECONDS` (5 by default), so most
+requests do not look it up in the database. Revoking drops it at once in the revoking process;
+other processes stop accepting it within those seconds.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
+import time
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django.utils import timezone
@@ -27,6 +34,33 @@ from .models import TOKEN_NAME_MAX_LENGTH, Scope, ServiceToken
 SECRET_PREFIX = "mat_"  # recognisable in logs and by secret scanners
 SECRET_MAX_LENGTH = 256
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+TOKEN_CACHE_MAX_ENTRIES = 1024
+
+_token_cache: dict[str, tuple[float, ServiceToken]] = {}  # digest -> (monotonic expiry, token)
+_token_cache_lock = threading.Lock()
+
+
+def token_cache_clear() -> None:
+    """Forget every remembered token in this process."""
+    with _token_cache_lock:
+        _token_cache.clear()
+
+
+def _cached_token(digest: str) -> ServiceToken | None:
+    entry = _token_cache.get(digest)
+    if entry is None or entry[0] <= time.monotonic():
+        return None
+    return entry[1]
+
+
+def _remember_token(digest: str, token: ServiceToken) -> None:
+    ttl = float(getattr(settings, "API_TOKEN_CACHE_SECONDS", 5.0))
+    if ttl <= 0:
+        return
+    with _token_cache_lock:
+        if len(_token_cache) >= TOKEN_CACHE_MAX_ENTRIES:
+            _token_cache.clear()
+        _token_cache[digest] = (time.monotonic() + ttl, token)
 
 
 def hash_secret(secret: str) -> str:
@@ -86,6 +120,8 @@ def token_issue(
 
 def token_revoke(*, token: ServiceToken) -> ServiceToken:
     """Stop a token working at once. Revoking twice keeps the first revocation time."""
+    with _token_cache_lock:
+        _token_cache.pop(token.token_hash, None)
     if token.revoked_at is None:
         now = timezone.now()
         ServiceToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
@@ -98,11 +134,14 @@ def token_authenticate(secret: str) -> ServiceToken | None:
     if not isinstance(secret, str) or not secret or len(secret) > SECRET_MAX_LENGTH:
         return None
     digest = hash_secret(secret)
-    token = ServiceToken.objects.filter(token_hash=digest).first()
-    if token is None or not hmac.compare_digest(token.token_hash, digest):
-        return None
-    if token.revoked_at is not None:
-        return None
+    token = _cached_token(digest)
+    if token is None:
+        token = ServiceToken.objects.filter(token_hash=digest).first()
+        if token is None or not hmac.compare_digest(token.token_hash, digest):
+            return None
+        if token.revoked_at is not None:
+            return None
+        _remember_token(digest, token)
     now = timezone.now()
     if token.last_used_at is None or token.last_used_at <= now - LAST_USED_RESOLUTION:
         stale = Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - LAST_USED_RESOLUTION)

@@ -89,6 +89,7 @@ class MemoryFact(models.Model):
         db_column="subject_id",
         on_delete=models.CASCADE,
         related_name="facts",
+        db_index=False,  # memory_fact_subject_key_uniq starts with subject_id and serves it
     )
     key = models.CharField(max_length=KEY_MAX_LENGTH)
     value = models.CharField(max_length=VALUE_MAX_LENGTH)
@@ -115,12 +116,19 @@ class MemoryFact(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["subject", "key"], name="memory_fact_subject_key_uniq"),
         ]
+        # Every index is rewritten by every update of a fact: only what a hot path or a sweep
+        # uses (tests/facts/test_indexes.py lists each with its purpose).
         indexes = [
             models.Index(
-                fields=["subject", "category", "updated_at"], name="memory_fact_read_path"
+                fields=["expires_at"],
+                name="memory_fact_expires_at",
+                condition=models.Q(expires_at__isnull=False),
             ),
-            models.Index(fields=["expires_at"], name="memory_fact_expires_at"),
-            models.Index(fields=["status"], name="memory_fact_status"),
+            models.Index(
+                fields=["created_at"],
+                name="memory_fact_pending_review",
+                condition=models.Q(status="pending_review"),
+            ),
         ]
 
     def __str__(self) -> str:

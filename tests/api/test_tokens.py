@@ -10,7 +10,12 @@ from django.utils import timezone
 
 from memoryadmin.api.models import Scope, ServiceToken
 from memoryadmin.api.permissions import HasScope, scope_required
-from memoryadmin.api.tokens import token_authenticate, token_issue, token_revoke
+from memoryadmin.api.tokens import (
+    token_authenticate,
+    token_cache_clear,
+    token_issue,
+    token_revoke,
+)
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -90,6 +95,7 @@ def test_last_used_is_written_at_most_once_a_minute():
 
     old = timezone.now() - timedelta(minutes=2)
     ServiceToken.objects.filter(pk=token.pk).update(last_used_at=old)
+    token_cache_clear()  # as when the process cache's few seconds have passed
     token_authenticate(secret)
 
     assert ServiceToken.objects.get(pk=token.pk).last_used_at > old + timedelta(minutes=1)
@@ -104,3 +110,29 @@ def test_scope_required_builds_a_permission_for_known_scopes_only():
         scope_required("turns:delete")
     with pytest.raises(ValueError):
         scope_required()
+
+
+def test_an_active_token_is_looked_up_once_then_served_from_the_process_cache(
+    django_assert_num_queries,
+):
+    token, secret = token_issue(name="cached-host", scopes=["memory:read"])
+    assert token_authenticate(secret).pk == token.pk  # looks it up, stamps last_used_at
+    with django_assert_num_queries(0):
+        assert token_authenticate(secret).pk == token.pk
+
+
+def test_revoking_is_effective_at_once_here_and_within_the_cache_ttl_elsewhere(settings):
+    import time
+
+    settings.API_TOKEN_CACHE_SECONDS = 0.2
+    token, secret = token_issue(name="revoked-host", scopes=["memory:read"])
+    assert token_authenticate(secret) is not None
+    token_revoke(token=token)  # this process: at once
+    assert token_authenticate(secret) is None
+
+    other, other_secret = token_issue(name="other-host", scopes=["memory:read"])
+    assert token_authenticate(other_secret) is not None
+    # Another process revokes it (the row changes, this process's cache does not hear of it).
+    ServiceToken.objects.filter(pk=other.pk).update(revoked_at=timezone.now())
+    time.sleep(0.25)
+    assert token_authenticate(other_secret) is None

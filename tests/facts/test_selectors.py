@@ -60,3 +60,81 @@ def test_memory_settings_singleton_has_the_upstream_defaults():
         "claude-haiku-4-5-20251001",
     )
     assert selectors.memory_settings().pk == settings_row.pk == 1
+
+
+def test_memory_settings_tolerates_a_missing_row_and_a_read_never_creates_it(
+    django_assert_max_num_queries,
+):
+    from memoryadmin.facts.models import MemorySettings
+
+    MemorySettings.objects.all().delete()  # as after a transactional test's flush
+    assert selectors.memory_settings().tier_one_cap == 8
+    assert selectors.tier_one("nobody") == []
+    assert not MemorySettings.objects.exists()
+
+
+def test_the_settings_row_comes_from_a_data_migration():
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from memoryadmin.facts.models import MemorySettings
+
+    MemorySettings.objects.all().delete()
+    import_module("memoryadmin.facts.migrations.0002_memory_settings_row").create_row(apps, None)
+    assert MemorySettings.objects.filter(pk=1).exists()
+
+
+def test_settings_and_rules_are_cached_and_a_change_is_seen_at_once(
+    django_assert_num_queries,
+):
+    from memoryadmin.facts.models import MemorySettings, RetentionRule
+
+    FactFactory(subject_id="c", key="seat", value="Aisle")
+    FactFactory(subject_id="c", key="meal", value="Vegetarian")
+    selectors.tier_one("c")
+    with django_assert_num_queries(1):  # the settings come from the cache
+        assert len(selectors.tier_one("c")) == 2
+    MemorySettings.objects.update_or_create(pk=1, defaults={"tier_one_cap": 1})
+    assert len(selectors.tier_one("c")) == 1
+    row = MemorySettings.objects.get(pk=1)
+    row.memory_enabled = False
+    row.save()
+    assert selectors.tier_one("c") == selectors.facts_for_agent("c") == []
+    RetentionRule.objects.create(name="short", ttl_days=3)
+    assert [rule.name for rule in selectors.retention_rules()] == ["short"]
+
+
+def test_invalidate_drops_the_cache_after_an_update_that_bypasses_save():
+    from memoryadmin.facts.models import MemorySettings
+
+    MemorySettings.objects.get_or_create(pk=1)
+    assert selectors.memory_settings().tier_one_cap == 8
+    MemorySettings.objects.filter(pk=1).update(tier_one_cap=2)  # no signal
+    assert selectors.memory_settings().tier_one_cap == 8  # still cached
+    selectors.memory_config_invalidate()
+    assert selectors.memory_settings().tier_one_cap == 2
+
+
+def test_agent_reads_keep_upstream_order_first_written_and_an_update_keeps_its_place():
+    FactFactory(subject_id="o", key="seat", value="Aisle")
+    FactFactory(subject_id="o", key="overnight", value="No red-eyes", category="constraint")
+    FactFactory(subject_id="o", key="meal", value="Vegetarian")
+    FactFactory(subject_id="o", key="connections", value="One at most", category="constraint")
+    FactFactory(subject_id="o", key="seat", value="Window")  # updated: keeps its place
+    order = ["seat", "overnight", "meal", "connections"]
+    assert [f.key for f in selectors.facts_for_agent("o")] == order
+    assert [f.key for f in selectors.facts_search("o", "e")] == order  # every fact has an e
+    # Constraints in stored order, then the others newest first (seat was updated last).
+    assert [f.key for f in selectors.tier_one("o")] == ["overnight", "connections", "seat", "meal"]
+    assert [f.key for f in selectors.tier_one("o", cap=3)] == ["overnight", "connections", "seat"]
+
+
+def test_search_is_case_insensitive_on_both_sides_and_matches_chinese_text():
+    FactFactory(subject_id="z", key="seat", value="偏好靠走道的座位")
+    FactFactory(subject_id="z", key="meal", value="Vegetarian MEALS")
+    assert [f.key for f in selectors.facts_search("z", "走道")] == ["seat"]
+    assert [f.key for f in selectors.facts_search("z", "meals")] == ["meal"]
+    assert [f.key for f in selectors.facts_search("z", "VEGETARIAN")] == ["meal"]
+    assert [f.key for f in selectors.facts_search("z", "%")] == []  # no LIKE wildcards
+    assert [f.key for f in selectors.facts_search("z", "PREFERENCE")] == ["seat", "meal"]

@@ -1,0 +1,83 @@
+"""The MemoryStore contract on DjangoMemoryStore's native async path: reads on its own psycopg
+pool (a second connection), so the data must be committed (transactional tests). The pool lives
+in one event loop for the module, as in an agent host."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
+
+from memoryadmin.facts import selectors
+from memoryadmin.facts import store as store_module
+from memoryadmin.facts.store import DjangoMemoryStore
+
+from .store_contract import MemoryStoreContract, fact, run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(scope="module")
+def host_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield loop
+    asyncio.run_coroutine_threadsafe(store_module.close_pools(), loop).result(10)
+    # A stale settings cache is refreshed through sync_to_async, whose thread keeps a Django
+    # connection of its own: close it, or the test database cannot be dropped.
+    asyncio.run_coroutine_threadsafe(sync_to_async(connections.close_all)(), loop).result(10)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+    loop.close()
+
+
+class OnHostLoop:
+    """Runs the store's coroutines on the host's loop (where its pool lives)."""
+
+    def __init__(self, store: DjangoMemoryStore, loop: asyncio.AbstractEventLoop) -> None:
+        self._store = store
+        self._loop = loop
+
+    def __getattr__(self, name: str):
+        method = getattr(self._store, name)
+
+        async def call(*args, **kwargs):
+            future = asyncio.run_coroutine_threadsafe(method(*args, **kwargs), self._loop)
+            return await asyncio.wrap_future(future)
+
+        return call
+
+
+class TestNativeDjangoMemoryStore(MemoryStoreContract):
+    @pytest.fixture
+    def store(self, host_loop):
+        return OnHostLoop(DjangoMemoryStore(session_id="sess-1234", native=True), host_loop)
+
+
+def test_native_reads_equal_the_selectors_row_for_row(host_loop):
+    native = OnHostLoop(DjangoMemoryStore(native=True), host_loop)
+    via_django = DjangoMemoryStore(native=False)
+    run(
+        native.upsert_facts,
+        "n-1",
+        [
+            fact("seat", "Prefers aisle seats"),
+            fact("overnight", "Avoids overnight flights", "constraint"),
+            fact("meal", "偏好素食"),
+        ],
+    )
+    for method, args in [
+        ("get_facts", ()),
+        ("tier_one", ()),
+        ("search_facts", ("AISLE 素食",)),
+        ("purge_generation", ()),
+    ]:
+        assert run(getattr(native, method), "n-1", *args) == run(
+            getattr(via_django, method), "n-1", *args
+        )
+    assert [f.key for f in selectors.facts_for_agent("n-1")] == ["seat", "overnight", "meal"]
