@@ -9,7 +9,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # A fresh random key per test run: the development key is refused whenever DEBUG is off.
 RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 
-.PHONY: setup run test lint bench clean serve worker beat
+.PHONY: setup run test lint bench bench-large clean serve worker beat
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,9 +49,19 @@ test: setup
 lint: setup
 	$(BIN)/ruff check .
 
-bench: setup
-	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} $(BIN)/python bench/store_bench.py
+# Benchmarks use their own database (created if missing, emptied and loaded by bench/generate.py).
+BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/memoryadmin_bench
+
+$(BIN)/.bench-installed: $(BIN)/.installed
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+bench: setup $(BIN)/.bench-installed
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python bench/run.py --preset small
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} $(BIN)/python bench/extraction_eval.py
+
+bench-large: setup $(BIN)/.bench-installed
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python bench/run.py --preset large --n 300
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache

@@ -1,0 +1,189 @@
+"""Fill the benchmark database fast, with COPY (not the ORM): travellers, facts and their history.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/ma_bench python bench/generate.py --preset small
+
+Presets: `small` (10,000 travellers, 100,000 facts, 300,000 events) and `large` (100,000,
+1,000,000, 3,000,000). A few heavy travellers hold 500 facts each; the rest share what is left.
+Realistic airline topics and categories, English and Traditional Chinese values, ~3% sensitive,
+~2% waiting for review, ~25% with a future expiry, a session tag on most. The database must be
+migrated first (`manage.py migrate`); the memory tables are emptied before loading.
+
+This is test data for a benchmark, written straight into the tables on purpose: no service, no
+audit. Deterministic for a given preset (seeded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class Preset:
+    travellers: int
+    facts: int
+    events: int
+    heavy: int  # travellers with HEAVY_FACTS facts each
+
+
+PRESETS = {
+    "small": Preset(travellers=10_000, facts=100_000, events=300_000, heavy=5),
+    "large": Preset(travellers=100_000, facts=1_000_000, events=3_000_000, heavy=20),
+    "tiny": Preset(travellers=500, facts=5_000, events=15_000, heavy=2),  # for tests
+}
+HEAVY_FACTS = 500
+HEAVY_PREFIX = "H"
+
+TOPICS: list[tuple[str, str, list[str]]] = [
+    ("seat_preference", "preference", ["Prefers aisle seats", "Prefers window seats",
+                                       "偏好靠走道的座位", "喜歡靠窗的位置"]),
+    ("meal_preference", "preference", ["Vegetarian meals", "Asian vegetarian meal",
+                                       "偏好素食餐", "不吃牛肉"]),
+    ("overnight_flight", "constraint", ["Avoids overnight flights", "不搭紅眼航班"]),
+    ("connection_limit", "constraint", ["At most one connection", "轉機最多一次"]),
+    ("travel_party", "context", ["Usually travels with spouse", "常與家人同行",
+                                 "Travels with two children"]),
+    ("home_airport", "context", ["Flies from Taipei Taoyuan (TPE)", "住在高雄，常從 KHH 出發",
+                                 "Based near Heathrow"]),
+    ("cabin_class", "preference", ["Books premium economy on long haul", "長程偏好商務艙"]),
+    ("baggage", "preference", ["Travels with carry-on only", "通常託運一件行李"]),
+    ("frequent_route", "context", ["Often flies TPE to NRT", "常飛台北－香港"]),
+    ("arrival_time", "constraint", ["Must land before 22:00", "需在晚上十點前抵達"]),
+    ("upgrade_interest", "preference", ["Interested in paid upgrades", "願意付費升等"]),
+    ("language", "preference", ["Prefers Mandarin-speaking agents", "偏好中文服務"]),
+]
+SENSITIVE_TOPICS = [
+    ("mobility", "constraint", ["Uses a wheelchair at airports", "需要輪椅協助"]),
+    ("medical_meal", "constraint", ["Needs a gluten-free meal (coeliac)", "糖尿病餐"]),
+]
+ACTIONS = ["created", "updated", "updated", "expiry_changed", "approved", "flagged_sensitive"]
+ACTORS = [("agent", "prod-agent-host"), ("extraction", "extraction"), ("staff", "support1"),
+          ("customer", "portal")]
+
+
+def heavy_ids(preset: Preset) -> list[str]:
+    return [f"{HEAVY_PREFIX}{n:05d}" for n in range(preset.heavy)]
+
+
+def normal_id(n: int) -> str:
+    return f"T{n:07d}"
+
+
+def tag(n: int) -> str:
+    return hashlib.sha256(f"session-{n}".encode()).hexdigest()[:12]
+
+
+def _facts_for(subject: str, count: int, rng: random.Random, now: datetime):
+    """(key, value, category, status, sensitive, expires_at, created_at, updated_at, tag)."""
+    for index in range(count):
+        if rng.random() < 0.03:
+            base, category, values = rng.choice(SENSITIVE_TOPICS)
+            sensitive = True
+            key = f"{base}_{index}"
+        else:
+            base, category, values = TOPICS[index % len(TOPICS)]
+            sensitive = False
+            key = base if index < len(TOPICS) else f"{base}_{index}"
+        value = rng.choice(values) + ("" if index < len(TOPICS) else f" (note {index})")
+        status = "pending_review" if rng.random() < 0.02 else "active"
+        created = now - timedelta(days=rng.randint(30, 700), seconds=index)
+        updated = created + timedelta(days=rng.randint(0, 25))
+        expires = now + timedelta(days=rng.randint(30, 365)) if rng.random() < 0.25 else None
+        yield (key, value, category, status, sensitive, expires, created, updated,
+               tag(rng.randint(0, 10**6)) if rng.random() < 0.9 else "")
+
+
+def load(conninfo: str, preset: Preset, *, seed: int = 12) -> dict[str, float]:
+    rng = random.Random(seed)
+    now = datetime.now(UTC)
+    started = time.perf_counter()
+    heavy = heavy_ids(preset)
+    normal = preset.travellers - len(heavy)
+    rest = preset.facts - HEAVY_FACTS * len(heavy)
+    base, extra = divmod(rest, normal)
+    with psycopg.connect(conninfo, autocommit=False) as conn:
+        conn.execute(
+            "TRUNCATE memory_fact, memory_fact_event, memory_subject RESTART IDENTITY CASCADE"
+        )
+        with conn.cursor().copy(
+            "COPY memory_subject (subject_id, purge_generation, memory_paused, memory_use_paused,"
+            " legal_hold, created_at, updated_at) FROM STDIN"
+        ) as copy:
+            for subject in heavy + [normal_id(n) for n in range(normal)]:
+                copy.write_row((subject, 0, False, False, False, now, now))
+        facts_written = 0
+        keys_by_subject: list[tuple[str, str, str]] = []  # sampled, for events
+        with conn.cursor().copy(
+            "COPY memory_fact (subject_id, key, value, category, status, sensitive, expires_at,"
+            " created_at, updated_at, source_session_id, origin, expiry_pinned, version)"
+            " FROM STDIN"
+        ) as copy:
+            plan = [(s, HEAVY_FACTS) for s in heavy] + [
+                (normal_id(n), base + (1 if n < extra else 0)) for n in range(normal)
+            ]
+            for subject, count in plan:
+                for row in _facts_for(subject, count, rng, now):
+                    key, value = row[0], row[1]
+                    copy.write_row((subject, *row, "extraction", False, 1))
+                    facts_written += 1
+                    if len(keys_by_subject) < preset.events:
+                        keys_by_subject.append((subject, key, value))
+        events_written = 0
+        with conn.cursor().copy(
+            "COPY memory_fact_event (subject_id, key, action, actor_kind, actor_label, reason,"
+            " before, after, session_tag, created_at) FROM STDIN"
+        ) as copy:
+            per_fact, spare = divmod(preset.events, max(1, len(keys_by_subject)))
+            for index, (subject, key, value) in enumerate(keys_by_subject):
+                for step in range(per_fact + (1 if index < spare else 0)):
+                    action = "created" if step == 0 else rng.choice(ACTIONS[1:])
+                    kind, label = rng.choice(ACTORS)
+                    after = json.dumps({"value": value, "version": step + 1})
+                    before = None if step == 0 else after
+                    created = now - timedelta(days=400 - step, seconds=index)
+                    copy.write_row((subject, key, action, kind, label, "generated", before,
+                                    after, tag(index), created))
+                    events_written += 1
+        conn.commit()
+        conn.autocommit = True
+        conn.execute("VACUUM ANALYZE memory_subject")
+        conn.execute("VACUUM ANALYZE memory_fact")
+        conn.execute("VACUUM ANALYZE memory_fact_event")
+    return {
+        "travellers": preset.travellers,
+        "facts": facts_written,
+        "events": events_written,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def conninfo_from_env() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith("postgres"):
+        raise SystemExit("bench needs PostgreSQL: set DATABASE_URL=postgres://...")
+    return url
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="small")
+    args = parser.parse_args()
+    result = load(conninfo_from_env(), PRESETS[args.preset])
+    print(
+        f"loaded {result['travellers']:,} travellers, {result['facts']:,} facts, "
+        f"{result['events']:,} events in {result['seconds']:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,550 @@
+"""The benchmark suite: every scenario against its baseline, measured in the same run.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/ma_bench python bench/run.py --preset small
+
+Loads the preset with bench/generate.py (COPY), then runs the scenarios and prints one table:
+p50 and p99 latency, throughput, the baseline's p50 and the ratio. Cases of one scenario take
+turns call by call, so noise from the other tenants of the machine hits them alike. Ratios are
+the point: they stay comparable across machines.
+
+Scenarios: 1 agent read (in-process and HTTP against gunicorn with 2 workers, plus throughput
+under 32 clients against a constant JSON view), 2 agent write (upsert of 3 facts, delete),
+3 search (heavy travellers), 7 peers (LangGraph's AsyncPostgresStore when installed). The
+numbers and what is not measured are in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryadmin.settings")
+
+import django  # noqa: E402
+
+from bench import generate  # noqa: E402
+
+HTTP_PORT = int(os.environ.get("BENCH_HTTP_PORT", "8121"))
+CLIENTS = 32
+
+
+@dataclass
+class Row:
+    scenario: str
+    operation: str
+    samples: list[float] = field(default_factory=list)  # seconds
+    throughput: float | None = None  # per second, when measured under load
+    baseline: Row | None = None
+    target: str = ""
+    limit: float | None = None  # the ratio the target allows
+
+    def p(self, q: float) -> float:
+        ordered = sorted(self.samples)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def ops(self) -> float:
+        if self.throughput is not None:
+            return self.throughput
+        return len(self.samples) / sum(self.samples)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.baseline is None:
+            return None
+        if self.throughput is not None and self.baseline.throughput is not None:
+            return self.throughput / self.baseline.throughput
+        return self.p50 / self.baseline.p50
+
+
+async def take_turns(cases: dict[str, Callable[[int], Awaitable[object]]], n: int) -> dict:
+    """Call each case once per round, in a shuffled order, n rounds; seconds per call."""
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    names = list(cases)
+    for index in range(max(3, n // 20)):  # warm-up: connections, prepared statements, caches
+        for name in names:
+            await cases[name](index)
+    for index in range(n):
+        random.shuffle(names)
+        for name in names:
+            start = time.perf_counter()
+            await cases[name](index)
+            samples[name].append(time.perf_counter() - start)
+    return samples
+
+
+def sync_case(fn: Callable[[int], object]) -> Callable[[int], Awaitable[object]]:
+    async def call(index: int) -> object:
+        return fn(index)
+
+    return call
+
+
+# --- scenarios ----------------------------------------------------------------------------------
+
+
+RAW_READ = (
+    "SELECT key, value, category, updated_at, source_session_id FROM memory_fact"
+    " WHERE subject_id = %s AND status = 'active' AND (expires_at IS NULL OR expires_at > now())"
+    " ORDER BY created_at, id"
+)
+RAW_TIER_ONE = (
+    "SELECT key, value, category, updated_at, source_session_id FROM memory_fact"
+    " WHERE subject_id = %s AND status = 'active' AND NOT sensitive"
+    " AND (expires_at IS NULL OR expires_at > now()) ORDER BY category <> 'constraint',"
+    " updated_at DESC LIMIT 8"
+)
+RAW_SEARCH = (
+    "SELECT key, value, category, updated_at, source_session_id FROM memory_fact"
+    " WHERE subject_id = %s AND status = 'active' AND (expires_at IS NULL OR expires_at > now())"
+    " AND (lower(value) LIKE %s OR lower(key) LIKE %s)"
+)
+RAW_UPSERT = (
+    "INSERT INTO memory_fact (subject_id, key, value, category, updated_at, source_session_id,"
+    " created_at, origin, status, sensitive, expiry_pinned, version)"
+    " SELECT %s, k, v, 'preference', now(), '', now(), 'agent', 'active', false, false, 1"
+    " FROM unnest(%s::text[], %s::text[]) AS r(k, v)"
+    " ON CONFLICT (subject_id, key) DO UPDATE SET value = EXCLUDED.value,"
+    " updated_at = EXCLUDED.updated_at, version = memory_fact.version + 1"
+)
+
+
+async def scenario_reads(ctx: Context, rows: list[Row]) -> None:
+    from memoryadmin.facts.store import DjangoMemoryStore
+
+    store = DjangoMemoryStore(native=True)
+    hop = DjangoMemoryStore(native=False)
+    raw = ctx.raw
+    subjects = ctx.subjects
+
+    async def raw_read(i: int) -> object:
+        return await (await raw.execute(RAW_READ, [subjects[i % len(subjects)]])).fetchall()
+
+    async def raw_tier(i: int) -> object:
+        return await (await raw.execute(RAW_TIER_ONE, [subjects[i % len(subjects)]])).fetchall()
+
+    async def raw_search(i: int) -> object:
+        return await (
+            await raw.execute(RAW_SEARCH, [subjects[i % len(subjects)], "%aisle%", "%aisle%"])
+        ).fetchall()
+
+    cases = {
+        "raw get": raw_read,
+        "raw tier one": raw_tier,
+        "raw search": raw_search,
+        "get_facts": lambda i: store.get_facts(subjects[i % len(subjects)]),
+        "tier_one": lambda i: store.tier_one(subjects[i % len(subjects)]),
+        "search_facts": lambda i: store.search_facts(subjects[i % len(subjects)], "aisle"),
+        "get_facts (thread hop)": lambda i: hop.get_facts(subjects[i % len(subjects)]),
+    }
+    got = await take_turns(cases, ctx.n)
+    base = {name: Row("1 agent read", name, got[name]) for name in ("raw get", "raw tier one",
+                                                                   "raw search")}
+    rows.extend(base.values())
+    for name, against in [("get_facts", "raw get"), ("tier_one", "raw tier one"),
+                          ("search_facts", "raw search"), ("get_facts (thread hop)", "raw get")]:
+        limit = None if "hop" in name else 2.0
+        rows.append(Row("1 agent read", f"DjangoMemoryStore.{name}", got[name],
+                        baseline=base[against], target="p50 <= 2x raw" if limit else "(before)",
+                        limit=limit))
+
+
+async def scenario_heavy_search(ctx: Context, rows: list[Row]) -> None:
+    from memoryadmin.facts.store import DjangoMemoryStore
+
+    store = DjangoMemoryStore(native=True)
+    heavy = generate.heavy_ids(ctx.preset)
+
+    async def raw_search(i: int) -> object:
+        return await (
+            await ctx.raw.execute(RAW_SEARCH, [heavy[i % len(heavy)], "%aisle%", "%aisle%"])
+        ).fetchall()
+
+    cases = {
+        "raw": raw_search,
+        "store": lambda i: store.search_facts(heavy[i % len(heavy)], "aisle"),
+        "get": lambda i: store.get_facts(heavy[i % len(heavy)]),
+    }
+    got = await take_turns(cases, max(50, ctx.n // 4))
+    base = Row("3 search", "raw search, 500-fact traveller", got["raw"])
+    rows.append(base)
+    rows.append(Row("3 search", "search_facts, 500-fact traveller", got["store"], baseline=base,
+                    target="p50 <= 2x raw", limit=2.0))
+    rows.append(Row("3 search", "get_facts, 500-fact traveller", got["get"], baseline=base))
+
+
+async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
+
+    from memoryadmin.client.types import MemoryFact
+    from memoryadmin.facts import services
+    from memoryadmin.facts.actors import Actor
+    from memoryadmin.facts.store import DjangoMemoryStore
+
+    store = DjangoMemoryStore(native=True, session_id="bench")
+    actor = Actor.agent("bench")
+    subjects = ctx.subjects
+    keys = ["seat_preference", "bench_meal", "bench_party"]
+
+    def values(i: int, who: str) -> list[str]:
+        return [f"{who} value {i} number {n}" for n in range(3)]
+
+    async def raw_upsert(i: int) -> object:
+        return await ctx.raw.execute(
+            RAW_UPSERT, [subjects[(i + 1) % len(subjects)], keys, values(i, "raw")]
+        )
+
+    def service_upsert(i: int) -> object:
+        return services.fact_upsert(
+            subject_id=subjects[(i + 2) % len(subjects)],
+            facts=[services.FactDraft(k, v) for k, v in zip(keys, values(i, "svc"), strict=True)],
+            actor=actor,
+            reason="saved by the agent",
+        )
+
+    async def store_upsert(i: int) -> object:
+        return await store.upsert_facts(
+            subjects[(i + 3) % len(subjects)],
+            [MemoryFact(key=k, value=v) for k, v in zip(keys, values(i, "store"), strict=True)],
+        )
+
+    # Deletes: each round deletes a fact that the previous round's upsert created.
+    async def raw_delete(i: int) -> object:
+        return await ctx.raw.execute(
+            "DELETE FROM memory_fact WHERE subject_id = %s AND key = %s",
+            [subjects[(i + 1) % len(subjects)], "bench_meal"],
+        )
+
+    async def store_delete(i: int) -> object:
+        return await store.delete_fact(subjects[(i + 3) % len(subjects)], "bench_meal")
+
+    upserts = await take_turns(
+        {"raw": raw_upsert, "service": sync_case(service_upsert), "store": store_upsert}, ctx.n
+    )
+    base = Row("2 agent write", "raw INSERT .. ON CONFLICT, 3 facts", upserts["raw"])
+    rows.append(base)
+    rows.append(Row("2 agent write", "fact_upsert, 3 facts (service)", upserts["service"],
+                    baseline=base, target="p50 <= 3x raw", limit=3.0))
+    rows.append(Row("2 agent write", "DjangoMemoryStore.upsert_facts, 3", upserts["store"],
+                    baseline=base, target="p50 <= 3x raw", limit=3.0))
+
+    delete_samples: dict[str, list[float]] = {"raw": [], "store": []}
+    n = max(50, ctx.n // 4)
+    for i in range(n):
+        await raw_upsert(i)
+        await store_upsert(i)
+        for name, fn in (("raw", raw_delete), ("store", store_delete)):
+            start = time.perf_counter()
+            await fn(i)
+            delete_samples[name].append(time.perf_counter() - start)
+    base = Row("2 agent write", "raw DELETE of one fact", delete_samples["raw"])
+    rows.append(base)
+    rows.append(Row("2 agent write", "DjangoMemoryStore.delete_fact (erase)",
+                    delete_samples["store"], baseline=base, target="p50 <= 3x raw", limit=3.0))
+
+
+async def scenario_http(ctx: Context, rows: list[Row]) -> None:
+    import httpx
+
+    from memoryadmin.api.tokens import token_issue
+
+    _, secret = await asyncio.to_thread(_issue_token, token_issue)
+    url = f"http://127.0.0.1:{HTTP_PORT}"
+    headers = {"Authorization": f"Bearer {secret}"}
+    subjects = ctx.subjects
+    with gunicorn_server():
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as client:
+            await _wait_up(client)
+
+            async def tier(i: int) -> object:
+                response = await client.get(f"/api/v1/subjects/{subjects[i % len(subjects)]}/"
+                                            "tier-one")
+                response.raise_for_status()
+                return response
+
+            async def constant(i: int) -> object:
+                return (await client.get("/bench/constant")).raise_for_status()
+
+            async def put3(i: int) -> object:
+                body = {"facts": [{"key": k, "value": f"http value {i} {k}"}
+                                  for k in ("seat_preference", "bench_meal", "bench_party")]}
+                response = await client.put(
+                    f"/api/v1/subjects/{subjects[(i + 5) % len(subjects)]}/facts", json=body
+                )
+                response.raise_for_status()
+                return response
+
+            async def raw_tier(i: int) -> object:
+                return await (
+                    await ctx.raw.execute(RAW_TIER_ONE, [subjects[i % len(subjects)]])
+                ).fetchall()
+
+            async def raw_upsert(i: int) -> object:
+                return await ctx.raw.execute(
+                    RAW_UPSERT, [subjects[(i + 7) % len(subjects)],
+                                 ["seat_preference", "bench_meal", "bench_party"],
+                                 [f"raw {i} {n}" for n in range(3)]]
+                )
+
+            got = await take_turns({"tier": tier, "constant": constant, "raw": raw_tier,
+                                    "put": put3, "raw_upsert": raw_upsert}, ctx.n)
+            base = Row("1 agent read (HTTP)", "raw tier-one query", got["raw"])
+            rows.append(base)
+            rows.append(Row("1 agent read (HTTP)", "GET tier-one, 1 client", got["tier"],
+                            baseline=base, target="p50 <= 4x raw", limit=4.0))
+            rows.append(Row("1 agent read (HTTP)", "GET constant JSON view, 1 client",
+                            got["constant"], baseline=base))
+            wbase = Row("2 agent write (HTTP)", "raw INSERT .. ON CONFLICT, 3 facts",
+                        got["raw_upsert"])
+            rows.append(wbase)
+            rows.append(Row("2 agent write (HTTP)", "PUT facts (3), 1 client", got["put"],
+                            baseline=wbase))
+
+        # Throughput under 32 concurrent clients (one connection each).
+        limits = httpx.Limits(max_connections=CLIENTS, max_keepalive_connections=CLIENTS)
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30,
+                                     limits=limits) as client:
+            seconds = ctx.load_seconds
+            const = await _load(client, lambda i: "/bench/constant", seconds)
+            tier_load = await _load(
+                client,
+                lambda i: f"/api/v1/subjects/{subjects[i % len(subjects)]}/tier-one",
+                seconds,
+            )
+        crow = Row("1 agent read (HTTP)", f"constant view, {CLIENTS} clients", const[1],
+                   throughput=const[0])
+        rows.append(crow)
+        rows.append(Row("1 agent read (HTTP)", f"GET tier-one, {CLIENTS} clients", tier_load[1],
+                        throughput=tier_load[0], baseline=crow,
+                        target="throughput >= 60% of constant", limit=0.6))
+
+
+def _issue_token(token_issue) -> tuple:
+    return token_issue(name="bench", scopes=["memory:read", "memory:write"])
+
+
+async def _wait_up(client) -> None:
+    for _ in range(100):
+        try:
+            await client.get("/bench/constant")
+            return
+        except Exception:  # noqa: BLE001 - not up yet
+            await asyncio.sleep(0.2)
+    raise RuntimeError("gunicorn did not start")
+
+
+async def _load(client, path_for: Callable[[int], str], seconds: float) -> tuple[float, list]:
+    samples: list[float] = []
+    counter = iter(range(10**9))
+    deadline = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        while time.perf_counter() < deadline:
+            start = time.perf_counter()
+            response = await client.get(path_for(next(counter)))
+            response.raise_for_status()
+            samples.append(time.perf_counter() - start)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(CLIENTS)))
+    return len(samples) / (time.perf_counter() - started), samples
+
+
+class gunicorn_server:  # noqa: N801 - used as a context manager
+    def __enter__(self) -> None:
+        env = {**os.environ, "DEBUG": "false", "API_THROTTLE_RATE": "100000000/min",
+               "ALLOWED_HOSTS": "127.0.0.1,localhost"}
+        self.proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "gunicorn"), "bench.wsgi:application",
+             "--workers", "2", "--bind", f"127.0.0.1:{HTTP_PORT}", "--log-level", "warning"],
+            cwd=str(ROOT), env=env, start_new_session=True,
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(20)
+
+
+async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
+    """LangGraph's AsyncPostgresStore on the same travellers' facts (its own table, loaded with
+    the same rows), the same operations; no audit, no visibility rules."""
+    try:
+        from langgraph.store.base import PutOp
+        from langgraph.store.postgres import AsyncPostgresStore
+    except ImportError:
+        print("scenario 7: langgraph-checkpoint-postgres not installed (pip install '.[bench]')")
+        return
+    from memoryadmin.facts.store import DjangoMemoryStore
+
+    subjects = ctx.subjects
+    async with AsyncPostgresStore.from_conn_string(ctx.conninfo) as peer:
+        await peer.setup()
+        await ctx.raw.execute("TRUNCATE store")
+        await ctx.raw.execute(
+            "INSERT INTO store (prefix, key, value, created_at, updated_at)"
+            " SELECT 'facts.' || subject_id, key, jsonb_build_object('value', value, 'category',"
+            " category), created_at, updated_at FROM memory_fact WHERE subject_id = ANY(%s)",
+            [subjects],
+        )
+        store = DjangoMemoryStore(native=True)
+        from memoryadmin.client.types import MemoryFact
+
+        async def peer_get(i: int) -> object:
+            return await peer.asearch(("facts", subjects[i % len(subjects)]), limit=1000)
+
+        async def peer_put(i: int) -> object:
+            ns = ("facts", subjects[(i + 11) % len(subjects)])
+            return await peer.abatch([PutOp(ns, k, {"value": f"peer {i} {k}"})
+                                      for k in ("seat_preference", "bench_meal", "bench_party")])
+
+        async def ours_get(i: int) -> object:
+            return await store.get_facts(subjects[i % len(subjects)])
+
+        async def ours_put(i: int) -> object:
+            return await store.upsert_facts(
+                subjects[(i + 13) % len(subjects)],
+                [MemoryFact(key=k, value=f"ours {i} {k}")
+                 for k in ("seat_preference", "bench_meal", "bench_party")],
+            )
+
+        async def raw_get(i: int) -> object:
+            return await (await ctx.raw.execute(RAW_READ, [subjects[i % len(subjects)]])
+                          ).fetchall()
+
+        got = await take_turns({"peer_get": peer_get, "peer_put": peer_put, "ours_get": ours_get,
+                                "ours_put": ours_put, "raw_get": raw_get}, ctx.n)
+        base = Row("7 peers", "raw get", got["raw_get"])
+        rows.append(base)
+        rows.append(Row("7 peers", "LangGraph AsyncPostgresStore.asearch", got["peer_get"],
+                        baseline=base))
+        rows.append(Row("7 peers", "DjangoMemoryStore.get_facts", got["ours_get"],
+                        baseline=base))
+        put_base = Row("7 peers", "LangGraph abatch 3 puts (no audit)", got["peer_put"])
+        rows.append(put_base)
+        rows.append(Row("7 peers", "DjangoMemoryStore.upsert_facts 3 (audit)", got["ours_put"],
+                        baseline=put_base))
+
+
+# --- driver -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    conninfo: str
+    preset: generate.Preset
+    n: int
+    load_seconds: float
+    raw: object = None
+    subjects: list[str] = field(default_factory=list)
+
+
+def print_table(rows: list[Row], title: str) -> None:
+    print(f"\n{title}")
+    header = (f"| {'scenario':<22} | {'operation':<40} | {'p50 ms':>8} | {'p99 ms':>8} | "
+              f"{'ops/s':>8} | {'x base':>7} | target |")
+    print(header)
+    print("|" + "|".join("-" * (len(part)) for part in header.split("|")[1:-1]) + "|")
+    for row in rows:
+        ratio = row.ratio
+        verdict = ""
+        if row.limit is not None and ratio is not None:
+            ok = ratio >= row.limit if row.throughput is not None else ratio <= row.limit
+            verdict = f"{'met' if ok else 'MISSED'}: {row.target}"
+        elif row.target:
+            verdict = row.target
+        ratio_text = "" if ratio is None else (
+            f"{ratio * 100:5.0f}%" if row.throughput is not None else f"{ratio:6.2f}x")
+        print(f"| {row.scenario:<22} | {row.operation:<40} | {row.p50 * 1e3:8.3f} | "
+              f"{row.p(0.99) * 1e3:8.3f} | {row.ops:8.0f} | {ratio_text:>7} | {verdict} |")
+
+
+async def run_async(ctx: Context, only: set[str]) -> list[Row]:
+    import psycopg
+
+    rows: list[Row] = []
+    ctx.raw = await psycopg.AsyncConnection.connect(ctx.conninfo, autocommit=True)
+    rng = random.Random(7)
+    normal = ctx.preset.travellers - ctx.preset.heavy
+    ctx.subjects = [generate.normal_id(rng.randrange(normal)) for _ in range(2000)]
+    try:
+        if "1" in only:
+            await scenario_reads(ctx, rows)
+        if "3" in only:
+            await scenario_heavy_search(ctx, rows)
+        if "2" in only:
+            await scenario_writes(ctx, rows)
+        if "http" in only:
+            await scenario_http(ctx, rows)
+        if "7" in only:
+            await scenario_peers(ctx, rows)
+    finally:
+        from memoryadmin.facts.store import close_pools
+
+        await close_pools()
+        await ctx.raw.close()
+    return rows
+
+
+def ensure_database(conninfo: str) -> None:
+    """Create the benchmark database if it does not exist (never the one you work in)."""
+    import psycopg
+    from psycopg import sql
+
+    info = psycopg.conninfo.conninfo_to_dict(conninfo)
+    name = info.get("dbname")
+    try:
+        psycopg.connect(conninfo).close()
+    except psycopg.OperationalError:
+        with psycopg.connect(**{**info, "dbname": "postgres"}, autocommit=True) as admin:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", choices=sorted(generate.PRESETS), default="small")
+    parser.add_argument("--n", type=int, default=400, help="calls per case")
+    parser.add_argument("--load-seconds", type=float, default=8.0)
+    parser.add_argument("--skip-load", action="store_true", help="reuse the loaded data")
+    parser.add_argument("--only", default="1,2,3,http,7")
+    args = parser.parse_args()
+    conninfo = generate.conninfo_from_env()
+    ensure_database(conninfo)
+    os.environ["MEMORY_STORE_NATIVE_ASYNC"] = "true"
+    # The service baseline is called from the event loop on purpose (turn-taking), in sync.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    preset = generate.PRESETS[args.preset]
+    if not args.skip_load:
+        loaded = generate.load(conninfo, preset)
+        print(f"loaded {loaded['facts']:,} facts, {loaded['events']:,} events in "
+              f"{loaded['seconds']:.0f} s")
+    ctx = Context(conninfo=conninfo, preset=preset, n=args.n, load_seconds=args.load_seconds)
+    started = time.perf_counter()
+    rows = asyncio.run(run_async(ctx, set(args.only.split(","))))
+    print_table(rows, f"preset {args.preset}: {preset.travellers:,} travellers, "
+                      f"{preset.facts:,} facts; {os.cpu_count()} cores; "
+                      f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+                      f"scenarios took {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
