@@ -96,6 +96,17 @@ def sync_case(fn: Callable[[int], object]) -> Callable[[int], Awaitable[object]]
     return call
 
 
+def make_store(*, native: bool, **kwargs: object) -> object:
+    """DjangoMemoryStore on its native async path (or Django's thread when native=False). An
+    older checkout without the native path (a "before" run) gets its only path."""
+    from memoryadmin.facts.store import DjangoMemoryStore
+
+    try:
+        return DjangoMemoryStore(native=native, **kwargs)
+    except TypeError:
+        return DjangoMemoryStore(**kwargs)
+
+
 # --- scenarios ----------------------------------------------------------------------------------
 
 
@@ -126,10 +137,8 @@ RAW_UPSERT = (
 
 
 async def scenario_reads(ctx: Context, rows: list[Row]) -> None:
-    from memoryadmin.facts.store import DjangoMemoryStore
-
-    store = DjangoMemoryStore(native=True)
-    hop = DjangoMemoryStore(native=False)
+    store = make_store(native=True)
+    hop = make_store(native=False)
     raw = ctx.raw
     subjects = ctx.subjects
 
@@ -166,9 +175,7 @@ async def scenario_reads(ctx: Context, rows: list[Row]) -> None:
 
 
 async def scenario_heavy_search(ctx: Context, rows: list[Row]) -> None:
-    from memoryadmin.facts.store import DjangoMemoryStore
-
-    store = DjangoMemoryStore(native=True)
+    store = make_store(native=True)
     heavy = generate.heavy_ids(ctx.preset)
 
     async def raw_search(i: int) -> object:
@@ -194,9 +201,7 @@ async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
     from memoryadmin.client.types import MemoryFact
     from memoryadmin.facts import services
     from memoryadmin.facts.actors import Actor
-    from memoryadmin.facts.store import DjangoMemoryStore
-
-    store = DjangoMemoryStore(native=True, session_id="bench")
+    store = make_store(native=True, session_id="bench")
     actor = Actor.agent("bench")
     subjects = ctx.subjects
     keys = ["seat_preference", "bench_meal", "bench_party"]
@@ -367,11 +372,15 @@ async def _load(client, path_for: Callable[[int], str], seconds: float) -> tuple
 
 class gunicorn_server:  # noqa: N801 - used as a context manager
     def __enter__(self) -> None:
+        # `make serve`'s own gunicorn.conf.py (2 workers), its access log to /dev/null.
         env = {**os.environ, "DEBUG": "false", "API_THROTTLE_RATE": "100000000/min",
-               "ALLOWED_HOSTS": "127.0.0.1,localhost"}
+               "ALLOWED_HOSTS": "127.0.0.1,localhost", "WEB_CONCURRENCY": "2",
+               "BIND": f"127.0.0.1:{HTTP_PORT}", "GUNICORN_ACCESS_LOG": "/dev/null"}
+        config = ["-c", "gunicorn.conf.py"] if (ROOT / "gunicorn.conf.py").exists() else [
+            "--workers", "2", "--bind", f"127.0.0.1:{HTTP_PORT}"]
         self.proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "gunicorn"), "bench.wsgi:application",
-             "--workers", "2", "--bind", f"127.0.0.1:{HTTP_PORT}", "--log-level", "warning"],
+            [str(Path(sys.executable).parent / "gunicorn"), "bench.wsgi:application", *config,
+             "--log-level", "warning"],
             cwd=str(ROOT), env=env, start_new_session=True,
         )
 
@@ -389,8 +398,6 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
     except ImportError:
         print("scenario 7: langgraph-checkpoint-postgres not installed (pip install '.[bench]')")
         return
-    from memoryadmin.facts.store import DjangoMemoryStore
-
     subjects = ctx.subjects
     async with AsyncPostgresStore.from_conn_string(ctx.conninfo) as peer:
         await peer.setup()
@@ -401,7 +408,7 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             " category), created_at, updated_at FROM memory_fact WHERE subject_id = ANY(%s)",
             [subjects],
         )
-        store = DjangoMemoryStore(native=True)
+        store = make_store(native=True)
         from memoryadmin.client.types import MemoryFact
 
         async def peer_get(i: int) -> object:
@@ -493,9 +500,10 @@ async def run_async(ctx: Context, only: set[str]) -> list[Row]:
         if "7" in only:
             await scenario_peers(ctx, rows)
     finally:
-        from memoryadmin.facts.store import close_pools
+        from memoryadmin.facts import store
 
-        await close_pools()
+        if hasattr(store, "close_pools"):
+            await store.close_pools()
         await ctx.raw.close()
     return rows
 
