@@ -23,6 +23,9 @@ run: setup
 	export DEBUG=$${DEBUG:-true}; \
 	$(BIN)/python manage.py migrate --noinput && \
 	$(BIN)/python manage.py seed_demo && \
+	echo "Traveller privacy portal for demo traveller FF-100231 (the link works once, for 15 minutes;" && \
+	echo "get another with: $(BIN)/python manage.py portal_link FF-100231):" && \
+	$(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:8000 && \
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 # Production web: gunicorn (WEB_CONCURRENCY workers, default 2) + WhiteNoise, DEBUG off.

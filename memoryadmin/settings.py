@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "memoryadmin.extraction",
     "memoryadmin.api",
     "memoryadmin.staff",
+    "portal",
 ]
 
 MIDDLEWARE = [
@@ -63,6 +64,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff pages stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -102,6 +104,9 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
+# The traveller portal speaks both; staff pages and the API are English only.
+LANGUAGES = [("en", "English"), ("zh-hant", "繁體中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -157,6 +162,14 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     },
 }
+
+# --- The traveller portal.
+PORTAL_LINK_TTL_MINUTES = int(os.environ.get("PORTAL_LINK_TTL_MINUTES", "15"))
+PORTAL_SESSION_IDLE_MINUTES = int(os.environ.get("PORTAL_SESSION_IDLE_MINUTES", "30"))
+PORTAL_REDEEM_RATE = os.environ.get("PORTAL_REDEEM_RATE", "10/min")  # link openings per address
+# Where travellers reach the portal, when it differs from the host the airline's backend calls.
+PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "").rstrip("/")
+PORTAL_COOKIE_SECURE = env_bool("PORTAL_COOKIE_SECURE", not DEBUG)
 
 # --- Celery: eager in-process when no broker is configured (the embedded default).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

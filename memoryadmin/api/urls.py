@@ -16,6 +16,7 @@ from drf_spectacular.views import (
 from . import views
 from .converters import FactKeyConverter, SubjectIdConverter
 from .errors import api_not_found
+from .portal_links import PortalLinkView
 
 register_converter(SubjectIdConverter, "subject_id")
 register_converter(FactKeyConverter, "fact_key")
@@ -46,6 +47,7 @@ urlpatterns = [
         views.PurgeGenerationView.as_view(),
         name="api-purge-generation",
     ),
+    path(SUBJECT + "portal-links", PortalLinkView.as_view(), name="api-portal-links"),
     path("", include("memoryadmin.api.turns")),
     re_path(r"", api_not_found, name="api-not-found"),
 ]

@@ -12,7 +12,7 @@ from .errors import (
     Throttled,
     Unavailable,
 )
-from .http import HttpMemoryStore, VersionedFact
+from .http import HttpMemoryStore, PortalLink, VersionedFact
 from .tools import RECALL_MEMORIES_TOOL, SAVE_MEMORY_TOOL, MemoryTools, ToolResult, format_facts
 from .types import MemoryCategory, MemoryFact, MemoryStore
 
@@ -37,6 +37,7 @@ __all__ = [
     "MemoryStore",
     "MemoryTools",
     "NotFound",
+    "PortalLink",
     "Throttled",
     "ToolResult",
     "Unavailable",

@@ -68,6 +68,14 @@ class VersionedFact:
     held: str | None = None
 
 
+@dataclass(frozen=True)
+class PortalLink:
+    """A single-use link into the traveller's privacy portal: send their browser to `url`."""
+
+    url: str
+    expires_at: datetime
+
+
 def _segment(value: str) -> str:
     """Quote one path segment completely: a key or subject id may contain '/', '?' or '%'."""
     return quote(value, safe="")
@@ -459,3 +467,23 @@ class HttpMemoryStore:
         """The state of an extraction job posted with post_turn."""
         result = await self._json("GET", f"{API_PREFIX}/jobs/{_segment(str(job_id))}")
         return dict(result) if isinstance(result, Mapping) else {"result": result}
+
+    async def portal_link(self, subject_id: str) -> PortalLink:
+        """A link into the privacy portal for a traveller the caller has signed in (scope
+        `portal:issue`). Sent once, never retried: every call issues a new link, and a retry
+        after a lost answer would leave a second working link behind."""
+        body = await self._json(
+            "POST", _subject_path(subject_id, "portal-links"), idempotency_key=None
+        )
+        try:
+            url = body["url"]
+            expires_at = datetime.fromisoformat(body["expires_at"].replace("Z", "+00:00"))
+        except (TypeError, KeyError, AttributeError, ValueError) as exc:
+            raise MemoryApiError(
+                "The memory service sent an unexpected response.", code="bad_response"
+            ) from exc
+        if not isinstance(url, str):
+            raise MemoryApiError(
+                "The memory service sent an unexpected response.", code="bad_response"
+            )
+        return PortalLink(url=url, expires_at=expires_at)

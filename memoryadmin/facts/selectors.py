@@ -29,6 +29,7 @@ from django.utils import timezone
 from .erasure import history_keys
 from .models import (
     Category,
+    EventAction,
     FactEvent,
     FactStatus,
     MemoryFact,
@@ -273,6 +274,11 @@ def subject_facts(subject_id: str) -> list[MemoryFact]:
     return list(MemoryFact.objects.filter(subject_id=subject_id).order_by("category", "key"))
 
 
+def subject_fact(subject_id: str, key: str) -> MemoryFact | None:
+    """One of a traveller's facts by its exact key, pending and expired included."""
+    return MemoryFact.objects.filter(subject_id=subject_id, key=key).first()
+
+
 def fact_history(subject_id: str, key: str) -> QuerySet[FactEvent]:
     """Every event of one fact, including those from before it was last erased (stored under the
     key's digest). `key` may itself be a digest, as an erased fact's events show it."""
@@ -302,3 +308,54 @@ def subjects_overview(*, query: str = "", limit: int = 50) -> list[Subject]:
     if query:
         subjects = subjects.filter(subject_id__icontains=query.strip())
     return list(subjects.order_by("-updated_at", "subject_id")[:limit])
+
+
+@dataclass(frozen=True)
+class ClearReceipt:
+    """What a traveller keeps after "forget everything": proof that can be looked up later."""
+
+    number: str
+    cleared_at: datetime
+    facts_erased: int
+    subject_id: str
+
+
+def receipt_from_event(event: FactEvent) -> ClearReceipt:
+    after = event.after or {}
+    return ClearReceipt(
+        number=str(after.get("receipt", "")),
+        cleared_at=event.created_at,
+        facts_erased=int(after.get("facts_deleted", 0)),
+        subject_id=event.subject_id,
+    )
+
+
+def clear_receipt_get(number: str, *, subject_id: str | None = None) -> ClearReceipt | None:
+    """The receipt with this number, from the subject_cleared event that carries it; with
+    `subject_id`, only if it belongs to that traveller (the portal shows a traveller only their
+    own receipts)."""
+    number = number.strip().upper()
+    if not number or len(number) > 40:
+        return None
+    events = FactEvent.objects.filter(action=EventAction.SUBJECT_CLEARED, after__receipt=number)
+    if subject_id is not None:
+        events = events.filter(subject_id=subject_id)
+    event = events.order_by("id").first()
+    return receipt_from_event(event) if event else None
+
+
+def subject_events(subject_id: str) -> list[FactEvent]:
+    """A traveller's whole history, oldest first (their data export)."""
+    return list(FactEvent.objects.filter(subject_id=subject_id).order_by("created_at", "id"))
+
+
+def fact_sources(subject_id: str) -> dict[str, FactEvent]:
+    """Per key, the event that last set the fact's value (created or updated): who wrote the
+    words the traveller sees, and when. One query for all of a traveller's facts."""
+    latest: dict[str, FactEvent] = {}
+    events = FactEvent.objects.filter(
+        subject_id=subject_id, action__in=[EventAction.CREATED, EventAction.UPDATED]
+    ).only("key", "action", "actor_kind", "created_at")
+    for event in events.order_by("created_at", "id"):
+        latest[event.key] = event
+    return latest

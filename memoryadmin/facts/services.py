@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -40,9 +41,11 @@ from .models import (
 )
 from .selectors import (
     AgentFact,
+    ClearReceipt,
     facts_for_agent,
     memory_config,
     memory_settings,
+    receipt_from_event,
     retention_rules,
 )
 from .validation import (
@@ -781,25 +784,49 @@ def fact_delete(
     return True
 
 
-@transaction.atomic
-def subject_clear(*, subject_id: str, actor: Actor, reason: str = "") -> int:
-    """Forget everything about a traveller and bump the purge generation (even when there was
-    nothing), so that an extraction already in flight discards its batch. Returns the new
-    generation."""
+def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> FactEvent:
     clean_subject_id(subject_id)
     subject = _lock_subject(subject_id)
     deleted = erasure.erase_subject(subject_id)
     subject.purge_generation += 1
     subject.save(update_fields=["purge_generation", "updated_at"])
-    _record(
+    after: dict[str, Any] = {"facts_deleted": deleted, "purge_generation": subject.purge_generation}
+    if receipt:
+        after["receipt"] = receipt
+    return _record(
         subject_id=subject_id,
         key="",
         action=EventAction.SUBJECT_CLEARED,
         actor=actor,
         reason=reason,
-        after={"facts_deleted": deleted, "purge_generation": subject.purge_generation},
+        after=after,
     )
-    return subject.purge_generation
+
+
+@transaction.atomic
+def subject_clear(*, subject_id: str, actor: Actor, reason: str = "") -> int:
+    """Forget everything about a traveller and bump the purge generation (even when there was
+    nothing), so that an extraction already in flight discards its batch. Returns the new
+    generation."""
+    event = _clear(subject_id, actor=actor, reason=reason)
+    return event.after["purge_generation"]
+
+
+# No 0/O, 1/I/L: the number is read aloud to support staff over the phone.
+_RECEIPT_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+
+
+def new_receipt_number() -> str:
+    raw = "".join(secrets.choice(_RECEIPT_ALPHABET) for _ in range(12))
+    return f"R-{raw[:4]}-{raw[4:8]}-{raw[8:]}"
+
+
+@transaction.atomic
+def subject_forget(*, subject_id: str, actor: Actor, reason: str = "") -> ClearReceipt:
+    """`subject_clear` with a receipt: its number, time and count live in the subject_cleared
+    event itself, so the receipt is part of the audit trail and staff can find it by number."""
+    event = _clear(subject_id, actor=actor, reason=reason, receipt=new_receipt_number())
+    return receipt_from_event(event)
 
 
 @transaction.atomic

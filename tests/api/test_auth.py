@@ -37,6 +37,7 @@ ENDPOINTS = [
     ("get", subject_url(SUBJECT, "purge-generation"), None, READ),
     ("post", subject_url(SUBJECT, "turns"), TURN, TURNS),
     ("get", "/api/v1/jobs/{job}", None, TURNS),
+    ("post", subject_url(SUBJECT, "portal-links"), None, Scope.PORTAL_ISSUE.value),
 ]
 ENDPOINT_IDS = [f"{method.upper()} {url}" for method, url, _, _ in ENDPOINTS]
 

@@ -36,6 +36,7 @@ TURN_OPERATIONS = {
     ("POST", "/api/v1/subjects/{subject_id}/turns"),
     ("GET", "/api/v1/jobs/{job_id}"),
 }
+PORTAL_OPERATIONS = {("POST", "/api/v1/subjects/{subject_id}/portal-links")}
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", get_wsgi_application())
 schema.config.generation.update(
@@ -61,7 +62,7 @@ def test_schema_lists_every_endpoint_with_bearer_auth_and_the_error_shape(served
         for method in item
         if method in {"get", "put", "post", "delete", "patch"}
     }
-    assert operations == OWN_OPERATIONS | TURN_OPERATIONS
+    assert operations == OWN_OPERATIONS | TURN_OPERATIONS | PORTAL_OPERATIONS
     bearer = served_schema["components"]["securitySchemes"]["serviceToken"]
     assert (bearer["type"], bearer["scheme"]) == ("http", "bearer")
     assert "memory:read" in bearer["description"]
@@ -83,6 +84,11 @@ def test_schema_lists_every_endpoint_with_bearer_auth_and_the_error_shape(served
         if method != "GET":
             names = {p["name"] for p in operation["parameters"]}
             assert "Idempotency-Key" in names
+    portal = served_schema["paths"]["/api/v1/subjects/{subject_id}/portal-links"]["post"]
+    assert "portal:issue" in portal["description"]
+    assert set(portal["responses"]["201"]["content"]["application/json"]["schema"].values()) == {
+        "#/components/schemas/PortalLink"
+    }
 
 
 def test_schema_is_valid_openapi_and_generates_without_warnings(tmp_path):

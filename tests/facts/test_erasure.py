@@ -49,6 +49,8 @@ NO_VALUES = {
     "facts.MemorySettings": "policy settings",
     "facts.RetentionRule": "policy rules",
     "api.ServiceToken": "token name, hash and scopes",
+    "portal.PortalLink": "traveller id, hash of the link secret, who asked for it",
+    "portal.PortalSession": "traveller id and hash of the cookie secret",
 }
 TEXT_FIELDS = (models.CharField, models.TextField, models.JSONField)
 

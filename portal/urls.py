@@ -1,0 +1,21 @@
+from django.urls import path, re_path
+
+from . import views
+
+app_name = "portal"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("open/<path:secret>", views.open_link, name="open"),
+    path("link/<str:reason>", views.link_refused, name="link-refused"),
+    path("sign-out", views.sign_out, name="sign-out"),
+    path("facts/<str:key>/change", views.fact_edit, name="fact-edit"),
+    path("facts/<str:key>/delete", views.fact_delete, name="fact-delete"),
+    path("choices", views.choices, name="choices"),
+    path("download", views.export, name="export"),
+    path("forget", views.forget, name="forget"),
+    path("forget/confirm", views.forget_confirm, name="forget-confirm"),
+    path("receipts/<str:number>", views.receipt, name="receipt"),
+    path("language", views.set_language, name="language"),
+    re_path(r"", views.not_found, name="not-found"),
+]

@@ -1,0 +1,286 @@
+"""The traveller privacy portal. Thin views: every read through `facts.selectors`, every change
+through `facts.services` with `Actor.customer(...)`. The traveller is always the session's:
+no view takes a traveller id from the request."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memoryadmin.facts import selectors, services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
+from memoryadmin.facts.models import MemoryFact
+
+from . import throttle
+from .auth import (
+    COOKIE_NAME,
+    clear_session_cookie,
+    portal_session_required,
+    set_session_cookie,
+)
+from .display import traveller_view
+from .export import traveller_export
+from .forms import ChoicesForm, FactEditForm, ForgetForm, LanguageForm
+from .middleware import LANGUAGE_COOKIE, PORTAL_PREFIX
+from .services import (
+    LinkRefused,
+    portal_link_redeem,
+    portal_session_end,
+    portal_session_resume,
+)
+
+# Status of the page that explains a refused link.
+_REFUSED_STATUS = {"used": 410, "expired": 410, "invalid": 404}
+
+
+def _actor(request: HttpRequest) -> Actor:
+    return Actor.customer(request.portal_subject_id)
+
+
+def _own_fact(request: HttpRequest, key: str) -> MemoryFact | None:
+    """The session traveller's fact with this key; another traveller's key is simply not found."""
+    return selectors.subject_fact(request.portal_subject_id, key)
+
+
+def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    """The portal's own "not found" page, in the traveller's language and style."""
+    return render(request, "portal/not_found.html", status=404)
+
+
+# --- getting in ----------------------------------------------------------------------------------
+
+
+@require_GET
+def open_link(request: HttpRequest, secret: str) -> HttpResponse:
+    """Spend a link, start the session, and leave the address with the secret behind."""
+    if not throttle.hit(request, scope="redeem", rate=settings.PORTAL_REDEEM_RATE):
+        response = render(request, "portal/link_throttled.html", status=429)
+        response["Retry-After"] = str(throttle.parse_rate(settings.PORTAL_REDEEM_RATE)[1])
+        return response
+    try:
+        session, cookie_secret = portal_link_redeem(secret=secret)
+    except LinkRefused as refused:
+        return redirect("portal:link-refused", reason=refused.reason)
+    previous, _ended = portal_session_resume(request.COOKIES.get(COOKIE_NAME))
+    if previous is not None:
+        portal_session_end(session=previous)  # one traveller per browser at a time
+    response = redirect("portal:home")
+    set_session_cookie(response, cookie_secret)
+    return response
+
+
+@require_GET
+def link_refused(request: HttpRequest, reason: str) -> HttpResponse:
+    if reason not in _REFUSED_STATUS:
+        return not_found(request)
+    return render(
+        request, "portal/link_refused.html", {"reason": reason}, status=_REFUSED_STATUS[reason]
+    )
+
+
+@require_POST
+@portal_session_required
+def sign_out(request: HttpRequest) -> HttpResponse:
+    portal_session_end(session=request.portal_session)
+    response = render(request, "portal/signed_out.html", {"signed_out": True})
+    clear_session_cookie(response)
+    return response
+
+
+# --- seeing --------------------------------------------------------------------------------------
+
+
+@require_GET
+@portal_session_required
+def home(request: HttpRequest) -> HttpResponse:
+    context = traveller_view(request.portal_subject_id)
+    context["choices"] = ChoicesForm(
+        initial={"learn": not context["learning_paused"], "use": not context["use_paused"]}
+    )
+    return render(request, "portal/home.html", context)
+
+
+# --- correcting and deleting ---------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+@portal_session_required
+def fact_edit(request: HttpRequest, key: str) -> HttpResponse:
+    fact = _own_fact(request, key)
+    if fact is None:
+        return not_found(request)
+    initial = {"value": fact.value, "version": fact.version}
+    form = FactEditForm(request.POST if request.method == "POST" else None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.fact_edit(
+                subject_id=request.portal_subject_id,
+                key=fact.key,
+                value=form.cleaned_data["value"],
+                expected_version=form.cleaned_data["version"],
+                actor=_actor(request),
+                reason="corrected by the traveller in the privacy portal",
+            )
+        except FactBlocked:
+            form.add_error(
+                "value",
+                _("For your safety we can't keep card, account, ID or phone numbers or e-mail "
+                  "addresses here. Please leave those out."),
+            )
+        except FactConflict:
+            fact = _own_fact(request, key)
+            if fact is None:
+                return not_found(request)
+            form = FactEditForm(
+                data={"value": form.cleaned_data["value"], "version": fact.version}
+            )
+            form.is_valid()
+            form.add_error(
+                None,
+                _("This was changed somewhere else while you were editing. Check the wording "
+                  "below and save again."),
+            )
+        except FactInvalid:
+            form.add_error("value", _("Write a few words the assistant should remember."))
+        except FactNotFound:
+            return not_found(request)
+        else:
+            messages.success(request, _("Saved. The assistant will use your wording from now on."))
+            return redirect("portal:home")
+    return render(request, "portal/fact_edit.html", {"fact": fact, "form": form})
+
+
+@require_http_methods(["GET", "POST"])
+@portal_session_required
+def fact_delete(request: HttpRequest, key: str) -> HttpResponse:
+    fact = _own_fact(request, key)
+    if fact is None:
+        return not_found(request)
+    if request.method == "POST":
+        services.fact_delete(
+            subject_id=request.portal_subject_id,
+            key=fact.key,
+            actor=_actor(request),
+            reason="deleted by the traveller in the privacy portal",
+        )
+        messages.success(request, _("Deleted. The assistant no longer remembers it."))
+        return redirect("portal:home")
+    return render(request, "portal/fact_delete.html", {"fact": fact})
+
+
+# --- the two switches ----------------------------------------------------------------------------
+
+
+@require_POST
+@portal_session_required
+def choices(request: HttpRequest) -> HttpResponse:
+    form = ChoicesForm(request.POST)
+    form.is_valid()  # two optional checkboxes: always valid, absent means off
+    subject = services.subject_set_preferences(
+        subject_id=request.portal_subject_id,
+        memory_paused=not form.cleaned_data["learn"],
+        memory_use_paused=not form.cleaned_data["use"],
+        actor=_actor(request),
+        reason="changed by the traveller in the privacy portal",
+    )
+    learning = (
+        _("The assistant won't learn anything new from your conversations.")
+        if subject.memory_paused
+        else _("The assistant may learn from your conversations.")
+    )
+    use = (
+        _("It won't use what it remembers about you.")
+        if subject.memory_use_paused
+        else _("It uses what it remembers about you.")
+    )
+    messages.success(request, _("Your choices are saved.") + " " + learning + " " + use)
+    return redirect(reverse("portal:home") + "#choices")
+
+
+# --- export --------------------------------------------------------------------------------------
+
+
+@require_GET
+@portal_session_required
+def export(request: HttpRequest) -> HttpResponse:
+    data = traveller_export(request.portal_subject_id)
+    body = json.dumps(data, ensure_ascii=False, indent=2)
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    day = timezone.localdate().isoformat()
+    response["Content-Disposition"] = f'attachment; filename="my-travel-memory-{day}.json"'
+    return response
+
+
+# --- forget everything ---------------------------------------------------------------------------
+
+
+@require_GET
+@portal_session_required
+def forget(request: HttpRequest) -> HttpResponse:
+    """Step one: what will go and what will not."""
+    count = len(selectors.subject_facts(request.portal_subject_id))
+    return render(request, "portal/forget.html", {"fact_count": count})
+
+
+@require_http_methods(["GET", "POST"])
+@portal_session_required
+def forget_confirm(request: HttpRequest) -> HttpResponse:
+    """Step two: the one red button."""
+    form = ForgetForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        receipt = services.subject_forget(
+            subject_id=request.portal_subject_id,
+            actor=_actor(request),
+            reason="the traveller chose 'forget everything' in the privacy portal",
+        )
+        return redirect("portal:receipt", number=receipt.number)
+    count = len(selectors.subject_facts(request.portal_subject_id))
+    return render(request, "portal/forget_confirm.html", {"form": form, "fact_count": count})
+
+
+@require_GET
+@portal_session_required
+def receipt(request: HttpRequest, number: str) -> HttpResponse:
+    found = selectors.clear_receipt_get(number, subject_id=request.portal_subject_id)
+    if found is None:
+        return not_found(request)
+    return render(request, "portal/receipt.html", {"receipt": found})
+
+
+# --- language ------------------------------------------------------------------------------------
+
+
+@require_POST
+def set_language(request: HttpRequest) -> HttpResponse:
+    """The switcher on every page: a plain form, so it works without JavaScript."""
+    form = LanguageForm(request.POST)
+    target = reverse("portal:home")
+    if form.is_valid():
+        wanted = form.cleaned_data["next"]
+        if (
+            wanted.startswith(PORTAL_PREFIX)
+            and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()})
+        ):
+            target = wanted
+    response = HttpResponseRedirect(target)
+    if form.is_valid():
+        response.set_cookie(
+            LANGUAGE_COOKIE,
+            form.cleaned_data["language"],
+            max_age=365 * 24 * 3600,
+            path=PORTAL_PREFIX,
+            secure=settings.PORTAL_COOKIE_SECURE,
+            httponly=True,
+            samesite="Lax",
+        )
+    return response

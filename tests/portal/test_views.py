@@ -1,0 +1,330 @@
+"""What a traveller can do in the portal, checked by what they (and the agent) then observe."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from memoryadmin.api.models import Scope
+from memoryadmin.api.tokens import token_issue
+from memoryadmin.extraction.models import ExtractionJob
+from memoryadmin.facts import selectors, services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact, Subject
+from tests.factories import FactFactory, UserFactory
+from tests.support.dbscan import occurrences
+
+from .conftest import A
+
+pytestmark = pytest.mark.django_db
+
+
+def agent_client(*scopes: str) -> APIClient:
+    _, secret = token_issue(name="airline-agent", scopes=scopes or [Scope.MEMORY_READ.value])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    return client
+
+
+def text(response) -> str:
+    """The page as a reader sees the words (entities decoded); escaping is tested on raw HTML."""
+    return html.unescape(response.content.decode())
+
+
+# --- see -----------------------------------------------------------------------------------------
+
+
+def test_facts_are_grouped_in_plain_words_with_where_they_came_from(signed_in):
+    FactFactory(subject_id=A, key="seat_preference", value="Prefers aisle seats",
+                actor=Actor.extraction("turn"))
+    FactFactory(subject_id=A, key="overnight_flight", value="Avoids overnight flights",
+                category="constraint", actor=Actor.agent("host"))
+    FactFactory(subject_id=A, key="travel_party", value="Travels with spouse", category="context",
+                actor=Actor.staff(UserFactory(username="ops")))
+    FactFactory(subject_id=A, key="home_airport", value="Flies from TPE", category="context",
+                actor=Actor.customer(A))
+
+    body = text(signed_in(A).get("/portal/"))
+
+    assert "The assistant remembers 4 things about you" in body
+    sections = re.findall(r'<h2 id="group-[a-z]+">([^<]+)</h2>', body)
+    assert sections == ["Your preferences", "Your travel rules", "About you and your trips"]
+    assert body.index("Prefers aisle seats") < body.index("Your travel rules")
+    assert body.index("Your travel rules") < body.index("Avoids overnight flights")
+    assert "Learned from a conversation on" in body
+    assert "Saved by the assistant during a chat on" in body
+    assert "Added by our support team on" in body
+    assert "You added this on" in body
+    assert "ops" not in re.sub(r"<[^>]+>", "", body).split()  # staff names stay internal
+    assert "seat_preference" not in re.sub(r'href="[^"]*"', "", body)  # no keys shown as text
+
+
+def test_a_fact_waiting_for_review_and_paused_use_are_said_in_words(signed_in):
+    FactFactory(subject_id=A, key="health_note", value="Diabetic, carries insulin",
+                actor=Actor.agent("host"))  # held for review by the sensitivity classifier
+    client = signed_in(A)
+    assert "Waiting for review." in text(client.get("/portal/"))
+    assert "Not in use." not in text(client.get("/portal/"))
+
+    services.subject_set_preferences(subject_id=A, memory_use_paused=True, actor=Actor.customer(A))
+
+    assert "Not in use." in text(client.get("/portal/"))
+
+
+def test_an_empty_memory_says_so(signed_in):
+    body = text(signed_in(A).get("/portal/"))
+    assert "doesn't remember anything about you right now" in body
+
+
+def test_fact_values_are_escaped_everywhere(signed_in):
+    payload = '<script>alert(1)</script><img src=x onerror=alert(2)>"\''
+    FactFactory(subject_id=A, key="xss", value=payload)
+    client = signed_in(A)
+
+    for url in ("/portal/", "/portal/facts/xss/change", "/portal/facts/xss/delete"):
+        body = client.get(url).content.decode()
+        assert "<script>alert" not in body and "<img src=x" not in body, url
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body, url
+
+
+@pytest.mark.parametrize("count", [1, 40])
+def test_the_overview_needs_a_fixed_number_of_queries(signed_in, django_assert_max_num_queries,
+                                                     count):
+    for index in range(count):
+        FactFactory(subject_id=A, key=f"topic_{index}", value=f"Fact number {index}")
+    client = signed_in(A)
+    with django_assert_max_num_queries(6):
+        assert client.get("/portal/").status_code == 200
+
+
+def test_pages_carry_no_inline_script_style_or_handlers(signed_in):
+    FactFactory(subject_id=A, key="seat_preference", value="Aisle")
+    client = signed_in(A)
+    for url in ("/portal/", "/portal/facts/seat_preference/change",
+                "/portal/facts/seat_preference/delete", "/portal/forget",
+                "/portal/forget/confirm"):
+        body = text(client.get(url))
+        assert "<script" not in body and "<style" not in body and " style=" not in body, url
+        assert not re.search(r"\son[a-z]+=", body), url
+
+
+# --- correct -------------------------------------------------------------------------------------
+
+
+def test_correcting_a_fact_keeps_its_category_and_records_the_traveller(signed_in):
+    FactFactory(subject_id=A, key="overnight_flight", value="Avoids overnight flights",
+                category="constraint")
+    client = signed_in(A)
+
+    response = client.post("/portal/facts/overnight_flight/change",
+                           {"value": "Red-eyes only under 5 hours", "version": 1})
+
+    assert response.status_code == 302 and response["Location"] == "/portal/"
+    fact = MemoryFact.objects.get(subject_id=A, key="overnight_flight")
+    assert (fact.value, fact.category) == ("Red-eyes only under 5 hours", "constraint")
+    event = FactEvent.objects.filter(subject_id=A, key="overnight_flight").last()
+    assert (event.action, event.actor_kind) == (EventAction.UPDATED, ActorKind.CUSTOMER)
+    page = text(client.get("/portal/"))
+    assert "Saved. The assistant will use your wording from now on." in page
+    assert "You changed this on" in page
+
+
+def test_a_blocked_value_is_refused_without_repeating_it(signed_in):
+    FactFactory(subject_id=A, key="contact", value="Prefers e-mail")
+    client = signed_in(A)
+    secret = "call 0912 345 678 or jane.doe@example.com"
+
+    response = client.post("/portal/facts/contact/change", {"value": secret, "version": 1})
+
+    assert response.status_code == 200
+    body = text(response)
+    assert "There is a problem" in body
+    assert "can't keep card, account, ID or phone numbers" in body
+    assert body.count("jane.doe@example.com") <= 1  # only inside the textarea, to fix it
+    error_zone = body.split("<textarea")[0]
+    assert "jane.doe" not in error_zone and "0912" not in error_zone
+    assert MemoryFact.objects.get(subject_id=A, key="contact").value == "Prefers e-mail"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"value": "", "version": 1}, "Write what the assistant should remember"),
+        ({"value": "x" * 201, "version": 1}, "Keep it under 200 characters"),
+        ({"value": "ok", "version": "nope"}, "There is a problem"),
+        ({"value": "\u200b\u200b", "version": 1}, "Write a few words"),
+    ],
+)
+def test_bad_input_is_a_form_error_not_a_500(signed_in, data, message):
+    FactFactory(subject_id=A, key="seat_preference", value="Aisle")
+    response = signed_in(A).post("/portal/facts/seat_preference/change", data)
+    assert response.status_code == 200
+    assert message in text(response)
+    assert MemoryFact.objects.get(subject_id=A).value == "Aisle"
+
+
+def test_a_stale_form_is_refused_with_the_current_version_to_save_again(signed_in):
+    FactFactory(subject_id=A, key="seat_preference", value="Aisle")
+    client = signed_in(A)
+    services.fact_edit(subject_id=A, key="seat_preference", value="Window", expected_version=1,
+                       actor=Actor.agent("host"))
+
+    response = client.post("/portal/facts/seat_preference/change", {"value": "Aisle please",
+                                                                    "version": 1})
+
+    assert response.status_code == 200
+    assert "changed somewhere else" in text(response)
+    assert 'name="version" value="2"' in text(response)
+    assert MemoryFact.objects.get(subject_id=A).value == "Window"
+
+
+# --- delete --------------------------------------------------------------------------------------
+
+
+def test_deleting_asks_first_then_erases(signed_in):
+    value = "Prefers seat 31K Zq7"
+    FactFactory(subject_id=A, key="seat_preference", value=value)
+    client = signed_in(A)
+
+    confirm = client.get("/portal/facts/seat_preference/delete")
+    assert "Delete this?" in text(confirm) and value in text(confirm)
+    assert MemoryFact.objects.filter(subject_id=A).exists()
+
+    response = client.post("/portal/facts/seat_preference/delete")
+
+    assert response.status_code == 302
+    assert occurrences(value) == {}
+    event = FactEvent.objects.filter(subject_id=A, action=EventAction.DELETED).get()
+    assert event.actor_kind == ActorKind.CUSTOMER
+    assert "Deleted. The assistant no longer remembers it." in text(client.get("/portal/"))
+
+
+# --- switches ------------------------------------------------------------------------------------
+
+
+def test_pausing_learning_skips_posted_turns(signed_in):
+    client = signed_in(A)
+    response = client.post("/portal/choices", {"use": "on"})  # learn unticked
+    assert response.status_code == 302
+
+    turns = agent_client(Scope.TURNS_WRITE.value)
+    posted = turns.post(
+        f"/api/v1/subjects/{A}/turns",
+        {"session_id": "s-1", "turn_id": "t-1",
+         "messages": [{"role": "user", "text": "I always want an aisle seat"}]},
+        format="json",
+    )
+
+    assert posted.status_code == 202
+    assert posted.json()["status"] == "skipped"
+    job = ExtractionJob.objects.get(pk=posted.json()["job_id"])
+    assert "paused learning" in job.reason
+    event = FactEvent.objects.get(subject_id=A, action=EventAction.PREFERENCES_CHANGED)
+    assert event.actor_kind == ActorKind.CUSTOMER
+    assert event.after == {"memory_paused": True, "memory_use_paused": False}
+    assert "won't learn anything new" in text(client.get("/portal/"))
+
+
+def test_pausing_use_empties_the_agents_reads_and_keeps_the_facts(signed_in):
+    FactFactory(subject_id=A, key="overnight_flight", value="Avoids red-eyes",
+                category="constraint")
+    client = signed_in(A)
+    agent = agent_client()
+
+    client.post("/portal/choices", {"learn": "on"})  # use unticked
+
+    for tail in ("facts", "tier-one", "facts/search?q=red", "facts/overnight_flight"):
+        response = agent.get(f"/api/v1/subjects/{A}/{tail}")
+        assert response.status_code in {200, 404}
+        if response.status_code == 200:
+            assert response.json() == {"facts": []}, tail
+    assert MemoryFact.objects.filter(subject_id=A).count() == 1
+    assert "Not in use." in text(client.get("/portal/"))
+
+    client.post("/portal/choices", {"learn": "on", "use": "on"})
+    assert len(agent.get(f"/api/v1/subjects/{A}/facts").json()["facts"]) == 1
+
+
+def test_the_switches_show_their_state(signed_in):
+    services.subject_set_preferences(subject_id=A, memory_paused=True, actor=Actor.customer(A))
+    body = text(signed_in(A).get("/portal/"))
+    learn = re.search(r'<input type="checkbox" name="learn"[^>]*>', body).group(0)
+    use = re.search(r'<input type="checkbox" name="use"[^>]*>', body).group(0)
+    assert "checked" not in learn and "checked" in use
+
+
+# --- export --------------------------------------------------------------------------------------
+
+
+def test_download_my_data_has_facts_history_with_erased_values_and_switches(signed_in):
+    FactFactory(subject_id=A, key="seat_preference", value="Prefers aisle seats")
+    FactFactory(subject_id=A, key="meal", value="Erased meal Kx9")
+    services.fact_delete(subject_id=A, key="meal", actor=Actor.customer(A))
+    services.subject_set_preferences(subject_id=A, memory_paused=True, actor=Actor.customer(A))
+    FactFactory(subject_id="FF-OTHER", key="seat_preference", value="Someone else")
+
+    response = signed_in(A).get("/portal/download")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/json")
+    day = timezone.localdate().isoformat()
+    assert response["Content-Disposition"] == (
+        f'attachment; filename="my-travel-memory-{day}.json"'
+    )
+    data = json.loads(response.content)
+    assert [(f["key"], f["value"]) for f in data["facts"]] == [
+        ("seat_preference", "Prefers aisle seats")
+    ]
+    assert data["switches"] == {"learn_from_my_conversations": False,
+                                "use_what_you_remember": True}
+    meal = [event for event in data["history"] if event["key"] == "meal"]
+    assert [event["action"] for event in meal] == ["created", "deleted"]
+    assert meal[0]["before"] == "erased" and meal[0]["after"] == "erased"
+    assert "Kx9" not in response.content.decode()
+    assert "Someone else" not in response.content.decode()
+
+
+# --- forget everything ---------------------------------------------------------------------------
+
+
+def test_forget_everything_takes_two_steps_and_gives_a_receipt_staff_can_find(signed_in):
+    values = ["Prefers aisle seats Qx1", "Avoids overnight flights Qx2"]
+    FactFactory(subject_id=A, key="seat_preference", value=values[0])
+    FactFactory(subject_id=A, key="overnight_flight", value=values[1], category="constraint")
+    services.fact_edit(subject_id=A, key="seat_preference", value="Aisle seats Qx3",
+                       expected_version=1, actor=Actor.customer(A))
+    agent = agent_client()
+    before = selectors.purge_generation(A)
+    client = signed_in(A)
+
+    step_one = text(client.get("/portal/forget"))
+    assert "What will be deleted" in step_one and "What stays" in step_one
+    assert "All 2 things the assistant remembers about you" in step_one
+    refused = client.post("/portal/forget/confirm", {})
+    assert refused.status_code == 200 and "Tick the box" in text(refused)
+    assert MemoryFact.objects.filter(subject_id=A).count() == 2
+
+    done = client.post("/portal/forget/confirm", {"confirm": "on"})
+
+    assert done.status_code == 302
+    receipt_page = client.get(done["Location"])
+    body = text(receipt_page)
+    number = re.search(r'class="receipt-number">(R-[0-9A-Z-]+)<', body).group(1)
+    assert "Things erased" in body and ">2<" in body
+    # erasure proof: no old value anywhere, the agent sees nothing, the generation went up
+    for value in [*values, "Aisle seats Qx3"]:
+        assert occurrences(value) == {}, value
+    assert agent.get(f"/api/v1/subjects/{A}/facts").json() == {"facts": []}
+    assert selectors.purge_generation(A) == before + 1
+    # the receipt is itself the audit event, and can be looked up by its number
+    event = FactEvent.objects.get(subject_id=A, action=EventAction.SUBJECT_CLEARED)
+    assert event.actor_kind == ActorKind.CUSTOMER
+    assert event.after["receipt"] == number and event.after["facts_deleted"] == 2
+    found = selectors.clear_receipt_get(number.lower())
+    assert (found.subject_id, found.facts_erased) == (A, 2)
+    assert Subject.objects.get(subject_id=A).purge_generation == before + 1
