@@ -12,6 +12,7 @@ from typing import Any
 from django.utils import timezone
 
 from memoryadmin.facts import selectors
+from memoryadmin.facts.erasure import is_key_digest
 from memoryadmin.facts.models import FactEvent, MemoryFact
 
 ERASED = "erased"
@@ -46,7 +47,7 @@ def _event(event: FactEvent) -> dict[str, Any]:
     erased = event.redacted_at is not None
     return {
         "at": _when(event.created_at),
-        "key": event.key or None,
+        "key": ERASED if is_key_digest(event.key) else (event.key or None),
         "action": event.action,
         "by": _BY.get(event.actor_kind, event.actor_kind),
         "reason": event.reason,

@@ -282,9 +282,10 @@ def test_download_my_data_has_facts_history_with_erased_values_and_switches(sign
     ]
     assert data["switches"] == {"learn_from_my_conversations": False,
                                 "use_what_you_remember": True}
-    meal = [event for event in data["history"] if event["key"] == "meal"]
-    assert [event["action"] for event in meal] == ["created", "deleted"]
-    assert meal[0]["before"] == "erased" and meal[0]["after"] == "erased"
+    erased = [event for event in data["history"] if event["key"] == "erased"]
+    assert [event["action"] for event in erased] == ["created", "deleted"]
+    assert erased[0]["before"] == "erased" and erased[0]["after"] == "erased"
+    assert erased[1]["by"] == "you"
     assert "Kx9" not in response.content.decode()
     assert "Someone else" not in response.content.decode()
 
