@@ -1,0 +1,254 @@
+"""The portal in Debian's Chromium on a 390x844 phone, in English and in Traditional Chinese:
+every flow a traveller has, axe on every page, and a screenshot of each page for the README."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+
+import httpx
+import pytest
+
+from memoryadmin.api.models import Scope
+from memoryadmin.api.tokens import token_issue
+from memoryadmin.facts import selectors
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
+from portal.services import portal_link_issue
+from tests.factories import FactFactory
+from tests.support.browser import PHONE, assert_no_serious_axe_violations, dialogs_of, screenshot
+from tests.support.dbscan import occurrences
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+# Per language: the browser's Accept-Language, and what the traveller reads.
+LANGUAGES = {
+    "en": {
+        "locale": "en-GB",
+        "h1": "What our assistant remembers about you",
+        "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
+        "change": "Change",
+        "delete": "Delete",
+        "save": "Save",
+        "saved": "Saved. The assistant will use your wording from now on.",
+        "blocked": "can't keep card, account, ID or phone numbers",
+        "deleted": "Deleted. The assistant no longer remembers it.",
+        "review": "Waiting for review.",
+        "learn": "Learn from my conversations",
+        "use": "Use what you remember",
+        "save_choices": "Save my choices",
+        "paused": "Not in use.",
+        "download": "Download my data",
+        "forget": "Forget everything",
+        "continue": "Continue",
+        "tick": "I understand that this can't be undone.",
+        "tick_error": "Tick the box to confirm",
+        "receipt": "Your receipt number",
+        "sign_out": "Sign out",
+        "signed_out": "You're signed out",
+        "used": "This link has already been used",
+        "values": ("Prefers aisle seats on long flights", "Avoids overnight flights",
+                   "Usually travels with spouse"),
+        "new_value": "Prefers a window seat, near the front",
+    },
+    "zh-hant": {
+        "locale": "zh-TW",
+        "h1": "AI 客服記得您哪些事",
+        "groups": ["您的偏好", "您的旅行原則", "關於您和您的旅程"],
+        "change": "修改",
+        "delete": "刪除",
+        "save": "儲存",
+        "saved": "已儲存。之後 AI 客服會使用您寫的內容。",
+        "blocked": "這裡不能記錄卡號、帳號、證件號碼、電話號碼",
+        "deleted": "已刪除。AI 客服不會再記得這件事。",
+        "review": "等待審核。",
+        "learn": "從我的對話中學習",
+        "use": "使用記得的內容",
+        "save_choices": "儲存設定",
+        "paused": "暫停使用。",
+        "download": "下載我的資料",
+        "forget": "刪除所有記憶",
+        "continue": "繼續",
+        "tick": "我了解刪除後無法復原。",
+        "tick_error": "請勾選方框",
+        "receipt": "收據編號",
+        "sign_out": "登出",
+        "signed_out": "您已登出",
+        "used": "這個連結已經用過了",
+        "values": ("長途航班偏好靠走道座位", "不搭紅眼班機", "通常和先生一起旅行"),
+        "new_value": "偏好靠窗、前排的座位",
+    },
+}
+
+
+def traveller(subject_id: str, words: dict) -> None:
+    seat, overnight, party = words["values"]
+    FactFactory(subject_id=subject_id, key="seat_preference", value=seat,
+                actor=Actor.extraction("turn-1"), session_tag="0123456789ab")
+    FactFactory(subject_id=subject_id, key="overnight_flight", value=overnight,
+                category="constraint", actor=Actor.extraction("turn-1"))
+    FactFactory(subject_id=subject_id, key="travel_party", value=party, category="context",
+                actor=Actor.staff(_staff()))
+    FactFactory(subject_id=subject_id, key="health_note", value="Carries insulin, diabetic",
+                category="context", actor=Actor.agent("airline-agent"))  # held for review
+    FactFactory(subject_id=subject_id, key="nickname", value=XSS, actor=Actor.customer(subject_id))
+
+
+def _staff():
+    from tests.factories import UserFactory
+
+    return UserFactory(username="support-ana")
+
+
+def link(live_server, subject_id: str) -> str:
+    secret = portal_link_issue(subject_id=subject_id, issued_by="browser test").secret
+    return f"{live_server.url}/portal/open/{secret}"
+
+
+def check(page, name: str) -> None:
+    """Every page: one h1, no serious axe finding, a screenshot; and no script ever ran."""
+    assert page.locator("h1").count() == 1
+    assert_no_serious_axe_violations(page)
+    screenshot(page, name)
+    assert dialogs_of(page) == []
+
+
+def card(page, value: str):
+    return page.locator("li.card").filter(has_text=value)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hant"])
+def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets(
+    new_page, live_server, lang
+):
+    words = LANGUAGES[lang]
+    subject = f"FF-BROWSER-{lang.upper()}"
+    traveller(subject, words)
+    _, secret = token_issue(name="airline-agent",
+                            scopes=[Scope.MEMORY_READ.value, Scope.TURNS_WRITE.value])
+    api = httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {secret}"})
+    page = new_page(viewport=PHONE, locale=words["locale"])
+
+    # open a link: the secret leaves the address bar, the facts are there, grouped
+    page.goto(link(live_server, subject))
+    assert page.url == f"{live_server.url}/portal/"
+    assert page.get_by_role("heading", level=1).inner_text() == words["h1"]
+    assert page.locator("h2[id^=group-]").all_inner_texts() == words["groups"]
+    for value in words["values"]:
+        assert card(page, value).is_visible()
+    assert card(page, "Carries insulin").get_by_text(words["review"]).is_visible()
+    assert card(page, "onerror").locator(".fact-value").inner_text() == XSS  # text, not HTML
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # no sideways
+    check(page, f"portal-home-{lang}")
+
+    # correct one: a blocked value first (the message does not repeat it), then a good one
+    card(page, words["values"][0]).get_by_role("link", name=words["change"]).click()
+    page.locator("textarea").fill("call me on +886 912 345 678")
+    page.get_by_role("button", name=words["save"], exact=True).click()
+    summary = page.locator(".error-summary")
+    assert words["blocked"] in summary.inner_text() and "912" not in summary.inner_text()
+    check(page, f"portal-change-error-{lang}")
+    page.locator("textarea").fill(words["new_value"])
+    page.get_by_role("button", name=words["save"], exact=True).click()
+    assert words["saved"] in page.locator(".notice").inner_text()
+    assert card(page, words["new_value"]).is_visible()
+    fact = MemoryFact.objects.get(subject_id=subject, key="seat_preference")
+    assert (fact.value, fact.category) == (words["new_value"], "preference")
+
+    # delete one, after a confirmation
+    card(page, words["values"][2]).get_by_role("link", name=words["delete"]).click()
+    assert page.locator("blockquote").inner_text() == words["values"][2]
+    check(page, f"portal-delete-{lang}")
+    page.get_by_role("button", name=words["delete"]).click()
+    assert words["deleted"] in page.locator(".notice").inner_text()
+    assert occurrences(words["values"][2]) == {}
+
+    # download my data
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name=words["download"]).click()
+    download = download_info.value
+    assert download.suggested_filename == f"my-travel-memory-{date.today().isoformat()}.json"
+    exported = json.loads(download.path().read_text(encoding="utf-8"))
+    assert words["new_value"] in [fact["value"] for fact in exported["facts"]]
+    assert any(event["before"] == "erased" for event in exported["history"])
+
+    # pause learning: a posted turn is then skipped
+    page.get_by_label(words["learn"]).uncheck()
+    page.get_by_role("button", name=words["save_choices"]).click()
+    turn = api.post(f"/api/v1/subjects/{subject}/turns", json={
+        "session_id": "s-1", "turn_id": "t-1",
+        "messages": [{"role": "user", "text": "I always fly business now"}]})
+    assert turn.status_code == 202 and turn.json()["status"] == "skipped"
+    job = api.get(f"/api/v1/jobs/{turn.json()['job_id']}").json()
+    assert "paused learning" in job["reason"]
+
+    # pause use: the agent's reads return nothing, the facts are kept
+    assert api.get(f"/api/v1/subjects/{subject}/facts").json()["facts"]
+    page.get_by_label(words["use"]).uncheck()
+    page.get_by_role("button", name=words["save_choices"]).click()
+    assert api.get(f"/api/v1/subjects/{subject}/facts").json() == {"facts": []}
+    assert api.get(f"/api/v1/subjects/{subject}/tier-one").json() == {"facts": []}
+    assert card(page, words["new_value"]).get_by_text(words["paused"]).is_visible()
+    assert not page.get_by_label(words["use"]).is_checked()
+    check(page, f"portal-home-paused-{lang}")
+
+    # forget everything: check first, then confirm, then a receipt
+    generation = selectors.purge_generation(subject)
+    page.get_by_role("link", name=words["forget"]).click()
+    check(page, f"portal-forget-{lang}")
+    page.get_by_role("link", name=words["continue"]).click()
+    page.get_by_role("button", name=words["forget"]).click()
+    assert words["tick_error"] in page.locator(".error-summary").inner_text()
+    assert MemoryFact.objects.filter(subject_id=subject).exists()
+    check(page, f"portal-forget-confirm-{lang}")
+    page.get_by_label(words["tick"]).check()
+    page.get_by_role("button", name=words["forget"]).click()
+    number = page.locator(".receipt-number").inner_text()
+    assert re.fullmatch(r"R-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}", number)
+    assert words["receipt"] in page.locator(".panel").inner_text()
+    check(page, f"portal-receipt-{lang}")
+    event = FactEvent.objects.get(subject_id=subject, action=EventAction.SUBJECT_CLEARED)
+    assert event.after["receipt"] == number and event.after["facts_deleted"] == 4
+    assert selectors.purge_generation(subject) == generation + 1
+    for value in (*words["values"], words["new_value"], XSS):
+        assert occurrences(value) == {}, value
+
+    # sign out
+    page.get_by_role("button", name=words["sign_out"]).click()
+    assert page.get_by_role("heading", level=1).inner_text() == words["signed_out"]
+    check(page, f"portal-signed-out-{lang}")
+    api.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hant"])
+def test_a_reused_link_is_refused_with_a_way_back(new_page, live_server, lang):
+    words = LANGUAGES[lang]
+    FactFactory(subject_id="FF-REUSE", key="seat_preference", value="Aisle")
+    url = link(live_server, "FF-REUSE")
+    first = new_page(viewport=PHONE, locale=words["locale"])
+    first.goto(url)
+    assert first.url.endswith("/portal/")
+
+    second = new_page(viewport=PHONE, locale=words["locale"])
+    response = second.goto(url)
+
+    assert response.status == 410
+    assert second.get_by_role("heading", level=1).inner_text() == words["used"]
+    assert "Aisle" not in second.content()
+    check(second, f"portal-link-used-{lang}")
+
+
+def test_the_language_switcher_works_without_javascript(new_page, live_server):
+    FactFactory(subject_id="FF-SWITCH", key="seat_preference", value="Aisle")
+    page = new_page(viewport=PHONE, locale="en-GB", java_script_enabled=False)
+    page.goto(link(live_server, "FF-SWITCH"))
+    assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["en"]["h1"]
+
+    page.get_by_role("button", name="中文").click()
+
+    assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["zh-hant"]["h1"]
+    assert page.locator("html").get_attribute("lang") == "zh-Hant-TW"
+    page.get_by_role("button", name="English").click()
+    assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["en"]["h1"]
