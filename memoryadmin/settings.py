@@ -190,6 +190,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memoryadmin.extraction.tasks.fail_stale_jobs_task",
         "schedule": 900.0,
     },
+    "purge-stale-portal-rows": {
+        "task": "portal.tasks.purge_stale_portal_rows_task",
+        "schedule": 3600.0,
+    },
 }
 EXTRACTION_STALE_AFTER_MINUTES = int(os.environ.get("EXTRACTION_STALE_AFTER_MINUTES", "60"))
 

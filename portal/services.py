@@ -122,3 +122,17 @@ def portal_sessions_end_for_subject(*, subject_id: str) -> int:
     return PortalSession.objects.filter(subject_id=subject_id, ended_at__isnull=True).update(
         ended_at=timezone.now()
     )
+
+
+def portal_purge_stale(*, keep_for: timedelta = timedelta(days=1)) -> tuple[int, int]:
+    """Housekeeping (Celery beat): links expired and sessions ended or idle for more than
+    `keep_for` are deleted. Neither holds a value, but nobody needs them any more. Returns the
+    number of links and sessions deleted."""
+    cutoff = timezone.now() - keep_for
+    links, _ = PortalLink.objects.filter(expires_at__lt=cutoff).delete()
+    idle_cutoff = cutoff - idle_timeout()
+    sessions, _ = (
+        PortalSession.objects.filter(ended_at__lt=cutoff)
+        | PortalSession.objects.filter(last_seen_at__lt=idle_cutoff)
+    ).delete()
+    return links, sessions

@@ -203,8 +203,12 @@ def choices(request: HttpRequest) -> HttpResponse:
         if subject.memory_use_paused
         else _("It uses what it remembers about you.")
     )
-    messages.success(request, _("Your choices are saved.") + " " + learning + " " + use)
-    return redirect(reverse("portal:home") + "#choices")
+    # One sentence pattern, so each language joins the parts its own way (no spaces in Chinese).
+    messages.success(
+        request,
+        _("Your choices are saved. %(learning)s %(use)s") % {"learning": learning, "use": use},
+    )
+    return redirect("portal:home")  # the confirmation is at the top of the page
 
 
 # --- export --------------------------------------------------------------------------------------

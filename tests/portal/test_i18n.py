@@ -121,3 +121,10 @@ def test_staff_pages_stay_english(db):
     body = response.content.decode()
     assert '<html lang="en">' in body
     assert "Username" in body and "使用者" not in body
+
+
+def test_messages_are_joined_the_way_each_language_writes(signed_in):
+    client = signed_in(A, language="zh-TW")
+    client.post("/portal/choices", {"use": "on"})
+    notice = client.get("/portal/").content.decode()
+    assert "已儲存您的設定。AI 客服不會再從您的對話中學習新的事情。回答時會參考" in notice
