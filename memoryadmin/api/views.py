@@ -130,13 +130,16 @@ _ERROR_DESCRIPTIONS = {
     "Sent with `WWW-Authenticate: Bearer`.",
     403: "The token lacks the scope this operation needs (`insufficient_scope`).",
     404: "Not found (`not_found`).",
-    409: "The fact is not in a state this action applies to (`invalid_state`).",
+    409: "The fact is not in a state this action applies to (`invalid_state`), the traveller "
+    "paused learning (`learning_paused`), or memory is switched off (`memory_disabled`).",
     412: "If-Match did not match the fact's current ETag (`precondition_failed`); nothing was "
     "written.",
     415: "The body is not JSON (`unsupported_media_type`).",
     422: "Refused by the memory write filter (`blocked_by_filter`; the message never repeats the "
     "value), or an Idempotency-Key reused for a different request (`idempotency_key_reused`).",
     429: "Too many requests for this token (`throttled`); see `Retry-After`.",
+    503: "The write filter has an invalid blocked pattern and refuses every save until a "
+    "privacy admin fixes it (`write_filter_misconfigured`); `/healthz` reports it too.",
 }
 
 
@@ -149,6 +152,8 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 READ_ERRORS = (400, 401, 403, 404, 429)
 WRITE_ERRORS = (400, 401, 403, 404, 415, 422, 429)
+# A save can also meet memory switched off (409) or a write filter that fails closed (503).
+SAVE_ERRORS = (*WRITE_ERRORS, 409, 503)
 
 SUBJECT_PARAM = OpenApiParameter(
     "subject_id",
@@ -233,7 +238,12 @@ class SubjectView(APIView):
     get=extend_schema(
         operation_id="facts_list",
         summary="The traveller's facts",
-        description=_doc(READ, "Every fact the agent may use, newest first."),
+        description=_doc(
+            READ,
+            "Every fact the agent may use, in the order the facts were first written (an update "
+            "keeps a fact's place), as upstream's store returns them. Empty when memory is "
+            "switched off or the traveller paused its use.",
+        ),
         parameters=[SUBJECT_PARAM, *COMMON],
         responses={200: s.FactListSerializer, **_errors(*READ_ERRORS)},
     ),
@@ -249,7 +259,7 @@ class SubjectView(APIView):
         ),
         parameters=[SUBJECT_PARAM, IDEMPOTENCY_PARAM, replayed(200), *COMMON],
         request=s.FactsPutSerializer,
-        responses={200: s.FactWriteResultSerializer, **_errors(*WRITE_ERRORS)},
+        responses={200: s.FactWriteResultSerializer, **_errors(*SAVE_ERRORS)},
     ),
 )
 class FactsView(SubjectView):
@@ -289,7 +299,8 @@ class FactsView(SubjectView):
         description=_doc(
             READ,
             "Facts where any word of `q` appears in the key, value or category (case-"
-            "insensitive). An empty `q` returns every fact.",
+            "insensitive), in the order they were first written. An empty `q` returns every "
+            "fact.",
         ),
         parameters=[SUBJECT_PARAM, s.SearchQuerySerializer, *COMMON],
         responses={200: s.FactListSerializer, **_errors(*READ_ERRORS)},
@@ -332,7 +343,7 @@ class FactSearchView(SubjectView):
             201: s.WireFactSerializer,
             202: OpenApiResponse(s.FactHeldSerializer, description="Stored, but not visible to "
                                  "the agent (held for review, or memory use paused)."),
-            **_errors(*WRITE_ERRORS, 412),
+            **_errors(*SAVE_ERRORS, 412),
         },
     ),
     delete=extend_schema(
@@ -415,8 +426,9 @@ class FactDetailView(SubjectView):
         summary="Facts to inject into every turn",
         description=_doc(
             READ,
-            "Every constraint, then the newest other facts up to the configured cap. Sensitive "
-            "facts are never included; recall them with search.",
+            "Every constraint in the order first written, then the other facts newest change "
+            "first, up to the configured cap (constraints may exceed it). Sensitive facts are "
+            "never included; recall them with search.",
         ),
         parameters=[SUBJECT_PARAM, *COMMON],
         responses={200: s.FactListSerializer, **_errors(*READ_ERRORS)},
@@ -470,3 +482,25 @@ class PurgeGenerationView(SubjectView):
 
     def get(self, request: Request, subject_id: str) -> Response:
         return Response({"purge_generation": selectors.purge_generation(subject_id)})
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="memory_status",
+        summary="Is memory switched on?",
+        description=_doc(
+            READ,
+            "`memory_enabled` is the airline's switch. When it is off, every read answers "
+            "with no facts and every save is refused with 409 `memory_disabled`; the agent's "
+            "tools then say that memory is not enabled.",
+        ),
+        parameters=[*COMMON],
+        responses={200: s.MemoryStatusSerializer, **_errors(400, 401, 403, 429)},
+    ),
+)
+class MemoryStatusView(APIView):
+    permission_classes = [HasScope]
+    required_scopes = {"GET": READ}
+
+    def get(self, request: Request) -> Response:
+        return Response({"memory_enabled": selectors.memory_enabled()})

@@ -194,6 +194,11 @@ def _orm_visible(subject_id: str) -> list[AgentFact]:
     return [AgentFact._make(row) for row in rows]
 
 
+def memory_enabled() -> bool:
+    """The airline's master switch (cached like the rest of the settings)."""
+    return memory_settings().memory_enabled
+
+
 def facts_for_agent(subject_id: str) -> list[AgentFact]:
     """What the agent may use: active, unexpired, reviewed; nothing if the traveller paused use
     or memory is off. In the order the facts were first written."""

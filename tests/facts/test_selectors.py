@@ -138,3 +138,37 @@ def test_search_is_case_insensitive_on_both_sides_and_matches_chinese_text():
     assert [f.key for f in selectors.facts_search("z", "VEGETARIAN")] == ["meal"]
     assert [f.key for f in selectors.facts_search("z", "%")] == []  # no LIKE wildcards
     assert [f.key for f in selectors.facts_search("z", "PREFERENCE")] == ["seat", "meal"]
+
+
+# --- upstream order (issue 7, point 6) ----------------------------------------------------------
+
+
+def _keys(facts):
+    return [fact.key for fact in facts]
+
+
+def test_agent_reads_keep_the_order_facts_were_first_written_and_updates_keep_their_place():
+    for key, value in [("seat", "Window"), ("meal", "Vegetarian"), ("party", "With spouse")]:
+        FactFactory(subject_id="o", key=key, value=value)
+    FactFactory(subject_id="o", key="seat", value="Aisle")  # the newest change, same place
+    assert _keys(selectors.facts_for_agent("o")) == ["seat", "meal", "party"]
+    assert _keys(selectors.facts_search("o", "")) == ["seat", "meal", "party"]
+    assert _keys(selectors.facts_search("o", "aisle spouse")) == ["seat", "party"]
+
+
+def test_one_batch_is_stored_in_the_batch_order():
+    services.fact_upsert(
+        subject_id="b",
+        facts=[services.FactDraft(k, f"Value {k}") for k in ("zulu", "alpha", "mike")],
+        actor=STAFF,
+    )
+    assert _keys(selectors.facts_for_agent("b")) == ["zulu", "alpha", "mike"]
+
+
+def test_tier_one_keeps_constraints_in_stored_order_then_newest_others():
+    FactFactory(subject_id="t", key="red_eye", value="No overnight flights", category="constraint")
+    FactFactory(subject_id="t", key="pref_a", value="Aisle seats")
+    FactFactory(subject_id="t", key="one_stop", value="At most one stop", category="constraint")
+    FactFactory(subject_id="t", key="pref_b", value="Vegetarian meals")
+    FactFactory(subject_id="t", key="one_stop", value="One stop at most", category="constraint")
+    assert _keys(selectors.tier_one("t", cap=3)) == ["red_eye", "one_stop", "pref_b"]
