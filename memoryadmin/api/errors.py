@@ -32,6 +32,7 @@ from memoryadmin.facts.errors import (
     FactInvalid,
     FactNotFound,
     FactStateError,
+    WriteFilterMisconfigured,
 )
 
 logger = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ _FACT_ERRORS: tuple[tuple[type[FactError], int, str], ...] = (
     # In the API a version conflict can only come from an If-Match precondition.
     (FactConflict, status.HTTP_412_PRECONDITION_FAILED, "precondition_failed"),
     (FactStateError, status.HTTP_409_CONFLICT, ""),  # "" = the error's own code
+    # The filter fails closed on a bad blocked pattern: the server cannot save safely now.
+    (WriteFilterMisconfigured, status.HTTP_503_SERVICE_UNAVAILABLE, ""),
 )
 _FIXED_MESSAGES = {
     # Parser messages can quote bytes of the body; say what is wrong without them.

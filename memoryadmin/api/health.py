@@ -1,5 +1,9 @@
 """GET /healthz for load balancers and orchestrators: is the database reachable, and the broker
-(when one is configured)? Public, and says nothing beyond ok/error."""
+(when one is configured)? Public, and says nothing beyond ok/error.
+
+`write_filter` is "error" when a stored blocked pattern is unusable and the write filter fails
+closed (every save is refused). That answer stays 200: taking the service out of the load
+balancer would also stop reads, deletes and the settings page where the pattern gets fixed."""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from kombu import Connection
 
+from memoryadmin.facts.selectors import write_filter_problems
+
 logger = logging.getLogger(__name__)
 
 
@@ -24,6 +30,17 @@ def database_ok() -> bool:
     except DatabaseError:
         logger.warning("healthz: database unreachable", exc_info=True)
         return False
+
+
+def write_filter_status() -> str:
+    try:
+        problems = write_filter_problems()
+    except DatabaseError:
+        return "error"
+    if problems:
+        logger.error("healthz: the write filter refuses every save (bad blocked pattern)")
+        return "error"
+    return "ok"
 
 
 def broker_status() -> str:
@@ -48,8 +65,10 @@ def broker_status() -> str:
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    body = {"database": "ok" if database_ok() else "error", "broker": broker_status()}
-    healthy = body["database"] == "ok" and body["broker"] != "error"
+    database = "ok" if database_ok() else "error"
+    body = {"database": database, "broker": broker_status()}
+    healthy = database == "ok" and body["broker"] != "error"
+    body["write_filter"] = write_filter_status() if database == "ok" else "error"
     return JsonResponse(body, status=200 if healthy else 503)
 
 

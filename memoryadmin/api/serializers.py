@@ -118,6 +118,10 @@ class SearchQuerySerializer(serializers.Serializer):
     )
 
 
+class MemoryStatusSerializer(serializers.Serializer):
+    memory_enabled = serializers.BooleanField()
+
+
 class PurgeGenerationSerializer(serializers.Serializer):
     purge_generation = serializers.IntegerField(min_value=0)
 
@@ -135,3 +139,7 @@ class ErrorSerializer(serializers.Serializer):
 class HealthSerializer(serializers.Serializer):
     database = serializers.ChoiceField(choices=["ok", "error"])
     broker = serializers.ChoiceField(choices=["ok", "eager", "error"])
+    write_filter = serializers.ChoiceField(
+        choices=["ok", "error"],
+        help_text="error: a stored blocked pattern is unusable, so every save is refused.",
+    )

@@ -37,6 +37,7 @@ urlpatterns = [
         ),
         name="api-redoc",
     ),
+    path("memory", views.MemoryStatusView.as_view(), name="api-memory-status"),
     path(SUBJECT + "facts", views.FactsView.as_view(), name="api-facts"),
     path(SUBJECT + "facts/search", views.FactSearchView.as_view(), name="api-facts-search"),
     path(SUBJECT + "facts/<fact_key:key>", views.FactDetailView.as_view(), name="api-fact"),

@@ -8,11 +8,13 @@ from .errors import (
     Conflict,
     Invalid,
     MemoryApiError,
+    MemoryDisabled,
     NotFound,
     Throttled,
     Unavailable,
 )
 from .http import HttpMemoryStore, PortalLink, VersionedFact
+from .prompt import render_memory_block, saved_memory_prompt
 from .tools import RECALL_MEMORIES_TOOL, SAVE_MEMORY_TOOL, MemoryTools, ToolResult, format_facts
 from .types import MemoryCategory, MemoryFact, MemoryStore
 
@@ -33,6 +35,7 @@ __all__ = [
     "Invalid",
     "MemoryApiError",
     "MemoryCategory",
+    "MemoryDisabled",
     "MemoryFact",
     "MemoryStore",
     "MemoryTools",
@@ -43,5 +46,7 @@ __all__ = [
     "Unavailable",
     "VersionedFact",
     "format_facts",
+    "render_memory_block",
+    "saved_memory_prompt",
     "skill_text",
 ]

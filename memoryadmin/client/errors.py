@@ -41,12 +41,17 @@ class Conflict(MemoryApiError):
     """412 (stale If-Match: reload and retry) or 409 (the action does not fit the state)."""
 
 
-class Blocked(MemoryApiError):
-    """422 blocked_by_filter: the write filter refused the value; do not retry it as is."""
+class Blocked(MemoryApiError, ValueError):
+    """422 blocked_by_filter: the write filter refused the value; do not retry it as is.
+    A ValueError too, as upstream's refusals are, so ported `except ValueError` code works."""
 
 
-class Invalid(MemoryApiError):
-    """400, or 422 other than blocked_by_filter (e.g. idempotency_key_reused)."""
+class Invalid(MemoryApiError, ValueError):
+    """400, or 422 other than blocked_by_filter (e.g. idempotency_key_reused). A ValueError."""
+
+
+class MemoryDisabled(Conflict):
+    """409 memory_disabled: the airline switched memory off; saves are refused."""
 
 
 class Throttled(MemoryApiError):

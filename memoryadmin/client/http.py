@@ -29,11 +29,13 @@ from .errors import (
     Conflict,
     Invalid,
     MemoryApiError,
+    MemoryDisabled,
     NotFound,
     Throttled,
     Unavailable,
 )
-from .types import MemoryFact
+from .text import clamp_query, clean_value, normalize_key
+from .types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH, MemoryFact
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +76,15 @@ class PortalLink:
 
     url: str
     expires_at: datetime
+
+
+def _as_sent(fact: MemoryFact) -> dict[str, str]:
+    """A fact for a store write, under the store's rules (as DjangoMemoryStore applies them):
+    a value over 200 characters is clamped with the "...[truncated]" marker and a key over 64
+    normalized and clamped, where the API would refuse them (it refuses direct writes)."""
+    key = fact.key if len(fact.key) <= KEY_MAX_LENGTH else normalize_key(fact.key)
+    value = fact.value if len(fact.value) <= VALUE_MAX_LENGTH else clean_value(fact.value)
+    return {"key": key, "value": value, "category": str(fact.category)}
 
 
 def _segment(value: str) -> str:
@@ -147,6 +158,8 @@ def error_from_response(response: httpx.Response) -> MemoryApiError:
         return AuthError(message, code=code or "unauthorized", **common)
     if status == 404:
         return NotFound(message, code=code or "not_found", **common)
+    if status == 409 and code == "memory_disabled":
+        return MemoryDisabled(message, code=code, **common)
     if status in (409, 412):
         return Conflict(message, code=code or "conflict", **common)
     if status == 422 and code == "blocked_by_filter":
@@ -360,18 +373,15 @@ class HttpMemoryStore:
         """Replace by key. An empty list is a no-op and sends nothing."""
         if not facts:
             return
-        body = {
-            "facts": [
-                {"key": fact.key, "value": fact.value, "category": str(fact.category)}
-                for fact in facts
-            ],
+        body = {"facts": [_as_sent(fact) for fact in facts],
             **self._session_field(session_id),
         }
         await self.request("PUT", _subject_path(subject_id, "facts"), json=body)
 
     async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
+        """The query is cut to 100 characters, as DjangoMemoryStore cuts it."""
         body = await self._json(
-            "GET", _subject_path(subject_id, "facts", "search"), params={"q": query}
+            "GET", _subject_path(subject_id, "facts", "search"), params={"q": clamp_query(query)}
         )
         return self._facts(body)
 
@@ -396,6 +406,16 @@ class HttpMemoryStore:
         return value
 
     # --- beyond the protocol ----------------------------------------------------------------
+
+    async def memory_enabled(self) -> bool:
+        """The airline's switch (reads are empty and saves refused while it is off)."""
+        body = await self._json("GET", f"{API_PREFIX}/memory")
+        value = body.get("memory_enabled") if isinstance(body, Mapping) else None
+        if not isinstance(value, bool):
+            raise MemoryApiError(
+                "The memory service sent an unexpected response.", code="bad_response"
+            )
+        return value
 
     async def tier_one(self, subject_id: str) -> list[MemoryFact]:
         """The short profile a host injects into every turn."""

@@ -10,7 +10,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
+from .types import KEY_MAX_LENGTH, TOPIC_MAX_LENGTH, VALUE_MAX_LENGTH
+
+# Upstream marks a value it had to cut, so neither the model nor a reviewer mistakes the stored
+# text for everything that was said. The marker counts towards the 200 characters.
+TRUNCATION_MARKER = "...[truncated]"
 
 # Control, format (zero-width, bidi), surrogate, private-use and unassigned characters hide text
 # from reviewers, so they are dropped.
@@ -43,6 +47,24 @@ def normalize_key(raw: str) -> str:
     return key[:KEY_MAX_LENGTH].rstrip("_")
 
 
+def clamp_value(text: str, limit: int = VALUE_MAX_LENGTH) -> str:
+    """`text` if it fits, else cut so that it ends with TRUNCATION_MARKER within `limit`."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - len(TRUNCATION_MARKER)].rstrip() + TRUNCATION_MARKER
+
+
 def clean_value(raw: str) -> str:
-    """The value as stored: cleaned and clamped to 200 characters."""
-    return clean_text(raw)[:VALUE_MAX_LENGTH].strip()
+    """The value as stored: cleaned, and clamped to 200 characters with the upstream marker."""
+    return clamp_value(clean_text(raw))
+
+
+def clamp_query(raw: str) -> str:
+    """A search query or recall topic: cleaned and cut to 100 characters, the same limit for
+    every store and the recall tool (a search should narrow, never fail, on a long topic)."""
+    return clean_text(raw)[:TOPIC_MAX_LENGTH].strip()
+
+
+def has_meaning(value: str) -> bool:
+    """At least one letter or digit: "!!!" or "???" says nothing that could be remembered."""
+    return any(char.isalnum() for char in value)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from .errors import MemoryApiError
-from .text import clean_text, clean_value, normalize_key
+from .prompt import render_memory_block
+from .text import clamp_query, clean_value, normalize_key
 from .types import (
     KEY_MAX_LENGTH,
     TOPIC_MAX_LENGTH,
@@ -92,6 +93,8 @@ RECALL_MEMORIES_TOOL: Final[dict[str, Any]] = {
 TOOL_NAMES: Final = frozenset({SAVE_MEMORY_TOOL["name"], RECALL_MEMORIES_TOOL["name"]})
 
 UNAVAILABLE_TEXT: Final = "Memory is unavailable right now; carry on without it."
+DISABLED_TEXT: Final = "Memory is not enabled; nothing is saved or recalled."
+MEMORY_DISABLED_CODE: Final = "memory_disabled"
 BLOCKED_FALLBACK: Final = (
     "Not saved: it looks like an identifier or contact detail (a card, account, ID or phone "
     "number, or an e-mail address), which is not kept in memory."
@@ -107,11 +110,9 @@ class ToolResult:
 
 
 def format_facts(facts: Sequence[MemoryFact]) -> str:
-    """One short line per fact. Values are untrusted text, so each is forced onto one line."""
-    return "\n".join(
-        f"- {fact.key}: {clean_text(fact.value)} ({MemoryCategory(fact.category).value})"
-        for fact in facts
-    )
+    """The facts as the model reads them: one delimited block of quoted data (see prompt.py),
+    so that a stored value can never pass for an instruction."""
+    return render_memory_block(facts)
 
 
 def _accepts_session_id(method: Any) -> bool:
@@ -165,17 +166,26 @@ class MemoryTools:
         )
 
     async def profile(self) -> str:
-        """The saved_memory text: tier one if the store offers it, else every visible fact."""
+        """The saved_memory block for the system prompt: tier one if the store offers it, else
+        every visible fact."""
         tier_one = getattr(self.store, "tier_one", None)
         try:
             if tier_one is not None:
                 facts = await tier_one(self.subject_id)
             else:
                 facts = await self.store.get_facts(self.subject_id)
+            if not facts and not await self._memory_enabled():
+                return DISABLED_TEXT
         except Exception as exc:  # memory never fails a turn
             self._log_failure("saved_memory", exc)
             return UNAVAILABLE_TEXT
-        return format_facts(facts) if facts else "Nothing is saved about this traveller yet."
+        return format_facts(facts)
+
+    async def _memory_enabled(self) -> bool:
+        """Asked only when a read came back empty (memory off serves nothing), and only of a
+        store that can tell (both of ours can; a plain upstream store is always on)."""
+        probe = getattr(self.store, "memory_enabled", None)
+        return True if probe is None else bool(await probe())
 
     # --- the tools --------------------------------------------------------------------------
 
@@ -217,9 +227,11 @@ class MemoryTools:
         raw_topic = tool_input.get("topic") if isinstance(tool_input, Mapping) else None
         if not isinstance(raw_topic, str):
             return ToolResult("Give a topic to recall, e.g. 'seat' or 'meal'.", is_error=True)
-        topic = clean_text(raw_topic)[:TOPIC_MAX_LENGTH].strip()
+        topic = clamp_query(raw_topic)
         try:
             facts = await self.store.search_facts(self.subject_id, topic)
+            if not facts and not await self._memory_enabled():
+                return ToolResult(DISABLED_TEXT)
         except Exception as exc:
             self._log_failure("recall_memories", exc)
             return ToolResult(UNAVAILABLE_TEXT, is_error=True)
@@ -239,6 +251,8 @@ class MemoryTools:
         The text never contains the value, whatever the store's message says."""
         code = getattr(exc, "code", None)
         message = getattr(exc, "message", None)
+        if code == MEMORY_DISABLED_CODE:
+            return ToolResult(f"Not saved. {DISABLED_TEXT}", is_error=True)
         is_domain_error = isinstance(exc, MemoryApiError) or (
             isinstance(code, str) and isinstance(message, str)
         )

@@ -25,8 +25,11 @@ class MemoryFact(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    key: str = Field(min_length=1, max_length=KEY_MAX_LENGTH)
-    value: str = Field(min_length=1, max_length=VALUE_MAX_LENGTH)
+    # No length limits here, as upstream: a store validates what it is given (keys clamped to
+    # KEY_MAX_LENGTH, values to VALUE_MAX_LENGTH with a "...[truncated]" marker, empty ones
+    # refused with a ValueError) so ported code that builds long facts keeps working.
+    key: str
+    value: str
     category: MemoryCategory = MemoryCategory.PREFERENCE
     updated_at: datetime | None = None
     source_session_id: str | None = Field(default=None, max_length=SESSION_ID_MAX_LENGTH)

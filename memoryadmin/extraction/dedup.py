@@ -14,7 +14,9 @@ from enum import StrEnum
 from memoryadmin.facts.validation import normalize_value
 
 JACCARD_THRESHOLD = 0.6
-_TOKEN = re.compile(r"\w+")
+# Words; a hyphen inside a word keeps it one token ("non-stop", "carry-on"), as upstream
+# tokenizes. Other punctuation separates words and never makes two values differ.
+_TOKEN = re.compile(r"\w+(?:-\w+)*")
 
 
 class Verdict(StrEnum):
@@ -29,8 +31,9 @@ def tokens(value: str) -> frozenset[str]:
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
+    """Two values without any word share nothing (validate_fact refuses such values anyway)."""
+    if not a or not b:
+        return 0.0
     return len(a & b) / len(a | b)
 
 

@@ -17,13 +17,21 @@ import anthropic
 from django.conf import settings
 from django.db import transaction
 
+from memoryadmin.client.prompt import render_memory_block, render_transcript_block
 from memoryadmin.facts import selectors
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.actors import Actor
-from memoryadmin.facts.errors import FactInvalid, FactLearningPaused
+from memoryadmin.facts.errors import (
+    FactInvalid,
+    FactLearningPaused,
+    FactMemoryDisabled,
+    WriteFilterMisconfigured,
+)
 from memoryadmin.facts.validation import (
+    CleanFact,
     MemoryWriteFilter,
     classify_sensitive,
+    normalize_value,
     sanitize_text,
     validate_fact,
 )
@@ -40,6 +48,11 @@ MAX_TOKENS = 600
 TRANSCRIPT_MAX_CHARS = 8000
 SPEAKERS = {"user": "User", "assistant": "Agent"}
 DISCARDED_REASON = "discarded: memory was cleared during extraction"
+DISABLED_DURING_REASON = "discarded: memory was switched off during extraction"
+FILTER_MISCONFIGURED_REASON = (
+    "refused: the write filter has an invalid blocked pattern; nothing is learned until a "
+    "privacy admin fixes it"
+)
 PAUSED_DURING_REASON = "discarded: the traveller paused learning during extraction"
 
 
@@ -80,27 +93,36 @@ class Proposal:
 
 # --- the request -------------------------------------------------------------------------------
 
-def format_transcript(messages: Sequence[dict[str, str]]) -> str:
-    """"User: ... / Agent: ..." lines, each message sanitized, cut to the most recent 8000 chars.
+def transcript_turns(messages: Sequence[dict[str, str]]) -> list[tuple[str, str]]:
+    """(speaker, text) per message, each sanitized, keeping the most recent 8000 characters of
+    text (the oldest kept message may be cut at its start).
 
     Messages carry `role` ("user" or "assistant") and `text` (`content` is accepted too)."""
-    lines = []
+    turns: list[tuple[str, str]] = []
     for message in messages:
         speaker = SPEAKERS.get(str(message.get("role", "")).lower(), "Agent")
         text = message.get("text", message.get("content", ""))
         text = sanitize_text(text) if isinstance(text, str) else ""
         if text:
-            lines.append(f"{speaker}: {text}")
-    transcript = "\n".join(lines)
-    return transcript[-TRANSCRIPT_MAX_CHARS:]
+            turns.append((speaker, text))
+    kept: list[tuple[str, str]] = []
+    budget = TRANSCRIPT_MAX_CHARS
+    for speaker, text in reversed(turns):
+        if budget <= 0:
+            break
+        kept.append((speaker, text[-budget:]))
+        budget -= len(text)
+    return kept[::-1]
+
+
+def format_transcript(messages: Sequence[dict[str, str]]) -> str:
+    """The conversation as one delimited block of quoted data (see client/prompt.py): a turn
+    that says "ignore your instructions" is something the traveller said, not an order."""
+    return render_transcript_block(transcript_turns(messages))
 
 
 def format_held(held: Sequence[HeldFact]) -> str:
-    if not held:
-        return "(none)"
-    return "\n".join(
-        f"- {fact.key} ({fact.category}): {sanitize_text(fact.value)}" for fact in held
-    )
+    return render_memory_block(held)
 
 
 def user_content(messages: Sequence[dict[str, str]], held: Sequence[HeldFact]) -> str:
@@ -129,13 +151,17 @@ def review_proposals(
     max_new_facts: int,
     blocked_patterns: Sequence[str] = (),
 ) -> Proposal:
-    """Validation, write filter, sensitivity, dedup and cap over raw tool inputs (no I/O)."""
+    """Validation, write filter, sensitivity, dedup and cap over raw tool inputs (no I/O).
+
+    The same key twice in one batch: the last proposal wins (as in fact_upsert and upstream),
+    keeping the key's first place. A held value that this batch replaces no longer counts when
+    new keys are compared with what is held: it is about to be gone.
+
+    Raises WriteFilterMisconfigured when a blocked pattern is unusable (the filter fails closed).
+    """
     proposal = Proposal(proposed=len(inputs))
     write_filter = MemoryWriteFilter(blocked_patterns)
-    known = {fact.key: fact.value for fact in held}
-    compare_with = [fact.value for fact in held]
-    batch_keys: set[str] = set()
-    survivors: list[ProposedFact] = []
+    candidates: dict[str, CleanFact] = {}
     for raw in inputs:
         if not isinstance(raw, dict):
             proposal.invalid += 1
@@ -147,19 +173,29 @@ def review_proposals(
             continue
         # The raw key too, as fact_upsert does: "a@b.com" normalizes to "a_b_com".
         raw_key = sanitize_text(raw["key"])
-        if not write_filter.check(f"{raw_key} {clean.key}", clean.value).allowed:
+        if not write_filter.check(clean.key, clean.value, raw_key=raw_key).allowed:
             proposal.blocked += 1  # counted only: the value is neither kept nor logged
             continue
-        if clean.key in batch_keys or any(
-            restates(clean.value, other.value) for other in survivors if other.key != clean.key
-        ):
+        if clean.key in candidates:
+            proposal.duplicates += 1  # the earlier proposal under this key is superseded
+        candidates[clean.key] = clean
+
+    known = {fact.key: fact.value for fact in held}
+    superseded = {
+        key
+        for key, clean in candidates.items()
+        if key in known and normalize_value(known[key]) != normalize_value(clean.value)
+    }
+    compare_with = [fact.value for fact in held if fact.key not in superseded]
+    survivors: list[ProposedFact] = []
+    for clean in candidates.values():
+        if any(restates(clean.value, other.value) for other in survivors):
             proposal.duplicates += 1
             continue
         verdict = judge(clean.key, clean.value, known, compare_with)
         if verdict is Verdict.DUPLICATE:
             proposal.duplicates += 1
             continue
-        batch_keys.add(clean.key)
         survivors.append(
             ProposedFact(
                 key=clean.key,
@@ -291,6 +327,11 @@ def extract_turn(job_id: int) -> ExtractionJob | None:
         return _extract(job)
     except TransientModelError:
         raise
+    except WriteFilterMisconfigured:  # the patterns changed between the check and the write
+        logger.error("extraction job %s refused: the write filter is misconfigured", job.pk)
+        return services.job_finish(
+            job.pk, status=JobStatus.FAILED, reason=FILTER_MISCONFIGURED_REASON
+        )
     except Exception as exc:  # memory never fails a turn
         logger.error("extraction job %s failed: %s", job.pk, type(exc).__name__)
         return services.job_finish(
@@ -311,11 +352,17 @@ def _extract(job: ExtractionJob) -> ExtractionJob | None:
         logger.info("extraction job %s skipped: %s", job.pk, reason)
         return services.job_finish(job.pk, status=JobStatus.SKIPPED, reason=reason)
 
+    memory = selectors.memory_settings()
+    if MemoryWriteFilter(memory.blocked_patterns or []).invalid_patterns:
+        # Fail closed, and before the transcript is sent anywhere.
+        logger.error("extraction job %s refused: the write filter is misconfigured", job.pk)
+        return services.job_finish(
+            job.pk, status=JobStatus.FAILED, reason=FILTER_MISCONFIGURED_REASON
+        )
     held = [
         HeldFact(key=fact.key, value=fact.value, category=fact.category, status=fact.status)
         for fact in selectors.subject_facts(job.subject_id)
     ]
-    memory = selectors.memory_settings()
     services.job_attempted(job.pk, model=memory.memory_model)
     try:
         with make_client() as client:  # closes its connection pool when the call is done
@@ -370,6 +417,8 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
                 )
             except FactLearningPaused:
                 raise _Discard(PAUSED_DURING_REASON) from None
+            except FactMemoryDisabled:
+                raise _Discard(DISABLED_DURING_REASON) from None
             if selectors.purge_generation(job.subject_id) != generation:
                 raise _Discard(DISCARDED_REASON)
             finished = services.job_finish(

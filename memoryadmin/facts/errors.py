@@ -1,4 +1,7 @@
-"""Domain errors raised by services; views map each to one HTTP status and error shape."""
+"""Domain errors raised by services; views map each to one HTTP status and error shape.
+
+A refused fact (FactInvalid, FactBlocked) is also a ValueError, as upstream's are, so code
+ported from commerce_common.memory that catches ValueError keeps working."""
 
 from __future__ import annotations
 
@@ -14,11 +17,11 @@ class FactError(Exception):
         self.fields = fields or {}
 
 
-class FactInvalid(FactError):
+class FactInvalid(FactError, ValueError):
     code = "invalid"
 
 
-class FactBlocked(FactError):
+class FactBlocked(FactError, ValueError):
     """The write filter refused the value. The message never repeats the value."""
 
     code = "blocked_by_filter"
@@ -48,3 +51,18 @@ class FactLearningPaused(FactStateError):
     """The traveller turned learning off: the agent and extraction may not add or change facts."""
 
     code = "learning_paused"
+
+
+class FactMemoryDisabled(FactStateError):
+    """The airline switched memory off (MemorySettings.memory_enabled): the agent and extraction
+    may not save anything, and the agent's reads come back empty."""
+
+    code = "memory_disabled"
+
+
+class WriteFilterMisconfigured(FactError):
+    """A stored blocked pattern is not a valid regular expression. The filter fails closed:
+    nothing it would have checked is written until a privacy admin fixes the pattern. The
+    message names the pattern's position, never its text or the value."""
+
+    code = "write_filter_misconfigured"

@@ -189,6 +189,18 @@ class MemorySettings(models.Model):
     def __str__(self) -> str:
         return "Memory settings"
 
+    def clean(self) -> None:
+        """Refuse a blocked pattern that does not compile (or would block everything): saved, it
+        would make the write filter refuse every write until someone fixes it."""
+        from django.core.exceptions import ValidationError
+
+        from .validation import validate_blocked_patterns
+
+        try:
+            validate_blocked_patterns(self.blocked_patterns)
+        except ValidationError as exc:
+            raise ValidationError({"blocked_patterns": exc.messages}) from None
+
 
 class RetentionRule(models.Model):
     """A TTL for facts matching category / key glob / sensitivity; the most specific rule wins."""

@@ -27,6 +27,7 @@ from .errors import (
     FactConflict,
     FactInvalid,
     FactLearningPaused,
+    FactMemoryDisabled,
     FactNotFound,
     FactStateError,
 )
@@ -465,12 +466,14 @@ def fact_upsert(
     cleaned: dict[str, CleanFact] = {}
     errors: dict[str, str] = {}
     config = memory_config()
+    if actor.is_automated and not config.settings.memory_enabled:
+        raise FactMemoryDisabled("Memory is not enabled; nothing is saved.")
     write_filter = MemoryWriteFilter(config.settings.blocked_patterns)
     for index, draft in enumerate(facts):
         try:
             clean = validate_fact(draft.key, draft.value, draft.category)
             # The raw key too: normalizing turns "a@b.com" into "a_b_com", which no pattern sees.
-            write_filter.enforce(f"{sanitize_text(draft.key)} {clean.key}", clean.value)
+            write_filter.enforce(clean.key, clean.value, raw_key=sanitize_text(draft.key))
         except FactInvalid as exc:
             errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
             continue

@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
+from memoryadmin.client.text import clamp_query
 from memoryadmin.client.types import MemoryCategory, MemoryFact
 
 from . import selectors, services
@@ -135,7 +136,13 @@ async def _config() -> selectors.MemoryConfig:
 
 
 class DjangoMemoryStore:
-    """Writes are recorded with `actor` (the agent by default) and the session's 12-hex tag."""
+    """Writes are recorded with `actor` (the agent by default) and the session's 12-hex tag.
+
+    Upstream's rules hold: values over 200 characters are clamped with a "...[truncated]"
+    marker, a refused fact raises a ValueError (FactInvalid, FactBlocked), search queries are
+    cut to 100 characters like HttpMemoryStore's. With memory switched off reads are empty and
+    saves raise FactMemoryDisabled; deleting and clearing still work (forgetting is always
+    allowed)."""
 
     def __init__(
         self,
@@ -164,6 +171,7 @@ class DjangoMemoryStore:
         )
 
     async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
+        query = clamp_query(query)  # the same 100 characters as HttpMemoryStore
         terms = selectors.search_terms(query)
         if not terms:
             return await self.get_facts(subject_id)
@@ -212,3 +220,7 @@ class DjangoMemoryStore:
         await sync_to_async(services.subject_clear)(
             subject_id=subject_id, actor=self.actor, reason="cleared by the agent"
         )
+
+    async def memory_enabled(self) -> bool:
+        """The airline's switch; the tools ask it to tell "nothing saved" from "memory off"."""
+        return (await _config()).settings.memory_enabled

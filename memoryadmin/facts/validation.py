@@ -9,16 +9,30 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.core.exceptions import ValidationError
+
 # The text rules live in the Django-free client package so that the agent's tools report keys
 # exactly as the server stores them; this module re-exports them for the server side.
 from memoryadmin.client.text import clean_text as sanitize_text
-from memoryadmin.client.text import normalize_key
-from memoryadmin.client.types import VALUE_MAX_LENGTH
+from memoryadmin.client.text import clean_value, has_meaning, normalize_key
 
-from .errors import FactBlocked, FactInvalid
+from .errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
 from .models import Category
 
 logger = logging.getLogger(__name__)
+
+__all__ = [
+    "CleanFact",
+    "MemoryWriteFilter",
+    "blocked_pattern_errors",
+    "classify_sensitive",
+    "normalize_key",
+    "normalize_value",
+    "sanitize_text",
+    "session_tag",
+    "validate_blocked_patterns",
+    "validate_fact",
+]
 
 CATEGORIES = frozenset(Category.values)
 _WHITESPACE = re.compile(r"\s+")
@@ -53,11 +67,13 @@ def validate_fact(key: object, value: object, category: object = None) -> CleanF
         errors["key"] = (
             "Key is empty once cleaned; use a short snake_case topic like seat_preference."
         )
-    clean_value = sanitize_text(value)[:VALUE_MAX_LENGTH].strip() if isinstance(value, str) else ""
+    value_text = clean_value(value) if isinstance(value, str) else ""
     if not isinstance(value, str):
         errors["value"] = "Value must be text."
-    elif not clean_value:
+    elif not value_text:
         errors["value"] = "Value is empty once cleaned."
+    elif not has_meaning(value_text):
+        errors["value"] = "Value has no letters or digits; say the fact in words."
     if category is None or category == "":
         clean_category = Category.PREFERENCE.value
     elif isinstance(category, str) and category.strip().lower() in CATEGORIES:
@@ -67,7 +83,7 @@ def validate_fact(key: object, value: object, category: object = None) -> CleanF
         errors["category"] = "Category must be one of: constraint, context, preference."
     if errors:
         raise FactInvalid("The fact is not valid.", fields=errors)
-    return CleanFact(key=clean_key, value=clean_value, category=clean_category)
+    return CleanFact(key=clean_key, value=value_text, category=clean_category)
 
 
 # --- The write filter --------------------------------------------------------------------------
@@ -94,9 +110,12 @@ DEFAULT_BLOCK_RULES: tuple[BlockRule, ...] = (
     BlockRule(
         "long_number",
         # Nine or more digits, optionally split by single spaces, dots, dashes, slashes or
-        # underscores: cards, accounts, national IDs, passports and phone numbers. Dates,
-        # prices and order numbers have fewer digits in a run.
-        re.compile(r"(?<![\d])\d(?:[ \-./_]?\d){8,}"),
+        # underscores, or by the brackets of an area code ("(010) 555-0100",
+        # "+1 (415) 555-0134"): cards, accounts, national IDs, passports and phone numbers
+        # however they are written, Taiwanese ones included ("02-2345-6789", "0912 345 678",
+        # "+886 912 345 678"). Dates, prices, sizes, seats and order numbers have fewer digits
+        # in a run.
+        re.compile(r"(?<![\d])\d(?:(?:[ \-./_]|\s?\(\s?|\s?\)[ \-.]?)?\d){8,}"),
         "Looks like a card, account, ID or phone number; such numbers are not kept in memory.",
     ),
 )
@@ -109,31 +128,100 @@ class FilterVerdict:
     message: str = ""
 
 
+BLOCKED_PATTERN_MAX_LENGTH = 500
+
+
+def blocked_pattern_problem(source: object) -> str | None:
+    """Why a privacy admin's extra pattern cannot be used, or None when it can. The message
+    says what is wrong without repeating the pattern."""
+    if not isinstance(source, str):
+        return "Must be text."
+    if not source.strip():
+        return "Must not be empty."
+    if len(source) > BLOCKED_PATTERN_MAX_LENGTH:
+        return f"At most {BLOCKED_PATTERN_MAX_LENGTH} characters."
+    try:
+        compiled = re.compile(source, re.IGNORECASE)
+    except re.error as exc:
+        return f"Not a valid regular expression ({exc.msg})."
+    if compiled.search("") is not None:
+        return "Matches empty text, so it would block every fact."
+    return None
+
+
+def blocked_pattern_errors(patterns: object) -> dict[int, str]:
+    """Position -> problem for every unusable pattern (empty when all are fine)."""
+    if not isinstance(patterns, list | tuple):
+        return {-1: "Must be a list of regular expressions."}
+    return {
+        index: problem
+        for index, source in enumerate(patterns)
+        if (problem := blocked_pattern_problem(source)) is not None
+    }
+
+
+def validate_blocked_patterns(patterns: object) -> list[str]:
+    """The check every writer of MemorySettings.blocked_patterns runs before saving (the
+    model's clean(), the settings form, commands): a pattern that does not compile would
+    otherwise switch a privacy rule off without anyone noticing. Returns the patterns; raises
+    django's ValidationError with one message per bad pattern (numbered from 1)."""
+    errors = blocked_pattern_errors(patterns)
+    if errors:
+        raise ValidationError(
+            [
+                message if index < 0 else f"Pattern {index + 1}: {message}"
+                for index, message in sorted(errors.items())
+            ],
+            code="invalid_pattern",
+        )
+    return list(patterns)  # type: ignore[call-overload]
+
+
 class MemoryWriteFilter:
-    """Refuses facts that carry identifiers or contact details. Messages never echo the text."""
+    """Refuses facts that carry identifiers or contact details. Messages never echo the text.
+
+    Fails closed: if an extra pattern is unusable (it should have been refused when saved, but
+    the settings row may have been written some other way), every check raises
+    WriteFilterMisconfigured instead of silently skipping the rule."""
 
     def __init__(self, extra_patterns: Iterable[str] = ()) -> None:
         rules = list(DEFAULT_BLOCK_RULES)
-        for index, source in enumerate(extra_patterns):
-            try:
-                compiled = re.compile(source, re.IGNORECASE)
-            except re.error:
-                logger.warning("memory filter: extra pattern #%d does not compile; skipped", index)
-                continue
-            rules.append(
-                BlockRule(f"custom_{index}", compiled, "Matches a pattern the privacy team blocks.")
+        extra = list(extra_patterns or [])
+        self.invalid_patterns: tuple[int, ...] = tuple(sorted(blocked_pattern_errors(extra)))
+        if self.invalid_patterns:
+            logger.error(
+                "memory filter: blocked pattern(s) %s unusable; writes refused until fixed",
+                ", ".join(f"#{index + 1}" for index in self.invalid_patterns),
+            )
+        else:
+            rules.extend(
+                BlockRule(
+                    f"custom_{index}",
+                    re.compile(source, re.IGNORECASE),
+                    "Matches a pattern the privacy team blocks.",
+                )
+                for index, source in enumerate(extra)
             )
         self.rules = tuple(rules)
 
-    def check(self, key: str, value: str) -> FilterVerdict:
-        text = f"{key} {value}"
-        for rule in self.rules:
-            if rule.pattern.search(text):
-                return FilterVerdict(False, rule.name, rule.message)
+    def check(self, key: str, value: str, *, raw_key: str | None = None) -> FilterVerdict:
+        """Each text on its own (the raw key as sent, the normalized key, the value): joining
+        them would let the digits of a key and a value add up to a "number" neither holds."""
+        if self.invalid_patterns:
+            raise WriteFilterMisconfigured(
+                "The memory write filter has an invalid blocked pattern; nothing is saved "
+                "until a privacy admin fixes it in the memory settings."
+            )
+        for text in (raw_key, key, value):
+            if not text:
+                continue
+            for rule in self.rules:
+                if rule.pattern.search(text):
+                    return FilterVerdict(False, rule.name, rule.message)
         return FilterVerdict(True)
 
-    def enforce(self, key: str, value: str) -> None:
-        verdict = self.check(key, value)
+    def enforce(self, key: str, value: str, *, raw_key: str | None = None) -> None:
+        verdict = self.check(key, value, raw_key=raw_key)
         if not verdict.allowed:
             raise FactBlocked(verdict.message, fields={"value": verdict.message})
 

@@ -7,6 +7,8 @@ import os
 import pytest
 from django.test import override_settings
 
+from memoryadmin.facts.models import MemorySettings
+
 pytestmark = pytest.mark.django_db
 
 BROKER_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
@@ -17,7 +19,7 @@ def test_healthy_without_a_broker_reports_eager(client):
     response = client.get("/healthz")
 
     assert response.status_code == 200
-    assert response.json() == {"database": "ok", "broker": "eager"}
+    assert response.json() == {"database": "ok", "broker": "eager", "write_filter": "ok"}
     assert "no-cache" in response["Cache-Control"]
 
 
@@ -26,7 +28,7 @@ def test_healthy_with_a_reachable_broker(client):
     response = client.get("/healthz")
 
     assert response.status_code == 200
-    assert response.json() == {"database": "ok", "broker": "ok"}
+    assert response.json() == {"database": "ok", "broker": "ok", "write_filter": "ok"}
 
 
 @override_settings(CELERY_BROKER_URL="redis://127.0.0.1:1/0", API_HEALTH_BROKER_TIMEOUT_SECONDS=1)
@@ -34,9 +36,20 @@ def test_unreachable_broker_is_503(client):
     response = client.get("/healthz")
 
     assert response.status_code == 503
-    assert response.json() == {"database": "ok", "broker": "error"}
+    assert response.json() == {"database": "ok", "broker": "error", "write_filter": "ok"}
 
 
 def test_healthz_needs_no_token_and_accepts_only_reads(client):
     assert client.get("/healthz").status_code in {200, 503}
     assert client.post("/healthz").status_code == 405
+
+
+@override_settings(CELERY_BROKER_URL="")
+def test_a_stored_invalid_blocked_pattern_is_reported_without_taking_the_service_down(client):
+    # Written past the model's validation (as an old row or a raw SQL fix could be).
+    MemorySettings.objects.update_or_create(pk=1, defaults={"blocked_patterns": ["(unclosed"]})
+    response = client.get("/healthz")
+
+    assert response.status_code == 200
+    assert response.json() == {"database": "ok", "broker": "eager", "write_filter": "error"}
+    assert "unclosed" not in response.content.decode()

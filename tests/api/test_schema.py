@@ -31,6 +31,7 @@ OWN_OPERATIONS = {
     ("GET", "/api/v1/subjects/{subject_id}/tier-one"),
     ("POST", "/api/v1/subjects/{subject_id}/clear"),
     ("GET", "/api/v1/subjects/{subject_id}/purge-generation"),
+    ("GET", "/api/v1/memory"),
 }
 TURN_OPERATIONS = {
     ("POST", "/api/v1/subjects/{subject_id}/turns"),

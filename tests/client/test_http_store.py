@@ -104,7 +104,7 @@ def test_missing_fact_is_none_and_a_missing_address_is_not_found(http_store):
 
 def test_an_invalid_request_is_invalid_with_field_messages(http_store):
     with pytest.raises(Invalid) as caught:
-        run(http_store.search_facts, "t-1", "x" * 101)
+        run(http_store.request, "GET", "/api/v1/subjects/t-1/facts/search", params={"q": "x" * 101})
     assert caught.value.status == 400
     assert "q" in caught.value.fields
 

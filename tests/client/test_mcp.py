@@ -11,10 +11,11 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from memoryadmin.facts.models import ActorKind, FactEvent, MemoryFact
+from memoryadmin.facts.models import ActorKind, FactEvent, MemoryFact, MemorySettings
 from memoryadmin.facts.validation import session_tag
 
 from .conftest import TOKEN_NAME
+from .test_tools import records
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBJECT = "t-mcp"
@@ -23,6 +24,27 @@ SERVER_MODULE = "memoryadmin.client.mcp"
 
 def server_command(base_url: str, *extra: str) -> list[str]:
     return ["-m", SERVER_MODULE, "--base-url", base_url, "--subject", SUBJECT, *extra]
+
+
+async def drive_disabled(base_url: str, token: str, errlog) -> dict:
+    """The three tools once each, with memory switched off."""
+    params = StdioServerParameters(
+        command=sys.executable, args=server_command(base_url), env={"MEMORYADMIN_TOKEN": token},
+        cwd=str(ROOT),
+    )
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return {
+                "save": await session.call_tool(
+                    "save_memory", {"key": "seat", "value": "Prefers aisle seats"}
+                ),
+                "recall": await session.call_tool("recall_memories", {"topic": "seat"}),
+                "profile": await session.call_tool("saved_memory", {}),
+            }
 
 
 async def drive(base_url: str, token: str, errlog) -> dict:
@@ -80,16 +102,18 @@ def test_mcp_server_saves_recalls_and_serves_the_profile(live_server, api_token,
     assert tools["recall_memories"].input_schema["properties"]["topic"]["maxLength"] == 100
     assert tools["saved_memory"].input_schema.get("properties", {}) == {}
 
-    assert text(seen["empty_profile"]) == "Nothing is saved about this traveller yet."
+    assert records(text(seen["empty_profile"])) == []
     assert not seen["save"].is_error and text(seen["save"]) == "Saved: seat_preference."
     assert text(seen["constraint"]) == "Saved: overnight_flights."
     assert seen["blocked"].is_error
     assert text(seen["blocked"]).startswith("Not saved:") and "555" not in text(seen["blocked"])
-    assert text(seen["recall"]) == "- seat_preference: Prefers aisle seats (preference)"
+    assert records(text(seen["recall"])) == [
+        ("seat_preference", "Prefers aisle seats", "preference")
+    ]
     assert text(seen["nothing"]) == "No saved memories about pizza."
-    assert text(seen["profile"]).splitlines() == [
-        "- overnight_flights: Avoids overnight flights (constraint)",
-        "- seat_preference: Prefers aisle seats (preference)",
+    assert records(text(seen["profile"])) == [
+        ("overnight_flights", "Avoids overnight flights", "constraint"),
+        ("seat_preference", "Prefers aisle seats", "preference"),
     ]
 
     assert set(MemoryFact.objects.filter(subject_id=SUBJECT).values_list("key", flat=True)) == {
@@ -98,6 +122,18 @@ def test_mcp_server_saves_recalls_and_serves_the_profile(live_server, api_token,
     event = FactEvent.objects.get(subject_id=SUBJECT, key="seat_preference")
     assert (event.actor_kind, event.actor_label) == (ActorKind.AGENT, f"token:{TOKEN_NAME}")
     assert event.session_tag == session_tag("sess-mcp")
+
+
+def test_mcp_tools_say_memory_is_not_enabled_when_it_is_switched_off(
+    live_server, api_token, tmp_path
+):
+    MemorySettings.objects.update_or_create(pk=1, defaults={"memory_enabled": False})
+    with (tmp_path / "mcp-server.log").open("w") as errlog:
+        seen = anyio.run(drive_disabled, live_server.url, api_token, errlog)
+    assert seen["save"].is_error and "Memory is not enabled" in text(seen["save"])
+    assert text(seen["recall"]).startswith("Memory is not enabled")
+    assert text(seen["profile"]).startswith("Memory is not enabled")
+    assert not MemoryFact.objects.filter(subject_id=SUBJECT).exists()
 
 
 def test_mcp_server_refuses_to_start_without_a_token():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryadmin.client.text import clean_text, clean_value, normalize_key
+from memoryadmin.client.text import clamp_query, clean_text, clean_value, normalize_key
 from memoryadmin.facts import validation
 
 
@@ -38,7 +38,6 @@ def test_normalize_key(raw, key):
         ("Prefers aisle seats", "Prefers aisle seats"),
         ("Vege\u200btarian\x07 meals", "Vegetarian meals"),
         ("  spaced \n\t out  ", "spaced out"),
-        ("x" * 300, "x" * 200),
         ("", ""),
     ],
 )
@@ -53,3 +52,13 @@ def test_the_server_uses_these_same_rules():
     assert validation.sanitize_text is clean_text
     clean = validation.validate_fact("  Seat Preference ", "Vege\u200btarian")
     assert (clean.key, clean.value) == ("seat_preference", "Vegetarian")
+
+
+def test_an_overlong_value_is_clamped_with_the_upstream_marker():
+    assert clean_value("x" * 200) == "x" * 200
+    assert clean_value("x" * 300) == "x" * 186 + "...[truncated]"
+    assert len(clean_value("word " * 100)) <= 200
+
+
+def test_a_query_is_cut_to_the_same_100_characters_everywhere():
+    assert clamp_query("  aisle " + "x" * 200) == ("aisle " + "x" * 200)[:100]

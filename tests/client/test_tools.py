@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memoryadmin.client.http import HttpMemoryStore
@@ -30,6 +32,13 @@ def tools(db) -> MemoryTools:
 
 def use(tools: MemoryTools, name: str, tool_input: object) -> str:
     return run(tools.run, name, tool_input)
+
+
+def records(text: str) -> list[tuple[str, str, str]]:
+    """(key, value, category) of each fact line inside the <saved_memory> block."""
+    inside = text.split("<saved_memory>\n", 1)[1].split("\n</saved_memory>", 1)[0]
+    rows = [json.loads(line) for line in inside.splitlines() if line.startswith("{")]
+    return [(row["key"], row["value"], row["category"]) for row in rows]
 
 
 def stored(subject: str = SUBJECT) -> dict[str, tuple[str, str]]:
@@ -94,15 +103,16 @@ def test_saving_under_the_same_key_replaces(tools):
     use(tools, "save_memory", {"key": "meal_preference", "value": "Vegetarian meals"})
     use(tools, "save_memory", {"key": "meal_preference", "value": "Prefers pescatarian meals"})
     assert stored() == {"meal_preference": ("Prefers pescatarian meals", "preference")}
-    assert use(tools, "recall_memories", {"topic": "meal"}) == (
-        "- meal_preference: Prefers pescatarian meals (preference)"
-    )
+    assert records(use(tools, "recall_memories", {"topic": "meal"})) == [
+        ("meal_preference", "Prefers pescatarian meals", "preference")
+    ]
 
 
 def test_an_overlong_value_is_cut_like_the_server_cuts_it(tools):
     answer = use(tools, "save_memory", {"key": "notes", "value": "Likes quiet cabins " * 20})
     assert answer == "Saved: notes."
-    assert len(MemoryFact.objects.get(subject_id=SUBJECT).value) == 200
+    value = MemoryFact.objects.get(subject_id=SUBJECT).value
+    assert len(value) == 200 and value.endswith("...[truncated]")
 
 
 def test_a_blocked_value_is_refused_without_repeating_it(tools):
@@ -156,10 +166,9 @@ def test_recall_lists_matching_facts_one_per_line(tools):
     use(tools, "save_memory", {
         "key": "travel_party", "value": "Usually travels with spouse", "category": "context",
     })
-    lines = use(tools, "recall_memories", {"topic": "aisle spouse"}).splitlines()
-    assert sorted(lines) == [
-        "- seat_preference: Prefers aisle seats (preference)",
-        "- travel_party: Usually travels with spouse (context)",
+    assert records(use(tools, "recall_memories", {"topic": "aisle spouse"})) == [
+        ("seat_preference", "Prefers aisle seats", "preference"),
+        ("travel_party", "Usually travels with spouse", "context"),
     ]
 
 
@@ -174,8 +183,9 @@ def test_recall_caps_the_list_and_says_how_many_more(db):
     tools = MemoryTools(DjangoMemoryStore(), SUBJECT, recall_limit=2)
     for index in range(4):
         use(tools, "save_memory", {"key": f"pref_{index}", "value": f"Preference {index}"})
-    lines = use(tools, "recall_memories", {"topic": "preference"}).splitlines()
-    assert len(lines) == 3 and lines[-1] == "(2 more; ask about a narrower topic.)"
+    text = use(tools, "recall_memories", {"topic": "preference"})
+    assert [key for key, _, _ in records(text)] == ["pref_0", "pref_1"]
+    assert text.splitlines()[-1] == "(2 more; ask about a narrower topic.)"
 
 
 def test_recall_without_a_topic_is_an_error_text(tools):
@@ -190,11 +200,14 @@ def test_unknown_tool_is_an_error_text_not_an_exception(tools):
 
 
 def test_profile_lists_tier_one(tools):
-    assert run(tools.profile) == "Nothing is saved about this traveller yet."
+    empty = run(tools.profile)
+    assert records(empty) == [] and "(nothing saved yet)" in empty
     use(tools, "save_memory", {
         "key": "overnight_flights", "value": "Avoids overnight flights", "category": "constraint",
     })
-    assert run(tools.profile) == "- overnight_flights: Avoids overnight flights (constraint)"
+    assert records(run(tools.profile)) == [
+        ("overnight_flights", "Avoids overnight flights", "constraint")
+    ]
 
 
 # --- over HTTP ---------------------------------------------------------------------------------
@@ -206,9 +219,9 @@ def test_the_tools_over_http_save_recall_and_audit_as_the_token(live_server, api
     assert use(tools, "save_memory", {
         "key": "Seat Preference", "value": "Prefers aisle seats",
     }) == "Saved: seat_preference."
-    assert use(tools, "recall_memories", {"topic": "aisle"}) == (
-        "- seat_preference: Prefers aisle seats (preference)"
-    )
+    assert records(use(tools, "recall_memories", {"topic": "aisle"})) == [
+        ("seat_preference", "Prefers aisle seats", "preference")
+    ]
     blocked = run(tools.call, "save_memory", {"key": "email", "value": "jane.doe@example.com"})
     assert blocked.is_error and "jane.doe" not in blocked.text
     event = FactEvent.objects.get(subject_id="t-http-tools", key="seat_preference")

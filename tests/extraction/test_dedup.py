@@ -41,3 +41,16 @@ def test_tokens_ignore_case_and_punctuation() -> None:
 def test_empty_values_restate_nothing() -> None:
     assert not restates("", "Prefers aisle seats")
     assert not restates("Prefers aisle seats", "   ")
+
+
+def test_a_hyphen_inside_a_word_keeps_it_one_token() -> None:
+    assert tokens("Non-stop flights, carry-on only") == frozenset(
+        {"non-stop", "flights", "carry-on", "only"}
+    )
+    # "non-stop" and "non" + "stop" are not the same words
+    assert not restates("Books non-stop flights", "Books stop non flights fast")
+
+
+def test_values_without_words_share_nothing() -> None:
+    assert jaccard(tokens("!!!"), tokens("???")) == 0.0
+    assert not restates("!!!", "???")

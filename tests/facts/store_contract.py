@@ -3,12 +3,17 @@
 A test module subclasses `MemoryStoreContract`, marks it for the database and provides a `store`
 fixture. Setup that the protocol cannot express (a fact held for review, an expired fact) is
 done through the services, which every store shares as the system of record.
+
+The second half ports upstream's store and facts tests (commerce_common.memory, from its
+documented behaviour, written here): order, last-wins batches, clamping, ValueError refusals,
+the memory switch, the filter's phone and key rules. Where we differ on purpose the test is
+named `test_divergence_...` and asserts our behaviour, so the difference is a decision on record.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -18,6 +23,7 @@ from memoryadmin.client.types import MemoryCategory, MemoryFact
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import MemorySettings
+from memoryadmin.facts.validation import session_tag
 
 STAFF = Actor.system("contract-setup")
 
@@ -243,3 +249,147 @@ class MemoryStoreContract:
         }
         run(store.upsert_facts, subject, [fact(k, v) for k, v in kept.items()])
         assert {f.key: f.value for f in run(store.get_facts, subject)} == kept
+
+    # --- upstream: order ---------------------------------------------------------------------
+
+    def test_facts_come_back_in_the_order_first_written_and_an_update_keeps_its_place(
+        self, store, subject
+    ):
+        run(store.upsert_facts, subject, [fact("seat", "Window seats"), fact("meal", "Vegetarian")])
+        run(store.upsert_facts, subject, [fact("party", "Travels with spouse")])
+        run(store.upsert_facts, subject, [fact("seat", "Aisle seats")])
+        assert keys(run(store.get_facts, subject)) == ["seat", "meal", "party"]
+        assert keys(run(store.search_facts, subject, "seats spouse")) == ["seat", "party"]
+        assert keys(run(store.search_facts, subject, "")) == ["seat", "meal", "party"]
+
+    def test_tier_one_keeps_constraints_in_stored_order(self, store, subject):
+        MemorySettings.objects.update_or_create(pk=1, defaults={"tier_one_cap": 3})
+        run(store.upsert_facts, subject, [fact("red_eye", "No overnight flights", "constraint")])
+        run(store.upsert_facts, subject, [fact("one_stop", "One stop at most", "constraint")])
+        run(store.upsert_facts, subject, [fact("old_pref", "Aisle seats")])
+        run(store.upsert_facts, subject, [fact("new_pref", "Vegetarian meals")])
+        run(store.upsert_facts, subject, [fact("one_stop", "At most one stop", "constraint")])
+        assert keys(run(store.tier_one, subject)) == ["red_eye", "one_stop", "new_pref"]
+
+    # --- upstream: one batch, the last value wins -----------------------------------------------
+
+    def test_the_same_key_twice_in_one_batch_keeps_the_last_value(self, store, subject):
+        batch = [fact("seat", "Window seats"), fact("seat", "Aisle seats")]
+        run(store.upsert_facts, subject, batch)
+        got = run(store.get_facts, subject)
+        assert [(f.key, f.value) for f in got] == [("seat", "Aisle seats")]
+
+    # --- upstream: validate_fact ----------------------------------------------------------------
+
+    def test_a_value_over_200_characters_is_clamped_with_the_truncated_marker(self, store, subject):
+        run(store.upsert_facts, subject, [fact("notes", "Likes quiet cabins. " * 30)])
+        [got] = run(store.get_facts, subject)
+        assert len(got.value) <= 200 and got.value.endswith("...[truncated]")
+        assert got.value.startswith("Likes quiet cabins. Likes")
+
+    def test_a_key_over_64_characters_is_clamped(self, store, subject):
+        run(store.upsert_facts, subject, [fact("seat " * 20, "Aisle seats")])
+        [got] = run(store.get_facts, subject)
+        assert len(got.key) <= 64 and got.key.startswith("seat_seat")
+
+    def test_category_defaults_to_preference(self, store, subject):
+        run(store.upsert_facts, subject, [MemoryFact(key="seat", value="Aisle seats")])
+        assert run(store.get_facts, subject)[0].category == MemoryCategory.PREFERENCE
+
+    @pytest.mark.parametrize("value", ["", "   ", "!!!", "???"])
+    def test_a_fact_with_nothing_to_remember_is_a_value_error(self, store, subject, value):
+        with pytest.raises(ValueError):
+            run(store.upsert_facts, subject, [MemoryFact(key="note", value=value)])
+        assert run(store.get_facts, subject) == []
+
+    def test_a_blocked_fact_is_a_value_error(self, store, subject):
+        with pytest.raises(ValueError) as caught:
+            run(store.upsert_facts, subject, [fact("phone", "call (010) 555-0100")])
+        assert "555" not in str(caught.value)
+
+    def test_a_long_search_query_is_cut_not_refused(self, store, subject):
+        self._searchable(store, subject)
+        assert keys(run(store.search_facts, subject, "aisle " + "x" * 300)) == ["seat_preference"]
+
+    # --- upstream: the write filter -----------------------------------------------------------
+
+    @pytest.mark.parametrize(
+        "value",
+        [
+            "call (010) 555-0100",
+            "+1 (415) 555-0134",
+            "02-2345-6789",
+            "0912 345 678",
+            "+886 912 345 678",
+            "+44 20.7946.0958",
+        ],
+    )
+    def test_phone_numbers_are_blocked_however_they_are_written(self, store, subject, value):
+        with pytest.raises(ValueError):
+            run(store.upsert_facts, subject, [fact("contact", value)])
+        assert run(store.get_facts, subject) == []
+        assert run(store.tier_one, subject) == []
+
+    def test_key_and_value_are_filtered_each_on_their_own(self, store, subject):
+        run(store.upsert_facts, subject, [fact("row_1234", "56789 bags")])
+        assert keys(run(store.get_facts, subject)) == ["row_1234"]
+
+    def test_seats_and_sizes_stay_allowed(self, store, subject):
+        run(store.upsert_facts, subject, [fact("seat", "Seat 12A"), fact("shoe", "EU 42")])
+        assert keys(run(store.get_facts, subject)) == ["seat", "shoe"]
+
+    def test_an_invalid_blocked_pattern_refuses_every_save(self, store, subject):
+        MemorySettings.objects.update_or_create(pk=1, defaults={"blocked_patterns": ["(oops"]})
+        with pytest.raises(Exception) as caught:
+            run(store.upsert_facts, subject, [fact("seat", "Aisle seats")])
+        assert getattr(caught.value, "code", "") == "write_filter_misconfigured" or (
+            getattr(caught.value, "status", None) == 503
+        )
+        assert "oops" not in str(caught.value)
+        assert run(store.get_facts, subject) == []
+
+    # --- upstream: memory switched off ----------------------------------------------------------
+
+    def test_memory_off_serves_nothing_and_refuses_saves_but_still_forgets(self, store, subject):
+        run(store.upsert_facts, subject, [fact("seat", "Aisle"), fact("red", "No", "constraint")])
+        MemorySettings.objects.update_or_create(pk=1, defaults={"memory_enabled": False})
+        assert run(store.get_facts, subject) == []
+        assert run(store.search_facts, subject, "") == []
+        assert run(store.tier_one, subject) == []
+        assert run(store.memory_enabled) is False
+        with pytest.raises(Exception) as caught:
+            run(store.upsert_facts, subject, [fact("meal", "Vegetarian")])
+        assert caught.value.code == "memory_disabled"
+        assert run(store.delete_fact, subject, "seat") is True  # forgetting is always allowed
+        run(store.clear, subject)
+        MemorySettings.objects.filter(pk=1).update(memory_enabled=True)
+        assert run(store.get_facts, subject) == []
+        assert run(store.memory_enabled) is True
+
+    # --- divergences on purpose -----------------------------------------------------------------
+
+    def test_divergence_the_server_stamps_time_and_session_tag(self, store, subject):
+        """Upstream keeps a caller's updated_at and source_session_id; a live write here is
+        stamped with the server's time and the store's session tag (a hash, never the raw id)."""
+        sent = MemoryFact(
+            key="seat", value="Aisle", updated_at=datetime(2020, 1, 1, tzinfo=UTC),
+            source_session_id="caller-claims-this",
+        )
+        run(store.upsert_facts, subject, [sent])
+        [got] = run(store.get_facts, subject)
+        assert got.updated_at > datetime(2025, 1, 1, tzinfo=UTC)
+        assert got.source_session_id not in ("caller-claims-this", None)
+        assert len(got.source_session_id) == 12
+        assert got.source_session_id != session_tag("caller-claims-this")
+
+    def test_divergence_punctuation_in_keys_is_normalized(self, store, subject):
+        run(store.upsert_facts, subject, [fact("Meal-Preference!!", "Vegetarian")])
+        assert keys(run(store.get_facts, subject)) == ["meal_preference"]
+
+    def test_divergence_sensitive_facts_are_held_for_review(self, store, subject):
+        run(store.upsert_facts, subject, [fact("health", "Is diabetic, needs insulin")])
+        assert run(store.get_facts, subject) == []  # stored, waiting for a person
+
+    def test_divergence_subject_ids_with_spaces_are_refused(self, store, subject):
+        with pytest.raises(ValueError):
+            run(store.upsert_facts, "has space", [fact("seat", "Aisle")])

@@ -1,13 +1,17 @@
 """validate_fact, the write filter and the sensitive classifier, as a caller sees them."""
 
 import pytest
+from django.core.exceptions import ValidationError
 
-from memoryadmin.facts.errors import FactBlocked, FactInvalid
+from memoryadmin.client.text import TRUNCATION_MARKER
+from memoryadmin.facts.errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
+from memoryadmin.facts.models import MemorySettings
 from memoryadmin.facts.validation import (
     MemoryWriteFilter,
     classify_sensitive,
     normalize_key,
     session_tag,
+    validate_blocked_patterns,
     validate_fact,
 )
 
@@ -22,10 +26,29 @@ def test_key_over_64_characters_is_clamped():
     assert validate_fact("word " * 20, "x").key == ("word_" * 13)[:64].rstrip("_")
 
 
-def test_value_is_sanitized_and_clamped_to_200():
+def test_value_is_sanitized_and_clamped_to_200_with_the_upstream_marker():
     clean = validate_fact("note", "A\x00B\u202eC\u200d  D\n\tE" + "x" * 10_000)
     assert clean.value.startswith("ABC D E")
     assert len(clean.value) == 200
+    assert clean.value.endswith(TRUNCATION_MARKER)
+
+
+def test_value_of_exactly_200_characters_is_kept_whole():
+    assert validate_fact("note", "y" * 200).value == "y" * 200
+
+
+@pytest.mark.parametrize("value", ["!!!", "???", "... --- ...", "🛫🛬"])
+def test_value_without_letters_or_digits_is_refused(value):
+    with pytest.raises(FactInvalid) as caught:
+        validate_fact("note", value)
+    assert set(caught.value.fields) == {"value"}
+
+
+def test_refused_facts_are_value_errors_as_upstream():
+    with pytest.raises(ValueError):
+        validate_fact("note", "")
+    with pytest.raises(ValueError):
+        MemoryWriteFilter().enforce("note", "jane@example.com")
 
 
 def test_category_defaults_to_preference_and_unknown_is_rejected():
@@ -62,6 +85,13 @@ def test_traditional_chinese_keys_and_values_survive():
         "5500 0000 0000 0004",
         "+886 912 345 678",
         "0912-345-678",
+        "0912 345 678",
+        "02-2345-6789",
+        "(02) 2345-6789",
+        "call (010) 555-0100",
+        "+1 (415) 555-0134",
+        "+1 415.555.0134",
+        "+44 20 7946 0958",
         "A123456789",
         "passport 987654321",
         "DE89 3704 0044 0532 0130 00",
@@ -81,16 +111,61 @@ def test_filter_blocks_identifiers_and_never_echoes(value):
 
 @pytest.mark.parametrize(
     "value",
-    ["$1,800", "EU 42", "2026-08-17", "ORD-2026-0817", "Flight CI100 at 21:00", "Row 12"],
+    [
+        "$1,800",
+        "EU 42",
+        "2026-08-17",
+        "ORD-2026-0817",
+        "Flight CI100 at 21:00",
+        "Row 12",
+        "Seat 12A",
+        "Budget (about $1,800) per trip",
+    ],
 )
 def test_filter_keeps_prices_sizes_dates_and_order_numbers(value):
     assert MemoryWriteFilter().check("note", value).allowed
 
 
-def test_extra_patterns_from_settings_block_and_bad_regex_is_ignored():
-    write_filter = MemoryWriteFilter([r"frequent flyer", "(unclosed"])
+def test_extra_patterns_from_settings_block():
+    write_filter = MemoryWriteFilter([r"frequent flyer"])
     assert not write_filter.check("note", "Frequent Flyer gold").allowed
     assert write_filter.check("note", "Prefers aisle").allowed
+
+
+def test_key_and_value_are_checked_each_on_their_own():
+    """Joined, "row_1234" and "56789 bags" would read as a nine-digit number."""
+    write_filter = MemoryWriteFilter()
+    assert write_filter.check("row_1234", "56789 bags", raw_key="row 1234").allowed
+    assert not write_filter.check("contact", "ok", raw_key="jane@example.com").allowed
+    assert not write_filter.check("passport_123456789", "ok").allowed
+
+
+@pytest.mark.parametrize("bad", ["(unclosed", "[a-", "*", "", "x*"])
+def test_an_unusable_pattern_makes_the_filter_fail_closed(bad):
+    write_filter = MemoryWriteFilter([r"frequent flyer", bad])
+    with pytest.raises(WriteFilterMisconfigured) as caught:
+        write_filter.check("note", "Prefers aisle")
+    assert bad not in caught.value.message or not bad
+    with pytest.raises(WriteFilterMisconfigured):
+        write_filter.enforce("note", "Prefers aisle")
+
+
+def test_validate_blocked_patterns_names_each_bad_pattern_by_position():
+    patterns = [r"\bPNR\b", "frequent flyer"]
+    assert validate_blocked_patterns(patterns) == patterns
+    with pytest.raises(ValidationError) as caught:
+        validate_blocked_patterns([r"\bPNR\b", "(unclosed", 7])
+    assert [message[:10] for message in caught.value.messages] == ["Pattern 2:", "Pattern 3:"]
+    with pytest.raises(ValidationError):
+        validate_blocked_patterns("not a list")
+
+
+def test_the_settings_model_refuses_an_invalid_pattern_on_full_clean():
+    row = MemorySettings(blocked_patterns=["(unclosed"])
+    with pytest.raises(ValidationError) as caught:
+        row.full_clean()
+    assert "blocked_patterns" in caught.value.message_dict
+    MemorySettings(blocked_patterns=[r"\bPNR\b"]).full_clean()
 
 
 @pytest.mark.parametrize(
