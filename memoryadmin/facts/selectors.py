@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -364,3 +365,24 @@ def fact_sources(subject_id: str) -> dict[str, FactEvent]:
     for event in events.order_by("created_at", "id"):
         latest[event.key] = event
     return latest
+
+
+EXPORT_FIELDS = ("subject_id", "key", "value", "category", "updated_at", "source_session_id")
+
+
+def facts_for_export(*, subject_id: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every fact held (pending and expired included), traveller by traveller in stored order,
+    streamed: the JSON Lines export that import_memory reads back."""
+    rows = MemoryFact.objects.order_by("subject_id", "created_at", "id")
+    if subject_id is not None:
+        rows = rows.filter(subject_id=subject_id)
+    return rows.values(*EXPORT_FIELDS).iterator(chunk_size=2000)
+
+
+def write_filter_problems() -> dict[int, str]:
+    """Stored blocked patterns the write filter cannot use (position -> problem), read from the
+    row itself, not the cache. Any entry means the filter fails closed; /healthz reports it."""
+    from .validation import blocked_pattern_errors
+
+    patterns = MemorySettings.objects.filter(pk=1).values_list("blocked_patterns", flat=True)
+    return blocked_pattern_errors(next(iter(patterns), []))
