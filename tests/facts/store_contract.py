@@ -362,7 +362,7 @@ class MemoryStoreContract:
         assert caught.value.code == "memory_disabled"
         assert run(store.delete_fact, subject, "seat") is True  # forgetting is always allowed
         run(store.clear, subject)
-        MemorySettings.objects.filter(pk=1).update(memory_enabled=True)
+        MemorySettings.objects.update_or_create(pk=1, defaults={"memory_enabled": True})
         assert run(store.get_facts, subject) == []
         assert run(store.memory_enabled) is True
 
