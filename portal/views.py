@@ -92,7 +92,10 @@ def link_refused(request: HttpRequest, reason: str) -> HttpResponse:
 @portal_session_required
 def sign_out(request: HttpRequest) -> HttpResponse:
     portal_session_end(session=request.portal_session)
-    response = render(request, "portal/signed_out.html", {"signed_out": True})
+    request.portal_subject_id = ""  # the page after this is a signed-out page
+    # The switcher on that page returns to the portal's start, not to this POST-only address.
+    context = {"signed_out": True, "language_next": reverse("portal:home")}
+    response = render(request, "portal/signed_out.html", context)
     clear_session_cookie(response)
     return response
 

@@ -128,7 +128,8 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     traveller(subject, words)
     _, secret = token_issue(name="airline-agent",
                             scopes=[Scope.MEMORY_READ.value, Scope.TURNS_WRITE.value])
-    api = httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {secret}"})
+    api = httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {secret}"},
+                       timeout=30)
     page = new_page(viewport=PHONE, locale=words["locale"])
 
     # open a link: the secret leaves the address bar, the facts are there, grouped
@@ -252,3 +253,18 @@ def test_the_language_switcher_works_without_javascript(new_page, live_server):
     assert page.locator("html").get_attribute("lang") == "zh-Hant-TW"
     page.get_by_role("button", name="English").click()
     assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["en"]["h1"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hant"])
+def test_the_pages_without_a_session_are_clear_and_accessible(new_page, live_server, lang):
+    """No session, a forged link, an unknown address: each says what happened and what to do."""
+    words = LANGUAGES[lang]
+    page = new_page(viewport=PHONE, locale=words["locale"])
+    for path, status, name in (
+        ("/portal/", 401, "portal-no-session"),
+        ("/portal/open/not-a-real-link", 404, "portal-link-invalid"),
+        ("/portal/no/such/page", 404, "portal-not-found"),
+    ):
+        response = page.goto(f"{live_server.url}{path}")
+        assert response.status == status, path
+        check(page, f"{name}-{lang}")

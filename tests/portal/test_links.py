@@ -189,3 +189,11 @@ def test_a_portal_session_opens_neither_staff_pages_nor_the_api(signed_in):
     api = client.get(f"/api/v1/subjects/{A}/facts")
     assert api.status_code == 401
     assert client.post(f"/api/v1/subjects/{A}/portal-links").status_code == 401
+
+
+def test_the_signed_out_page_offers_no_sign_out_button(signed_in):
+    client = signed_in(A)
+    assert 'action="/portal/sign-out"' in client.get("/portal/").content.decode()
+    page = client.post("/portal/sign-out").content.decode()
+    assert 'action="/portal/sign-out"' not in page
+    assert '<input type="hidden" name="next" value="/portal/">' in page  # switcher goes home
