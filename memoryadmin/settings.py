@@ -195,6 +195,20 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
     },
 }
+# --- Retention: beat erases expired facts and old history in chunks, one transaction each.
+RETENTION_SWEEP_INTERVAL_SECONDS = float(os.environ.get("RETENTION_SWEEP_INTERVAL_SECONDS", "3600"))
+AUDIT_SWEEP_INTERVAL_SECONDS = float(os.environ.get("AUDIT_SWEEP_INTERVAL_SECONDS", "86400"))
+RETENTION_SWEEP_CHUNK_SIZE = int(os.environ.get("RETENTION_SWEEP_CHUNK_SIZE", "1000"))
+# Seconds between chunks when a worker re-queues a sweep (0: straight on).
+RETENTION_SWEEP_PAUSE_SECONDS = float(os.environ.get("RETENTION_SWEEP_PAUSE_SECONDS", "0"))
+CELERY_BEAT_SCHEDULE["sweep-expired-facts"] = {
+    "task": "memoryadmin.facts.tasks.sweep_expired",
+    "schedule": RETENTION_SWEEP_INTERVAL_SECONDS,
+}
+CELERY_BEAT_SCHEDULE["sweep-old-audit-events"] = {
+    "task": "memoryadmin.facts.tasks.sweep_audit",
+    "schedule": AUDIT_SWEEP_INTERVAL_SECONDS,
+}
 EXTRACTION_STALE_AFTER_MINUTES = int(os.environ.get("EXTRACTION_STALE_AFTER_MINUTES", "60"))
 
 # --- The model used for extraction (Anthropic Messages API).

@@ -16,7 +16,7 @@ Callers are the services (`facts.services`), which hold the locks; nothing else 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import connection
@@ -88,27 +88,24 @@ def history_keys(subject_id: str, key: str) -> list[str]:
 # --- the statements ----------------------------------------------------------------------------
 
 
-def _redact_history(pairs: Sequence[tuple[str, str]]) -> None:
-    """One UPDATE: blank the snapshots and hash the key of every event of these facts."""
-    if not pairs:
+def _redact_history(rows: Sequence[tuple[str, str, str]]) -> None:
+    """One UPDATE: blank the snapshots and hash the key of every event of these facts.
+    `rows` are (subject_id, key, digest)."""
+    if not rows:
         return
     table = FactEvent._meta.db_table
-    rows = [(subject_id, key, key_digest(subject_id, key)) for subject_id, key in pairs]
-    values = ", ".join(["(%s, %s, %s)"] * len(rows))
-    params: list[object] = [timezone.now()]
-    for row in rows:
-        params.extend(row)
-    if connection.vendor == "postgresql":
-        source = f"(VALUES {values}) AS v(subject_id, key, digest)"
-    else:  # SQLite (the embedded default) has no column list on a VALUES alias
-        selects = " UNION ALL ".join(
-            ["SELECT %s AS subject_id, %s AS key, %s AS digest"] * len(rows)
+    now = timezone.now()
+    if connection.vendor == "postgresql":  # arrays: one short statement whatever the size
+        source = "unnest(%s::varchar[], %s::varchar[], %s::varchar[]) AS v(subject_id, key, digest)"
+        params: list[object] = [now, *(list(column) for column in zip(*rows, strict=True))]
+    else:  # SQLite (the embedded default)
+        source = "({}) AS v".format(
+            " UNION ALL ".join(["SELECT %s AS subject_id, %s AS key, %s AS digest"] * len(rows))
         )
-        source = f"({selects}) AS v"
+        params = [now, *(value for row in rows for value in row)]
     sql = (
         f'UPDATE "{table}" SET key = v.digest, before = NULL, after = NULL, '  # noqa: S608
-        "redacted_at = COALESCE(redacted_at, %s) "
-        f"FROM {source} "
+        f"redacted_at = COALESCE(redacted_at, %s) FROM {source} "
         f'WHERE "{table}".subject_id = v.subject_id AND "{table}".key = v.key'
     )
     with connection.cursor() as cursor:
@@ -116,23 +113,40 @@ def _redact_history(pairs: Sequence[tuple[str, str]]) -> None:
 
 
 def _record_erasures(
-    rows: Iterable[tuple[str, str, Actor]], *, action: EventAction, reason: str
+    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
 ) -> None:
-    """One INSERT: the event that says who erased which fact (under its hashed key)."""
-    FactEvent.objects.bulk_create(
-        [
-            FactEvent(
-                subject_id=subject_id,
-                key=key_digest(subject_id, key),
-                action=action,
-                actor_kind=actor.kind,
-                actor_user=actor.user,
-                actor_label=actor.label[:200],
-                reason=reason,
-            )
-            for subject_id, key, actor in rows
-        ]
+    """One INSERT: the event that says who erased which fact. `rows` are
+    (subject_id, digest, actor)."""
+    if connection.vendor != "postgresql":
+        FactEvent.objects.bulk_create(
+            [
+                FactEvent(
+                    subject_id=subject_id,
+                    key=digest,
+                    action=action,
+                    actor_kind=actor.kind,
+                    actor_user=actor.user,
+                    actor_label=actor.label[:200],
+                    reason=reason,
+                )
+                for subject_id, digest, actor in rows
+            ]
+        )
+        return
+    table = FactEvent._meta.db_table
+    columns = list(zip(*[
+        (subject_id, digest, actor.kind, getattr(actor.user, "pk", None), actor.label[:200])
+        for subject_id, digest, actor in rows
+    ], strict=True))
+    sql = (
+        f'INSERT INTO "{table}" (subject_id, key, action, actor_kind, actor_user_id, '  # noqa: S608
+        "actor_label, reason, session_tag, created_at) "
+        "SELECT v.subject_id, v.key, %s, v.kind, v.user_id, v.label, %s, '', %s "
+        "FROM unnest(%s::varchar[], %s::varchar[], %s::varchar[], %s::integer[], "
+        "%s::varchar[]) AS v(subject_id, key, kind, user_id, label)"
     )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [action, reason, timezone.now(), *(list(c) for c in columns)])
 
 
 def _run_erasers(erased: Erased) -> None:
@@ -151,14 +165,15 @@ def erase_facts(
     if not rows:
         return 0
     deleted, _ = MemoryFact.objects.filter(pk__in=[row[0] for row in rows]).delete()
-    pairs = [(subject_id, key) for _, subject_id, key, _ in rows]
-    _redact_history(pairs)
+    hashed = [(subject_id, key, key_digest(subject_id, key)) for _, subject_id, key, _ in rows]
+    _redact_history(hashed)
     _record_erasures(
-        [(subject_id, key, actor) for _, subject_id, key, actor in rows],
+        [(subject_id, digest, row[3]) for row, (subject_id, _, digest) in zip(rows, hashed,
+                                                                             strict=True)],
         action=action,
         reason=reason,
     )
-    _run_erasers(Erased(facts=tuple(pairs)))
+    _run_erasers(Erased(facts=tuple((subject_id, key) for subject_id, key, _ in hashed)))
     return deleted
 
 
@@ -175,6 +190,6 @@ def erase_subject(subject_id: str) -> int:
         .values_list("key", flat=True)
         .distinct()
     )
-    _redact_history([(subject_id, key) for key in keys])
+    _redact_history([(subject_id, key, key_digest(subject_id, key)) for key in keys])
     _run_erasers(Erased(cleared_subjects=(subject_id,)))
     return deleted

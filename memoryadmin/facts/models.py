@@ -54,6 +54,8 @@ class EventAction(models.TextChoices):
     DELETED = "deleted", "Deleted"
     SUBJECT_CLEARED = "subject_cleared", "All facts cleared"
     PREFERENCES_CHANGED = "preferences_changed", "Memory preferences changed"
+    LEGAL_HOLD_PLACED = "legal_hold_placed", "Legal hold placed"
+    LEGAL_HOLD_LIFTED = "legal_hold_lifted", "Legal hold lifted"
 
 
 class Subject(models.Model):
@@ -211,7 +213,9 @@ class RetentionRule(models.Model):
     sensitive = models.BooleanField(
         null=True, blank=True, help_text="Match only sensitive (yes) or non-sensitive (no) facts."
     )
-    ttl_days = models.PositiveIntegerField()
+    ttl_days = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Days after the last change; empty: keep until deleted."
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -221,13 +225,89 @@ class RetentionRule(models.Model):
         ordering = ["id"]
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.ttl_days} days)"
+        return f"{self.name} ({self.ttl_label})"
 
     @property
-    def specificity(self) -> int:
-        """Key glob outranks category, which outranks sensitivity; used to pick one rule."""
-        return (
-            (4 if self.key_glob else 0)
-            + (2 if self.category else 0)
-            + (1 if self.sensitive is not None else 0)
-        )
+    def ttl_label(self) -> str:
+        if self.ttl_days is None:
+            return "keep until deleted"
+        return f"{self.ttl_days} day{'' if self.ttl_days == 1 else 's'}"
+
+    def snapshot(self) -> dict[str, object]:
+        """The rule as the policy history records it."""
+        return {
+            "name": self.name,
+            "category": self.category or None,
+            "key_glob": self.key_glob or None,
+            "sensitive": self.sensitive,
+            "ttl_days": self.ttl_days,
+            "enabled": self.enabled,
+        }
+
+
+class PolicyAction(models.TextChoices):
+    SETTINGS_CHANGED = "settings_changed", "Memory settings changed"
+    RULE_CREATED = "rule_created", "Retention rule added"
+    RULE_UPDATED = "rule_updated", "Retention rule changed"
+    RULE_DELETED = "rule_deleted", "Retention rule deleted"
+    TOKEN_ISSUED = "token_issued", "Service token created"
+    TOKEN_REVOKED = "token_revoked", "Service token revoked"
+
+
+class PolicyEvent(models.Model):
+    """Append-only history of policy decisions (settings, retention rules, service tokens):
+    who changed what, when, why, with before and after. Policy is not about one traveller, so
+    it is kept apart from FactEvent; it never holds a fact value."""
+
+    action = models.CharField(max_length=32, choices=PolicyAction.choices)
+    target = models.CharField(max_length=200, blank=True, default="")
+    actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    reason = models.CharField(max_length=500, blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        db_table = "memory_policy_event"
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target} by {self.actor_label}"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    SUPERSEDED = "superseded", "Replaced by a newer change"
+
+
+class RetentionRun(models.Model):
+    """One recomputation of expiry dates after a rule change, walked in primary-key chunks by a
+    Celery task; `done`/`total` is the progress the settings page shows."""
+
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    last_pk = models.BigIntegerField(default=0)
+    policy_event = models.ForeignKey(
+        PolicyEvent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "memory_retention_run"
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"retention run {self.pk}: {self.done}/{self.total} {self.status}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (RunStatus.DONE, RunStatus.SUPERSEDED)

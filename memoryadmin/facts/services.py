@@ -7,7 +7,6 @@ same key then see each other's result, so versions count real changes and no wri
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +19,7 @@ from django.utils import timezone
 
 from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
 
-from . import erasure
+from . import erasure, retention
 from .actors import Actor
 from .errors import (
     FactBlocked,
@@ -33,11 +32,14 @@ from .errors import (
 )
 from .models import (
     SUBJECT_ID_MAX_LENGTH,
+    ActorKind,
     EventAction,
     FactEvent,
     FactStatus,
     MemoryFact,
     RetentionRule,
+    RetentionRun,
+    RunStatus,
     Subject,
 )
 from .selectors import (
@@ -171,24 +173,15 @@ def _retention_rules() -> tuple[RetentionRule, ...]:
 def matching_rule(
     rules: Iterable[RetentionRule], *, key: str, category: str, sensitive: bool
 ) -> RetentionRule | None:
-    """The most specific enabled rule for a fact; ties go to the shorter TTL (the safer one)."""
-    candidates = [
-        rule
-        for rule in rules
-        if (not rule.category or rule.category == category)
-        and (not rule.key_glob or fnmatch.fnmatchcase(key, rule.key_glob))
-        and (rule.sensitive is None or rule.sensitive == sensitive)
-    ]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda rule: (rule.specificity, -rule.ttl_days, -rule.pk))
+    """The rule that governs a fact (see facts.retention for the precedence)."""
+    return retention.winning_rule(rules, key=key, category=category, sensitive=sensitive)
 
 
 def _apply_retention(fact: MemoryFact, rules: Iterable[RetentionRule]) -> None:
     if fact.expiry_pinned:
         return
     rule = matching_rule(rules, key=fact.key, category=fact.category, sensitive=fact.sensitive)
-    fact.expires_at = fact.updated_at + timedelta(days=rule.ttl_days) if rule else None
+    fact.expires_at = retention.expiry_for(rule, fact.updated_at)
 
 
 def _load_for_update(subject_id: str, key: str, expected_version: int | None) -> MemoryFact:
@@ -434,7 +427,7 @@ def _row_expiry(row: dict[str, Any], rules: Iterable[RetentionRule]) -> datetime
     rule = matching_rule(
         rules, key=row["key"], category=row["category"], sensitive=row["sensitive"]
     )
-    return row["updated_at"] + timedelta(days=rule.ttl_days) if rule else None
+    return retention.expiry_for(rule, row["updated_at"])
 
 
 @transaction.atomic
@@ -1107,3 +1100,124 @@ def _copy_in(model: type[models.Model], rows: Sequence[models.Model]) -> None:
             for i in stamped:
                 values[i] = values[i] or now
             copy.write_row(values)
+
+
+@transaction.atomic
+def subject_set_legal_hold(*, subject_id: str, hold: bool, actor: Actor, reason: str) -> Subject:
+    """Place or lift a legal hold: retention sweeps and rule changes leave a held traveller's
+    facts alone. Lifting it brings their expiry dates back in line with today's rules."""
+    clean_subject_id(subject_id)
+    if not _clean_reason(reason):
+        raise FactInvalid("Give a reason.", fields={"reason": "Say why, e.g. the case number."})
+    subject = _lock_subject(subject_id)
+    if subject.legal_hold == hold:
+        return subject
+    subject.legal_hold = hold
+    subject.save(update_fields=["legal_hold", "updated_at"])
+    if not hold:
+        MemoryFact.objects.filter(subject_id=subject_id, expiry_pinned=False).update(
+            expires_at=retention.expiry_expression(_retention_rules())
+        )
+    _record(
+        subject_id=subject_id,
+        key="",
+        action=EventAction.LEGAL_HOLD_PLACED if hold else EventAction.LEGAL_HOLD_LIFTED,
+        actor=actor,
+        reason=reason,
+        before={"legal_hold": not hold},
+        after={"legal_hold": hold},
+    )
+    return subject
+
+
+# --- retention: sweeps and recomputation (each call is one chunk, one transaction) -------------
+
+PINNED_EXPIRY_ACTOR = Actor(ActorKind.RETENTION, "rule:expiry date set by a person")
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    done: int
+    more: bool
+
+
+@transaction.atomic
+def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
+    """Erase up to `limit` expired facts of travellers without a legal hold, through the one
+    erasure path, each with the rule that expired it as actor. Rows are taken with
+    FOR UPDATE SKIP LOCKED, so sweeps running at once never erase the same fact twice."""
+    now = now or timezone.now()
+    rows = list(
+        MemoryFact.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(expires_at__lte=now, subject__legal_hold=False)
+        .order_by()
+        .values_list("pk", "subject_id", "key", "category", "sensitive", "expiry_pinned")[:limit]
+    )
+    if not rows:
+        return ChunkResult(done=0, more=False)
+    rules = _retention_rules()
+    actors: dict[int | None, Actor] = {}
+    doomed = []
+    for pk, subject_id, key, category, sensitive, pinned in rows:
+        rule = None if pinned else matching_rule(
+            rules, key=key, category=category, sensitive=sensitive
+        )
+        if rule is None:
+            actor = PINNED_EXPIRY_ACTOR
+        else:
+            actor = actors.setdefault(rule.pk, Actor.retention(rule))
+        doomed.append((pk, subject_id, key, actor))
+    erased = erasure.erase_facts(
+        doomed, action=EventAction.DELETED, reason="Expired under the retention policy."
+    )
+    return ChunkResult(done=erased, more=len(rows) == limit)
+
+
+@transaction.atomic
+def events_sweep_old(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
+    """Delete history older than the audit retention (memory settings), oldest first."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=memory_settings().audit_retention_days)
+    ids = list(
+        FactEvent.objects.select_for_update(skip_locked=True)
+        .filter(created_at__lt=cutoff)
+        .order_by()
+        .values_list("pk", flat=True)[:limit]
+    )
+    if not ids:
+        return ChunkResult(done=0, more=False)
+    deleted, _ = FactEvent.objects.filter(pk__in=ids).delete()
+    return ChunkResult(done=deleted, more=len(ids) == limit)
+
+
+@transaction.atomic
+def retention_recompute_chunk(*, run_id: int, limit: int = 1000) -> RetentionRun:
+    """Give the next `limit` governed facts (by primary key) the expiry today's rules give them.
+    A newer run makes this one stop: it will cover every fact with the newer rules anyway."""
+    run = RetentionRun.objects.select_for_update().get(pk=run_id)
+    if run.is_finished:
+        return run
+    if RetentionRun.objects.filter(pk__gt=run.pk).exists():
+        run.status = RunStatus.SUPERSEDED
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+        return run
+    ids = list(
+        retention.governed_facts()
+        .filter(pk__gt=run.last_pk)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    if ids:
+        MemoryFact.objects.filter(pk__in=ids).update(
+            expires_at=retention.expiry_expression(_retention_rules())
+        )
+        run.done += len(ids)
+        run.last_pk = ids[-1]
+        run.status = RunStatus.RUNNING
+    if len(ids) < limit:
+        run.status = RunStatus.DONE
+        run.total = max(run.total, run.done)
+        run.finished_at = timezone.now()
+    run.save(update_fields=["done", "last_pk", "status", "total", "finished_at"])
+    return run

@@ -48,6 +48,8 @@ NO_VALUES = {
     "facts.Subject": "traveller id and switches",
     "facts.MemorySettings": "policy settings",
     "facts.RetentionRule": "policy rules",
+    "facts.PolicyEvent": "policy history: settings, rules and token names, never a fact",
+    "facts.RetentionRun": "progress of a recomputation",
     "api.ServiceToken": "token name, hash and scopes",
     "portal.PortalLink": "traveller id, hash of the link secret, who asked for it",
     "portal.PortalSession": "traveller id and hash of the cookie secret",

@@ -1,0 +1,307 @@
+"""Policy services: memory settings and retention rules, as privacy admins change them.
+
+Each is keyword-only and one transaction, requires a reason, and writes a PolicyEvent with the
+acting person and the before/after values. Policy changes are serialized by locking the settings
+row, so two admins cannot save rules that tie with each other at the same moment. A rule change
+starts a RetentionRun that a Celery task walks in chunks (facts.tasks.recompute_expiry).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from . import retention
+from .actors import Actor
+from .models import (
+    KEY_MAX_LENGTH,
+    Category,
+    MemorySettings,
+    PolicyAction,
+    PolicyEvent,
+    RetentionRule,
+    RetentionRun,
+)
+from .validation import sanitize_text
+
+REASON_MAX_LENGTH = 500
+SETTINGS_FIELDS = (
+    "memory_enabled",
+    "tier_one_cap",
+    "max_new_facts",
+    "memory_model",
+    "blocked_patterns",
+    "audit_retention_days",
+)
+LIMITS = {
+    "tier_one_cap": (0, 50),
+    "max_new_facts": (0, 20),
+    "audit_retention_days": (1, 36500),
+}
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+PATTERN_MAX_LENGTH = 500
+
+
+def policy_changed() -> None:
+    """The one place that tells per-process caches of settings and rules that they changed.
+    Runs after commit. (No cache exists yet; a cache's invalidation hook belongs here.)"""
+
+
+def _reason(reason: str) -> str:
+    clean = sanitize_text(reason or "")[:REASON_MAX_LENGTH]
+    if not clean:
+        raise ValidationError({"reason": "Say why you are making this change."})
+    return clean
+
+
+def policy_record(
+    *,
+    action: PolicyAction,
+    actor: Actor,
+    reason: str,
+    target: str = "",
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+) -> PolicyEvent:
+    """Write one policy event (also used by the API app for service tokens)."""
+    transaction.on_commit(policy_changed)
+    return PolicyEvent.objects.create(
+        action=action,
+        target=target[:200],
+        actor_kind=actor.kind,
+        actor_user=actor.user,
+        actor_label=actor.label[:200],
+        reason=reason,
+        before=before,
+        after=after,
+    )
+
+
+def _lock_policy() -> MemorySettings:
+    row = MemorySettings.objects.select_for_update().filter(pk=1).first()
+    if row is None:
+        MemorySettings.objects.bulk_create([MemorySettings(pk=1)], ignore_conflicts=True)
+        row = MemorySettings.objects.select_for_update().get(pk=1)
+    return row
+
+
+# --- memory settings ---------------------------------------------------------------------------
+
+
+def blocked_pattern_errors(patterns: list[str]) -> list[str]:
+    """One message per pattern that is not a usable regular expression (empty when all are)."""
+    errors = []
+    for number, pattern in enumerate(patterns, start=1):
+        if len(pattern) > PATTERN_MAX_LENGTH:
+            errors.append(f"Pattern {number} is longer than {PATTERN_MAX_LENGTH} characters.")
+            continue
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            errors.append(f"Pattern {number} ({pattern}) is not a valid regular expression: {exc}.")
+    return errors
+
+
+def clean_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """Check a full set of settings; raise ValidationError naming each bad field."""
+    errors: dict[str, list[str]] = {}
+    clean: dict[str, Any] = {"memory_enabled": bool(values.get("memory_enabled"))}
+    for name, (low, high) in LIMITS.items():
+        value = values.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            errors[name] = [f"Enter a whole number from {low} to {high}."]
+        clean[name] = value
+    model = values.get("memory_model")
+    if not isinstance(model, str) or not MODEL_NAME.match(model):
+        errors["memory_model"] = ["Enter a model name such as claude-haiku-4-5-20251001."]
+    clean["memory_model"] = model
+    patterns = values.get("blocked_patterns") or []
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        errors["blocked_patterns"] = ["Give one regular expression per line."]
+    else:
+        patterns = [p.strip() for p in patterns if p.strip()]
+        if problems := blocked_pattern_errors(patterns):
+            errors["blocked_patterns"] = problems
+    clean["blocked_patterns"] = patterns
+    if errors:
+        raise ValidationError(errors)
+    return clean
+
+
+def _settings_snapshot(row: MemorySettings) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in SETTINGS_FIELDS}
+
+
+@transaction.atomic
+def memory_settings_update(*, values: dict[str, Any], actor: Actor, reason: str) -> MemorySettings:
+    """Replace the memory settings. Only changed fields are recorded; no change, no event."""
+    reason = _reason(reason)
+    clean = clean_settings(values)
+    row = _lock_policy()
+    before = _settings_snapshot(row)
+    changed = {name for name in SETTINGS_FIELDS if before[name] != clean[name]}
+    if not changed:
+        return row
+    for name in changed:
+        setattr(row, name, clean[name])
+    row.save()
+    policy_record(
+        action=PolicyAction.SETTINGS_CHANGED,
+        actor=actor,
+        reason=reason,
+        target="memory settings",
+        before={name: before[name] for name in sorted(changed)},
+        after={name: clean[name] for name in sorted(changed)},
+    )
+    return row
+
+
+# --- retention rules ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RuleProposal:
+    """A rule as a form hands it in; `pk` set when editing."""
+
+    name: str
+    category: str
+    key_glob: str
+    sensitive: bool | None
+    ttl_days: int | None
+    pk: int | None = None
+
+
+def clean_rule(proposal: RuleProposal) -> RuleProposal:
+    errors: dict[str, list[str]] = {}
+    name = sanitize_text(proposal.name or "")
+    if not name or len(name) > 100:
+        errors["name"] = ["Give the rule a short name (at most 100 characters)."]
+    if proposal.category not in ("", *Category.values):
+        errors["category"] = ["Choose a category or any."]
+    glob = (proposal.key_glob or "").strip().lower()
+    if glob and (len(glob) > KEY_MAX_LENGTH or not retention.GLOB_CHARS.match(glob)):
+        errors["key_glob"] = [
+            "Use letters, digits and _ with * for any run of characters and ? for one, "
+            "e.g. meal_*."
+        ]
+    if proposal.ttl_days is not None and not 1 <= proposal.ttl_days <= 36500:
+        errors["ttl_days"] = ["Enter a number of days from 1 to 36500, or keep until deleted."]
+    if errors:
+        raise ValidationError(errors)
+    return RuleProposal(
+        name=name,
+        category=proposal.category,
+        key_glob=glob,
+        sensitive=proposal.sensitive,
+        ttl_days=proposal.ttl_days,
+        pk=proposal.pk,
+    )
+
+
+def _as_rule(proposal: RuleProposal) -> RetentionRule:
+    return RetentionRule(
+        pk=proposal.pk,
+        name=proposal.name,
+        category=proposal.category,
+        key_glob=proposal.key_glob,
+        sensitive=proposal.sensitive,
+        ttl_days=proposal.ttl_days,
+    )
+
+
+def rules_after(
+    *, proposal: RuleProposal | None = None, delete_pk: int | None = None
+) -> list[RetentionRule]:
+    """The enabled rule set as it would be after saving `proposal` or deleting a rule."""
+    rules = [
+        rule
+        for rule in retention.enabled_rules()
+        if rule.pk != delete_pk and (proposal is None or rule.pk != proposal.pk)
+    ]
+    if proposal is not None:
+        rules.append(_as_rule(proposal))
+    return rules
+
+
+def check_rule(proposal: RuleProposal) -> RuleProposal:
+    """Validate a proposal and refuse one that would tie with an existing rule."""
+    clean = clean_rule(proposal)
+    others = [rule for rule in retention.enabled_rules() if rule.pk != clean.pk]
+    tie = retention.find_tie(_as_rule(clean), others)
+    if tie is not None:
+        raise ValidationError(
+            {
+                "__all__": [
+                    f"This rule would tie with “{tie.name}”: both match the same facts with "
+                    "the same precedence, so neither would clearly win. Narrow one of them "
+                    "(a category, a key pattern or sensitivity) or change that rule instead."
+                ]
+            }
+        )
+    return clean
+
+
+def _start_run(event: PolicyEvent) -> RetentionRun:
+    from .tasks import recompute_expiry
+
+    run = RetentionRun.objects.create(
+        total=retention.governed_facts().count(), policy_event=event
+    )
+    transaction.on_commit(lambda: recompute_expiry.delay(run.pk))
+    return run
+
+
+@transaction.atomic
+def retention_rule_save(
+    *, proposal: RuleProposal, actor: Actor, reason: str
+) -> tuple[RetentionRule, RetentionRun]:
+    """Create or change a rule, then recompute expiry dates in the background."""
+    reason = _reason(reason)
+    _lock_policy()
+    clean = check_rule(proposal)
+    if clean.pk is None:
+        rule = RetentionRule()
+        before = None
+        action = PolicyAction.RULE_CREATED
+    else:
+        rule = RetentionRule.objects.filter(pk=clean.pk).first()
+        if rule is None:
+            raise ValidationError({"__all__": ["That rule was deleted meanwhile."]})
+        before = rule.snapshot()
+        action = PolicyAction.RULE_UPDATED
+    rule.name = clean.name
+    rule.category = clean.category
+    rule.key_glob = clean.key_glob
+    rule.sensitive = clean.sensitive
+    rule.ttl_days = clean.ttl_days
+    rule.enabled = True
+    rule.save()
+    event = policy_record(
+        action=action,
+        actor=actor,
+        reason=reason,
+        target=f"rule {rule.pk}: {rule.name}",
+        before=before,
+        after=rule.snapshot(),
+    )
+    return rule, _start_run(event)
+
+
+@transaction.atomic
+def retention_rule_delete(*, rule_id: int, actor: Actor, reason: str) -> RetentionRun:
+    reason = _reason(reason)
+    _lock_policy()
+    rule = RetentionRule.objects.filter(pk=rule_id).first()
+    if rule is None:
+        raise ValidationError({"__all__": ["That rule was already deleted."]})
+    before = rule.snapshot()
+    target = f"rule {rule.pk}: {rule.name}"
+    rule.delete()
+    event = policy_record(
+        action=PolicyAction.RULE_DELETED, actor=actor, reason=reason, target=target, before=before
+    )
+    return _start_run(event)

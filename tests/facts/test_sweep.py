@@ -1,0 +1,142 @@
+"""The retention sweeps, in-process: what they erase and keep, who the history says did it, two
+sweeps at once, and a statement count proportional to chunks (200,000 facts)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from memoryadmin.api.models import IdempotencyRecord, ServiceToken
+from memoryadmin.facts import erasure, services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import (
+    ActorKind,
+    EventAction,
+    FactEvent,
+    MemoryFact,
+    MemorySettings,
+    RetentionRule,
+)
+from memoryadmin.facts.services import FactDraft
+from memoryadmin.facts.tasks import sweep_audit, sweep_expired
+from tests.support.bulk import Row, load_facts
+from tests.support.dbscan import occurrences
+
+STAFF = Actor.system("test-staff")
+
+
+def write(subject_id: str, *pairs: tuple[str, str]) -> None:
+    services.fact_upsert(
+        subject_id=subject_id,
+        facts=[FactDraft(key, value) for key, value in pairs],
+        actor=Actor.agent("host-1"),
+    )
+
+
+def expire(subject_id: str, key: str) -> None:
+    services.fact_set_expiry(
+        subject_id=subject_id, key=key, expires_at=timezone.now() - timedelta(minutes=1),
+        actor=STAFF,
+    )
+
+
+@pytest.mark.django_db
+def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
+    RetentionRule.objects.create(name="meals for a day", key_glob="meal_*", ttl_days=1)
+    old = timezone.now() - timedelta(days=3)
+    load_facts([Row("ruled-1", "meal_note", "Rule-expired vegan Kq2", updated_at=old,
+                    expires_at=old + timedelta(days=1))])
+    write("pinned-1", ("seat_note", "Pinned aisle Wz4"), ("bag_note", "Keeps this Pm1"))
+    expire("pinned-1", "seat_note")
+    write("held-1", ("seat_note", "Held window Hx8"))
+    expire("held-1", "seat_note")
+    services.subject_set_legal_hold(subject_id="held-1", hold=True, actor=STAFF, reason="case 7")
+    token = ServiceToken.objects.create(name="t", token_hash="x" * 64, prefix="mat_xxxx")
+    IdempotencyRecord.objects.create(
+        token=token, key="k1", subject_id="pinned-1", method="PUT", path="/p", request_hash="h",
+        status_code=201, response_body={"value": "Pinned aisle Wz4"},
+    )
+
+    assert sweep_expired.apply().get() == 2
+
+    for gone in ("Rule-expired vegan Kq2", "Pinned aisle Wz4", "meal_note"):
+        assert occurrences(gone) == {}, gone
+    assert set(occurrences("Held window Hx8")) == {"memory_fact", "memory_fact_event"}
+    assert occurrences("Keeps this Pm1") == {"memory_fact": 1, "memory_fact_event": 1}
+    deleted = {
+        e.subject_id: e
+        for e in FactEvent.objects.filter(action=EventAction.DELETED)
+    }
+    assert set(deleted) == {"ruled-1", "pinned-1"}
+    assert deleted["ruled-1"].actor_kind == ActorKind.RETENTION
+    assert deleted["ruled-1"].actor_label == "rule:meals for a day"
+    assert deleted["ruled-1"].key == erasure.key_digest("ruled-1", "meal_note")
+    assert deleted["pinned-1"].actor_label == "rule:expiry date set by a person"
+    assert sweep_expired.apply().get() == 0  # nothing left: a second run is a no-op
+
+
+@pytest.mark.django_db
+def test_the_audit_sweep_drops_history_older_than_the_retention():
+    MemorySettings.objects.update_or_create(pk=1, defaults={"audit_retention_days": 30})
+    write("audit-1", ("seat", "Aisle"), ("meal", "Vegan"))
+    FactEvent.objects.filter(key="seat").update(created_at=timezone.now() - timedelta(days=31))
+    assert sweep_audit.apply().get() == 1
+    assert list(FactEvent.objects.values_list("key", flat=True)) == ["meal"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_sweeps_at_once_erase_each_fact_once():
+    past = timezone.now() - timedelta(hours=1)
+    load_facts([Row(f"two-{n:04d}", "seat", f"Value {n}", expires_at=past) for n in range(300)])
+    locked = threading.Event()
+    release = threading.Event()
+    first: list[int] = []
+
+    def slow_sweep() -> None:
+        try:
+            with transaction.atomic():  # holds its 100 rows until released
+                first.append(services.facts_sweep_expired(limit=100).done)
+                locked.set()
+                release.wait(20)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=slow_sweep)
+    thread.start()
+    assert locked.wait(20)
+    second = services.facts_sweep_expired(limit=1000).done  # skips the locked rows
+    release.set()
+    thread.join(20)
+    assert first == [100] and second == 200
+    assert MemoryFact.objects.count() == 0
+    keys = list(FactEvent.objects.filter(action=EventAction.DELETED).values_list("subject_id"))
+    assert len(keys) == len(set(keys)) == 300
+
+
+@pytest.mark.django_db(transaction=True)  # each chunk commits, as in production
+def test_statements_grow_with_chunks_not_with_facts(settings):
+    """200,000 expired facts in chunks of 1,000: the statement count is a constant per chunk."""
+    settings.RETENTION_SWEEP_CHUNK_SIZE = 1000
+    past = timezone.now() - timedelta(hours=1)
+
+    def sweep(n: int) -> int:
+        load_facts(
+            Row(f"big{n}-{i // 4:06d}", f"topic_{i % 4}", f"Bulk value {i}", expires_at=past)
+            for i in range(n)
+        )
+        with CaptureQueriesContext(connection) as queries:
+            assert sweep_expired.apply().get() == n
+        assert not MemoryFact.objects.exists()
+        return len(queries)
+
+    small = sweep(5_000)  # 5 full chunks and an empty one
+    large = sweep(200_000)  # 200 full chunks and an empty one
+    per_chunk = (large - small) / (200 - 5)
+    assert per_chunk == int(per_chunk) and per_chunk <= 10
+    assert large == small + per_chunk * 195
+    print(f"sweep of 200,000 facts: {large} statements, {per_chunk:.0f} per chunk")
