@@ -58,9 +58,10 @@ def publishing_to(broker_url: str) -> Iterator[None]:
 class Worker:
     """`celery -A memoryadmin worker --pool=solo` against the test database and broker."""
 
-    def __init__(self, *, broker_url: str, env: dict[str, str]) -> None:
+    def __init__(self, *, broker_url: str, env: dict[str, str], name: str = "test-worker") -> None:
         self.broker_url = broker_url
         self.env = env
+        self.name = name  # distinct names let several workers run side by side
         self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
             prefix="celery-worker-", suffix=".log", delete=False
         )
@@ -78,7 +79,7 @@ class Worker:
             [
                 sys.executable, "-m", "celery", "-A", "memoryadmin", "worker", "--pool=solo",
                 "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
-                f"--hostname=test-worker-{os.getpid()}@%h",
+                f"--hostname={self.name}-{os.getpid()}@%h",
             ],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )
