@@ -97,15 +97,20 @@ class Worker:
         return Path(self.log.name).read_text("utf-8", errors="replace")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        terminate(self.process)
         self.process = None
         self.log.close()
+
+
+def terminate(process: subprocess.Popen[bytes] | None) -> None:
+    """Stop a Celery process politely, then firmly."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
 
 
 def wait_for(predicate: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.extraction.worker import ROOT, subprocess_database_url, wait_for
+from tests.extraction.worker import ROOT, subprocess_database_url, terminate, wait_for
 
 
 class Beat:
@@ -43,12 +43,6 @@ class Beat:
         return self.log_path.read_text("utf-8", errors="replace") if self.log_path.exists() else ""
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        terminate(self.process)
         self.process = None
         self.folder.cleanup()
