@@ -24,9 +24,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import PolicyAction
+from memoryadmin.facts.policy import policy_record
 from memoryadmin.facts.validation import sanitize_text
 
 from .models import TOKEN_NAME_MAX_LENGTH, Scope, ServiceToken
@@ -94,11 +98,18 @@ def clean_throttle_rate(rate: str) -> str:
     return rate
 
 
+@transaction.atomic
 def token_issue(
-    *, name: str, scopes: Iterable[str], created_by: Any = None, throttle_rate: str = ""
+    *,
+    name: str,
+    scopes: Iterable[str],
+    created_by: Any = None,
+    throttle_rate: str = "",
+    actor: Actor | None = None,
+    reason: str = "",
 ) -> tuple[ServiceToken, str]:
     """Create a token and return it with its secret, which is not stored and cannot be shown
-    again."""
+    again. Recorded in the policy history (name, prefix and scopes; never the secret)."""
     clean_name = sanitize_text(name) if isinstance(name, str) else ""
     if not clean_name:
         raise ValidationError({"name": "Give the token a name, e.g. the agent host it is for."})
@@ -115,17 +126,57 @@ def token_issue(
         throttle_rate=rate,
         created_by=created_by,
     )
+    policy_record(
+        action=PolicyAction.TOKEN_ISSUED,
+        actor=actor or _default_actor(created_by),
+        reason=sanitize_text(reason or "")[:500],
+        target=f"token {token.pk}: {token.name}",
+        after=_snapshot(token),
+    )
     return token, secret
 
 
-def token_revoke(*, token: ServiceToken) -> ServiceToken:
-    """Stop a token working at once. Revoking twice keeps the first revocation time."""
+def _default_actor(user: Any) -> Actor:
+    return Actor.staff(user) if user is not None else Actor.system("shell")
+
+
+def _snapshot(token: ServiceToken) -> dict[str, Any]:
+    return {
+        "name": token.name,
+        "prefix": token.prefix,
+        "scopes": token.scopes,
+        "revoked": token.revoked_at is not None,
+    }
+
+
+def tokens_list() -> list[ServiceToken]:
+    """Every token, newest first, with who created it (one query)."""
+    return list(ServiceToken.objects.select_related("created_by"))
+
+
+@transaction.atomic
+def token_revoke(
+    *, token: ServiceToken, actor: Actor | None = None, reason: str = ""
+) -> ServiceToken:
+    """Stop a token working at once. Revoking twice keeps the first revocation time (and
+    records one event)."""
     with _token_cache_lock:
         _token_cache.pop(token.token_hash, None)
     if token.revoked_at is None:
         now = timezone.now()
-        ServiceToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now)
+        changed = ServiceToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
+            revoked_at=now
+        )
         token.refresh_from_db(fields=["revoked_at"])
+        if changed:
+            policy_record(
+                action=PolicyAction.TOKEN_REVOKED,
+                actor=actor or Actor.system("shell"),
+                reason=sanitize_text(reason or "")[:500],
+                target=f"token {token.pk}: {token.name}",
+                before={**_snapshot(token), "revoked": False},
+                after=_snapshot(token),
+            )
     return token
 
 

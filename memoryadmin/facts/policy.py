@@ -26,6 +26,7 @@ from .models import (
     RetentionRule,
     RetentionRun,
 )
+from .selectors import memory_config_invalidate
 from .validation import sanitize_text
 
 REASON_MAX_LENGTH = 500
@@ -47,8 +48,10 @@ PATTERN_MAX_LENGTH = 500
 
 
 def policy_changed() -> None:
-    """The one place that tells per-process caches of settings and rules that they changed.
-    Runs after commit. (No cache exists yet; a cache's invalidation hook belongs here.)"""
+    """The one place that tells the per-process cache of settings and rules that they changed
+    (now, and again when the transaction commits). Other processes notice within
+    MEMORY_CONFIG_CACHE_SECONDS; the recompute and the sweeps read rules uncached."""
+    memory_config_invalidate()
 
 
 def _reason(reason: str) -> str:
@@ -68,7 +71,7 @@ def policy_record(
     after: dict[str, Any] | None = None,
 ) -> PolicyEvent:
     """Write one policy event (also used by the API app for service tokens)."""
-    transaction.on_commit(policy_changed)
+    policy_changed()
     return PolicyEvent.objects.create(
         action=action,
         target=target[:200],
@@ -305,3 +308,13 @@ def retention_rule_delete(*, rule_id: int, actor: Actor, reason: str) -> Retenti
         action=PolicyAction.RULE_DELETED, actor=actor, reason=reason, target=target, before=before
     )
     return _start_run(event)
+
+
+# --- reads -------------------------------------------------------------------------------------
+
+
+def policy_history(*, limit: int = 200) -> list[PolicyEvent]:
+    """The newest policy events with their actors (one query)."""
+    return list(PolicyEvent.objects.select_related("actor_user").order_by("-created_at", "-id")[
+        :limit
+    ])

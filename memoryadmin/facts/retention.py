@@ -23,7 +23,7 @@ from django.db.models import Case, Count, DateTimeField, F, Q, QuerySet, Value, 
 from django.db.models.expressions import Expression
 from django.utils import timezone
 
-from .models import Category, MemoryFact, RetentionRule
+from .models import Category, MemoryFact, RetentionRule, RetentionRun
 
 GLOB_CHARS = re.compile(r"^[\w*?]+$")
 
@@ -259,3 +259,16 @@ def winner_table(rules: Sequence[RuleLike]) -> list[WinnerRow]:
 
 def enabled_rules() -> list[RetentionRule]:
     return list(RetentionRule.objects.filter(enabled=True))
+
+
+def retention_rules() -> list[RetentionRule]:
+    """Every rule, strongest first (the order in which they are tried)."""
+    return ordered(RetentionRule.objects.all())  # type: ignore[return-value]
+
+
+def retention_run_latest() -> RetentionRun | None:
+    return RetentionRun.objects.order_by("-id").first()
+
+
+def retention_run_get(run_id: int) -> RetentionRun | None:
+    return RetentionRun.objects.filter(pk=run_id).first()

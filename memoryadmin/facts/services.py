@@ -37,6 +37,7 @@ from .models import (
     FactEvent,
     FactStatus,
     MemoryFact,
+    MemorySettings,
     RetentionRule,
     RetentionRun,
     RunStatus,
@@ -1116,7 +1117,7 @@ def subject_set_legal_hold(*, subject_id: str, hold: bool, actor: Actor, reason:
     subject.save(update_fields=["legal_hold", "updated_at"])
     if not hold:
         MemoryFact.objects.filter(subject_id=subject_id, expiry_pinned=False).update(
-            expires_at=retention.expiry_expression(_retention_rules())
+            expires_at=retention.expiry_expression(retention.enabled_rules())
         )
     _record(
         subject_id=subject_id,
@@ -1155,7 +1156,7 @@ def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> Ch
     )
     if not rows:
         return ChunkResult(done=0, more=False)
-    rules = _retention_rules()
+    rules = retention.enabled_rules()
     actors: dict[int | None, Actor] = {}
     doomed = []
     for pk, subject_id, key, category, sensitive, pinned in rows:
@@ -1177,7 +1178,8 @@ def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> Ch
 def events_sweep_old(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
     """Delete history older than the audit retention (memory settings), oldest first."""
     now = now or timezone.now()
-    cutoff = now - timedelta(days=memory_settings().audit_retention_days)
+    row = MemorySettings.objects.filter(pk=1).first() or MemorySettings()  # uncached: a policy
+    cutoff = now - timedelta(days=row.audit_retention_days)
     ids = list(
         FactEvent.objects.select_for_update(skip_locked=True)
         .filter(created_at__lt=cutoff)
@@ -1210,7 +1212,7 @@ def retention_recompute_chunk(*, run_id: int, limit: int = 1000) -> RetentionRun
     )
     if ids:
         MemoryFact.objects.filter(pk__in=ids).update(
-            expires_at=retention.expiry_expression(_retention_rules())
+            expires_at=retention.expiry_expression(retention.enabled_rules())
         )
         run.done += len(ids)
         run.last_pk = ids[-1]

@@ -1,7 +1,8 @@
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("staff/settings/", include("memoryadmin.staff.settings.urls")),
 ]

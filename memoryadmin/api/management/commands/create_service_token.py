@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
+from memoryadmin.facts.actors import Actor
 
 
 class Command(BaseCommand):
@@ -46,7 +47,8 @@ class Command(BaseCommand):
                 raise CommandError(f"No user named {created_by!r}.")
         try:
             token, secret = token_issue(
-                name=name, scopes=scopes, created_by=user, throttle_rate=rate
+                name=name, scopes=scopes, created_by=user, throttle_rate=rate,
+                actor=Actor.staff(user) if user else Actor.system("manage.py create_service_token"),
             )
         except ValidationError as exc:
             messages = [msg for msgs in exc.message_dict.values() for msg in msgs]

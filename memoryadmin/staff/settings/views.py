@@ -1,0 +1,298 @@
+"""Privacy admins' pages. Thin: forms check shape, services decide and record, selectors read.
+Every view requires the privacy_admin role; every change is a POST that redirects."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from memoryadmin.api.models import ServiceToken
+from memoryadmin.api.tokens import token_issue, token_revoke, tokens_list
+from memoryadmin.facts import policy, retention, selectors, services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.errors import FactInvalid
+from memoryadmin.facts.models import RetentionRule, RetentionRun
+from memoryadmin.facts.validation import MemoryWriteFilter
+from memoryadmin.staff.roles import PRIVACY_ADMIN
+from memoryadmin.staff.views import staff_required
+
+from .forms import (
+    LegalHoldForm,
+    MemorySettingsForm,
+    ReasonForm,
+    RetentionRuleForm,
+    TokenForm,
+    TryPatternForm,
+)
+
+admin_required = staff_required(PRIVACY_ADMIN)
+NEW_SECRET_SESSION_KEY = "settings.new_token_secret"
+
+
+def _actor(request: HttpRequest) -> Actor:
+    return Actor.staff(request.user)
+
+
+def _run_context(run: RetentionRun | None) -> dict[str, object]:
+    return {"run": run, "run_url": reverse("settings:run", args=[run.pk]) if run else ""}
+
+
+# --- memory settings ---------------------------------------------------------------------------
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def memory_settings(request: HttpRequest) -> HttpResponse:
+    row = selectors.memory_settings()
+    form = MemorySettingsForm(
+        request.POST or None, initial=MemorySettingsForm.initial_from(row)
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            policy.memory_settings_update(
+                values=form.values(), actor=_actor(request), reason=form.cleaned_data["reason"]
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, "Saved the memory settings. The change is in the policy "
+                                      "history.")
+            return redirect("settings:memory")
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request, "staff/settings/memory.html",
+        {"form": form, "try_form": TryPatternForm(), "settings_row": row, "section": "memory"},
+        status=status,
+    )
+
+
+@admin_required
+@require_POST
+def try_pattern(request: HttpRequest) -> HttpResponse:
+    """Says whether a sample would be blocked. The sample is not stored or logged."""
+    row = selectors.memory_settings()
+    try_form = TryPatternForm(request.POST)
+    verdict = None
+    if try_form.is_valid():
+        verdict = MemoryWriteFilter(row.blocked_patterns).check("", try_form.cleaned_data["sample"])
+    return render(
+        request, "staff/settings/memory.html",
+        {
+            "form": MemorySettingsForm(initial=MemorySettingsForm.initial_from(row)),
+            "try_form": try_form,
+            "verdict": verdict,
+            "settings_row": row,
+            "section": "memory",
+        },
+        status=200 if verdict is not None else 400,
+    )
+
+
+# --- retention rules ---------------------------------------------------------------------------
+
+
+@admin_required
+def retention_rules(request: HttpRequest) -> HttpResponse:
+    rules = retention.retention_rules()
+    enabled = [rule for rule in rules if rule.enabled]
+    return render(
+        request, "staff/settings/retention.html",
+        {
+            "rules": rules,
+            "winners": retention.winner_table(enabled),
+            "section": "retention",
+            **_run_context(retention.retention_run_latest()),
+        },
+    )
+
+
+def _rule_or_404(rule_id: int) -> RetentionRule:
+    rule = RetentionRule.objects.filter(pk=rule_id).first()
+    if rule is None:
+        raise Http404("No such rule.")
+    return rule
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> HttpResponse:
+    """GET: the form. POST "preview": validate and show what the change would do. POST
+    "confirm": save, start the recompute, back to the list to watch it."""
+    rule = _rule_or_404(rule_id) if rule_id is not None else None
+    initial = RetentionRuleForm.initial_from(rule) if rule else None
+    form = RetentionRuleForm(request.POST or None, initial=initial)
+    context = {"form": form, "rule": rule, "section": "retention"}
+    if request.method == "GET" or not form.is_valid():
+        return render(request, "staff/settings/rule_form.html", context,
+                      status=400 if request.method == "POST" else 200)
+    try:
+        proposal = policy.check_rule(form.proposal(rule_id))
+        if request.POST.get("action") == "confirm":
+            _, run = policy.retention_rule_save(
+                proposal=proposal, actor=_actor(request), reason=form.cleaned_data["reason"]
+            )
+            messages.success(
+                request,
+                f"Saved the rule “{proposal.name}”. Expiry dates are being recomputed; "
+                "progress is shown below.",
+            )
+            return redirect("settings:retention")
+    except ValidationError as exc:
+        form.add_error(None, exc)
+        return render(request, "staff/settings/rule_form.html", context, status=400)
+    if request.POST.get("action") == "change":
+        return render(request, "staff/settings/rule_form.html", context)
+    preview = retention.preview(policy.rules_after(proposal=proposal))
+    return render(
+        request, "staff/settings/rule_preview.html",
+        {**context, "proposal": proposal, "preview": preview,
+         "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label},
+    )
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
+    rule = _rule_or_404(rule_id)
+    form = ReasonForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            policy.retention_rule_delete(
+                rule_id=rule.pk, actor=_actor(request), reason=form.cleaned_data["reason"]
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Deleted the rule “{rule.name}”. Expiry dates are being "
+                                      "recomputed.")
+            return redirect("settings:retention")
+    preview = retention.preview(policy.rules_after(delete_pk=rule.pk))
+    return render(
+        request, "staff/settings/rule_delete.html",
+        {"form": form, "rule": rule, "preview": preview, "section": "retention"},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@admin_required
+def retention_run(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Progress of a recompute, for the page's script (JSON)."""
+    run = retention.retention_run_get(run_id)
+    if run is None:
+        raise Http404("No such run.")
+    return JsonResponse(
+        {"id": run.pk, "status": run.status, "status_label": run.get_status_display(),
+         "done": run.done, "total": max(run.total, run.done), "finished": run.is_finished}
+    )
+
+
+# --- legal hold --------------------------------------------------------------------------------
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
+    subject = selectors.subject_get(subject_id)
+    if subject is None:
+        raise Http404("No such traveller.")
+    form = LegalHoldForm(
+        request.POST or None, initial={"hold": "lift" if subject.legal_hold else "place"}
+    )
+    if request.method == "POST" and form.is_valid():
+        hold = form.cleaned_data["hold"] == "place"
+        try:
+            services.subject_set_legal_hold(
+                subject_id=subject_id, hold=hold, actor=_actor(request),
+                reason=form.cleaned_data["reason"],
+            )
+        except FactInvalid as exc:
+            for name, message in exc.fields.items():
+                form.add_error(name if name in form.fields else None, message)
+        else:
+            messages.success(
+                request,
+                "Placed a legal hold: retention sweeps and rule changes skip this traveller."
+                if hold else "Lifted the legal hold: retention applies to this traveller again.",
+            )
+            return redirect(request.POST.get("next") or reverse("settings:legal_hold",
+                                                                args=[subject_id]))
+    return render(
+        request, "staff/settings/legal_hold.html",
+        {"form": form, "subject": subject, "section": "hold"},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+# --- service tokens ----------------------------------------------------------------------------
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    form = TokenForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            token, secret = token_issue(
+                name=form.cleaned_data["name"], scopes=form.cleaned_data["scopes"],
+                created_by=request.user, actor=_actor(request),
+                reason=form.cleaned_data["reason"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            # Shown once on the next page, then gone from the session.
+            request.session[NEW_SECRET_SESSION_KEY] = {"id": token.pk, "secret": secret}
+            return redirect("settings:token_created", token_id=token.pk)
+    return render(
+        request, "staff/settings/tokens.html",
+        {"form": form, "tokens": tokens_list(), "section": "tokens"},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@admin_required
+def token_created(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = ServiceToken.objects.filter(pk=token_id).first()
+    if token is None:
+        raise Http404("No such token.")
+    stored = request.session.pop(NEW_SECRET_SESSION_KEY, None)
+    secret = stored["secret"] if stored and stored.get("id") == token.pk else None
+    response = render(
+        request, "staff/settings/token_created.html",
+        {"token": token, "secret": secret, "section": "tokens"},
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = ServiceToken.objects.filter(pk=token_id).first()
+    if token is None:
+        raise Http404("No such token.")
+    form = ReasonForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        token_revoke(token=token, actor=_actor(request), reason=form.cleaned_data["reason"])
+        messages.success(request, f"Revoked “{token.name}”. It stops working at once.")
+        return redirect("settings:tokens")
+    return render(
+        request, "staff/settings/token_revoke.html",
+        {"form": form, "token": token, "section": "tokens"},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+# --- history -----------------------------------------------------------------------------------
+
+
+@admin_required
+def history(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "staff/settings/history.html",
+        {"events": policy.policy_history(), "section": "history"},
+    )

@@ -1,0 +1,274 @@
+"""The privacy admins' settings pages through Django's test client: who gets in, what each form
+refuses and records, the preview-confirm flow, tokens shown once, and constant queries."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import Group
+
+from memoryadmin.api.models import ServiceToken
+from memoryadmin.api.tokens import token_authenticate
+from memoryadmin.facts.models import (
+    EventAction,
+    FactEvent,
+    MemorySettings,
+    PolicyAction,
+    PolicyEvent,
+    RetentionRule,
+    RetentionRun,
+    RunStatus,
+    Subject,
+)
+from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
+from tests.factories import FactFactory, UserFactory
+from tests.support.dbscan import occurrences
+
+pytestmark = pytest.mark.django_db
+BASE = "/staff/settings/"
+PAGES = [
+    "", "retention/", "retention/add/", "tokens/", "history/",
+]
+
+
+def user_with(role: str | None, username: str):
+    user = UserFactory(username=username)
+    if role:
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+    return user
+
+
+@pytest.fixture
+def admin_client(client):
+    client.force_login(user_with(PRIVACY_ADMIN, "pat.privacy"))
+    return client
+
+
+def settings_form(**changes):
+    data = {
+        "memory_enabled": "on", "tier_one_cap": "8", "max_new_facts": "3",
+        "memory_model": "claude-haiku-4-5-20251001", "blocked_patterns": "",
+        "audit_retention_days": "365", "reason": "DPIA-12",
+    }
+    data.update(changes)
+    return {name: value for name, value in data.items() if value is not None}
+
+
+# --- who gets in --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("role", [None, VIEWER, EDITOR])
+def test_only_privacy_admins_get_settings_pages(client, path, role):
+    if role is None:
+        response = client.get(BASE + path)
+        assert response.status_code == 302 and response["Location"].startswith("/login/")
+        return
+    client.force_login(user_with(role, f"user-{role}"))
+    assert client.get(BASE + path).status_code == 403
+    assert client.post(BASE + path, {"reason": "x"}).status_code == 403
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_a_privacy_admin_gets_every_page(admin_client, path):
+    assert admin_client.get(BASE + path).status_code == 200
+
+
+def test_forms_need_a_csrf_token():
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user_with(PRIVACY_ADMIN, "csrf-admin"))
+    assert client.post(BASE, settings_form()).status_code == 403
+    assert MemorySettings.objects.filter(tier_one_cap=8).count() <= 1
+
+
+# --- memory settings ----------------------------------------------------------------------------
+
+
+def test_a_settings_change_is_saved_with_before_and_after(admin_client):
+    response = admin_client.post(BASE, settings_form(tier_one_cap="5",
+                                                     blocked_patterns="loyalty\\s*\\d{6}"))
+    assert response.status_code == 302
+    row = MemorySettings.objects.get(pk=1)
+    assert row.tier_one_cap == 5 and row.blocked_patterns == ["loyalty\\s*\\d{6}"]
+    event = PolicyEvent.objects.get()
+    assert event.action == PolicyAction.SETTINGS_CHANGED
+    assert event.before == {"blocked_patterns": [], "tier_one_cap": 8}
+    assert event.after == {"blocked_patterns": ["loyalty\\s*\\d{6}"], "tier_one_cap": 5}
+    assert event.actor_user.username == "pat.privacy" and event.reason == "DPIA-12"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"blocked_patterns": "ok\n(unclosed"}, "Pattern 2 ((unclosed) is not a valid regular"),
+        ({"reason": ""}, "This field is required"),
+        ({"tier_one_cap": "500"}, "less than or equal to 50"),
+        ({"memory_model": "<b>model</b>"}, "Enter a model name"),
+    ],
+)
+def test_a_bad_settings_change_is_refused_with_a_message_and_changes_nothing(
+    admin_client, changes, message
+):
+    response = admin_client.post(BASE, settings_form(**changes))
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not PolicyEvent.objects.exists()
+    assert MemorySettings.objects.filter(tier_one_cap=500).count() == 0
+
+
+def test_the_try_box_says_blocked_or_allowed_and_stores_nothing(admin_client):
+    admin_client.post(BASE, settings_form(blocked_patterns="frequent\\s+flyer\\s+\\w+"))
+    blocked = admin_client.post(BASE + "try/", {"sample": "My frequent flyer ZZQ7781"})
+    assert "Blocked." in blocked.content.decode()
+    assert "ZZQ7781" in blocked.content.decode()  # only echoed back in the field it came from
+    allowed = admin_client.post(BASE + "try/", {"sample": "Prefers aisle seats QQX"})
+    assert "Allowed." in allowed.content.decode()
+    assert occurrences("ZZQ7781") == {} and occurrences("aisle seats QQX") == {}
+
+
+# --- retention rules ----------------------------------------------------------------------------
+
+
+def rule_form(**changes):
+    data = {"name": "Context 30 days", "category": "context", "key_glob": "",
+            "sensitive": "any", "keep": "days", "ttl_days": "30", "reason": "policy v2"}
+    data.update(changes)
+    return data
+
+
+def test_a_rule_is_previewed_then_saved_only_on_confirm(
+    admin_client, django_capture_on_commit_callbacks
+):
+    FactFactory(subject_id="T-1", key="travel_party", value="With spouse", category="context")
+    preview = admin_client.post(BASE + "retention/add/", rule_form(action="preview"))
+    body = preview.content.decode()
+    assert preview.status_code == 200 and "Check before you save" in body
+    assert 'data-preview="shorten">1<' in body
+    assert not RetentionRule.objects.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        confirm = admin_client.post(BASE + "retention/add/", rule_form(action="confirm"))
+    assert confirm.status_code == 302
+    rule = RetentionRule.objects.get()
+    assert (rule.category, rule.ttl_days) == ("context", 30)
+    run = RetentionRun.objects.get()
+    assert run.status == RunStatus.DONE and run.done == run.total == 1
+    listing = admin_client.get(BASE + "retention/").content.decode()
+    assert "Finished: 1 of 1 facts checked" in listing
+    progress = admin_client.get(BASE + f"retention/runs/{run.pk}/").json()
+    assert progress == {"id": run.pk, "status": "done", "status_label": "Done", "done": 1,
+                        "total": 1, "finished": True}
+
+
+def test_a_tying_rule_is_refused_with_the_reason(admin_client):
+    RetentionRule.objects.create(name="Context", category="context", ttl_days=90)
+    response = admin_client.post(BASE + "retention/add/", rule_form(action="preview"))
+    assert response.status_code == 400
+    assert "would tie with “Context”" in response.content.decode()
+    confirm = admin_client.post(BASE + "retention/add/", rule_form(action="confirm"))
+    assert confirm.status_code == 400 and RetentionRule.objects.count() == 1
+
+
+def test_a_bad_key_pattern_or_missing_days_is_refused(admin_client):
+    response = admin_client.post(BASE + "retention/add/",
+                                 rule_form(key_glob="meal[", action="preview"))
+    assert response.status_code == 400 and "* for any run" in response.content.decode()
+    response = admin_client.post(BASE + "retention/add/", rule_form(ttl_days="", action="preview"))
+    assert response.status_code == 400 and "Enter a number of days" in response.content.decode()
+
+
+def test_editing_and_deleting_a_rule_are_audited(admin_client):
+    rule = RetentionRule.objects.create(name="Everything", ttl_days=365)
+    response = admin_client.post(
+        BASE + f"retention/{rule.pk}/", rule_form(name="Everything", category="", keep="forever",
+                                                  ttl_days="", action="confirm"),
+    )
+    assert response.status_code == 302
+    rule.refresh_from_db()
+    assert rule.ttl_days is None
+    page = admin_client.get(BASE + f"retention/{rule.pk}/delete/")
+    assert "Delete the rule “Everything”?" in page.content.decode()
+    delete = BASE + f"retention/{rule.pk}/delete/"
+    assert admin_client.post(delete, {"reason": ""}).status_code == 400
+    assert admin_client.post(delete, {"reason": "gone"}).status_code == 302
+    assert not RetentionRule.objects.exists()
+    actions = list(PolicyEvent.objects.order_by("id").values_list("action", flat=True))
+    assert actions == [PolicyAction.RULE_UPDATED, PolicyAction.RULE_DELETED]
+
+
+def test_rule_names_are_escaped(admin_client):
+    RetentionRule.objects.create(name="<script>alert(1)</script>", ttl_days=3)
+    body = admin_client.get(BASE + "retention/").content.decode()
+    assert "<script>alert(1)" not in body and "&lt;script&gt;alert(1)" in body
+
+
+@pytest.mark.parametrize("rules", [2, 40])
+def test_the_retention_page_uses_constant_queries(admin_client, rules,
+                                                  django_assert_max_num_queries):
+    for index in range(rules):
+        RetentionRule.objects.create(name=f"r{index}", key_glob=f"k{index}_*", ttl_days=index + 1)
+    RetentionRun.objects.create(total=10, done=5)
+    with django_assert_max_num_queries(6):
+        assert admin_client.get(BASE + "retention/").status_code == 200
+
+
+# --- legal hold ---------------------------------------------------------------------------------
+
+
+def test_a_legal_hold_is_placed_and_lifted_with_a_reason(admin_client):
+    FactFactory(subject_id="T-hold", key="seat", value="Aisle")
+    url = BASE + "legal-hold/T-hold/"
+    assert "No legal hold" in admin_client.get(url).content.decode()
+    assert admin_client.post(url, {"hold": "place", "reason": ""}).status_code == 400
+    assert admin_client.post(url, {"hold": "place", "reason": "case 9"}).status_code == 302
+    assert Subject.objects.get(subject_id="T-hold").legal_hold
+    assert admin_client.post(url, {"hold": "lift", "reason": "closed"}).status_code == 302
+    assert not Subject.objects.get(subject_id="T-hold").legal_hold
+    assert list(
+        FactEvent.objects.filter(subject_id="T-hold", key="").values_list("action", flat=True)
+    ) == [EventAction.LEGAL_HOLD_PLACED, EventAction.LEGAL_HOLD_LIFTED]
+    assert admin_client.get(BASE + "legal-hold/nobody/").status_code == 404
+
+
+# --- service tokens -----------------------------------------------------------------------------
+
+
+def test_a_token_secret_is_shown_once_and_works(admin_client):
+    response = admin_client.post(
+        BASE + "tokens/",
+        {"name": "booking-agent", "scopes": ["memory:read", "turns:write"], "reason": "new host"},
+    )
+    assert response.status_code == 302
+    shown = admin_client.get(response["Location"])
+    body = shown.content.decode()
+    secret = re.search(r'id="secret" readonly value="([^"]+)"', body).group(1)
+    assert secret.startswith("mat_") and token_authenticate(secret) is not None
+    assert shown["Cache-Control"] == "no-store"
+    again = admin_client.get(response["Location"]).content.decode()
+    assert secret not in again and "cannot be shown again" in again
+    token = ServiceToken.objects.get()
+    assert token.scopes == ["memory:read", "turns:write"]
+    event = PolicyEvent.objects.get()
+    assert event.action == PolicyAction.TOKEN_ISSUED and secret not in str(event.after)
+    assert occurrences(secret) == {}
+
+    revoke = admin_client.post(BASE + f"tokens/{token.pk}/revoke/", {"reason": "host retired"})
+    assert revoke.status_code == 302 and token_authenticate(secret) is None
+    assert PolicyEvent.objects.filter(action=PolicyAction.TOKEN_REVOKED).count() == 1
+    listing = admin_client.get(BASE + "tokens/").content.decode()
+    assert "Revoked" in listing and "booking-agent" in listing
+
+
+def test_a_token_needs_a_scope_and_a_name(admin_client):
+    response = admin_client.post(BASE + "tokens/", {"name": "", "reason": "x"})
+    assert response.status_code == 400
+    assert not ServiceToken.objects.exists()
+
+
+def test_the_policy_history_lists_changes(admin_client):
+    admin_client.post(BASE, settings_form(max_new_facts="2"))
+    body = admin_client.get(BASE + "history/").content.decode()
+    assert "Memory settings changed" in body and "DPIA-12" in body and "pat.privacy" in body
