@@ -27,7 +27,7 @@ from .models import (
     RetentionRun,
 )
 from .selectors import memory_config_invalidate
-from .validation import sanitize_text
+from .validation import sanitize_text, validate_blocked_patterns
 
 REASON_MAX_LENGTH = 500
 SETTINGS_FIELDS = (
@@ -44,7 +44,6 @@ LIMITS = {
     "audit_retention_days": (1, 36500),
 }
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
-PATTERN_MAX_LENGTH = 500
 
 
 def policy_changed() -> None:
@@ -95,20 +94,6 @@ def _lock_policy() -> MemorySettings:
 # --- memory settings ---------------------------------------------------------------------------
 
 
-def blocked_pattern_errors(patterns: list[str]) -> list[str]:
-    """One message per pattern that is not a usable regular expression (empty when all are)."""
-    errors = []
-    for number, pattern in enumerate(patterns, start=1):
-        if len(pattern) > PATTERN_MAX_LENGTH:
-            errors.append(f"Pattern {number} is longer than {PATTERN_MAX_LENGTH} characters.")
-            continue
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            errors.append(f"Pattern {number} ({pattern}) is not a valid regular expression: {exc}.")
-    return errors
-
-
 def clean_settings(values: dict[str, Any]) -> dict[str, Any]:
     """Check a full set of settings; raise ValidationError naming each bad field."""
     errors: dict[str, list[str]] = {}
@@ -127,8 +112,10 @@ def clean_settings(values: dict[str, Any]) -> dict[str, Any]:
         errors["blocked_patterns"] = ["Give one regular expression per line."]
     else:
         patterns = [p.strip() for p in patterns if p.strip()]
-        if problems := blocked_pattern_errors(patterns):
-            errors["blocked_patterns"] = problems
+        try:
+            validate_blocked_patterns(patterns)
+        except ValidationError as exc:
+            errors["blocked_patterns"] = exc.messages
     clean["blocked_patterns"] = patterns
     if errors:
         raise ValidationError(errors)

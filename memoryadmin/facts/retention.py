@@ -267,7 +267,9 @@ def retention_rules() -> list[RetentionRule]:
 
 
 def retention_run_latest() -> RetentionRun | None:
-    return RetentionRun.objects.order_by("-id").first()
+    return (
+        RetentionRun.objects.select_related("policy_event__actor_user").order_by("-id").first()
+    )
 
 
 def retention_run_get(run_id: int) -> RetentionRun | None:

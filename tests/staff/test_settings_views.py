@@ -103,7 +103,7 @@ def test_a_settings_change_is_saved_with_before_and_after(admin_client):
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"blocked_patterns": "ok\n(unclosed"}, "Pattern 2 ((unclosed) is not a valid regular"),
+        ({"blocked_patterns": "ok\n(unclosed"}, "Pattern 2: Not a valid regular expression"),
         ({"reason": ""}, "This field is required"),
         ({"tier_one_cap": "500"}, "less than or equal to 50"),
         ({"memory_model": "<b>model</b>"}, "Enter a model name"),
