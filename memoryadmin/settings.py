@@ -248,6 +248,9 @@ API_TOKEN_CACHE_SECONDS = float(os.environ.get("API_TOKEN_CACHE_SECONDS", "5"))
 # the database is PostgreSQL; the tests turn it off where they need to see their own transaction.
 MEMORY_STORE_NATIVE_ASYNC = env_bool("MEMORY_STORE_NATIVE_ASYNC", True)
 MEMORY_STORE_POOL_SIZE = int(os.environ.get("MEMORY_STORE_POOL_SIZE", "4"))
+# The agent's fixed statements run as prepared statements (planned once per connection). Turn
+# off behind a transaction-mode pooler (pgbouncer) that cannot keep them.
+MEMORY_PREPARED_STATEMENTS = env_bool("MEMORY_PREPARED_STATEMENTS", True)
 
 # --- The agent-facing API.
 # Per service token; a token's own rate (ServiceToken.throttle_rate) overrides it.

@@ -15,6 +15,7 @@ re-read by other processes within `MEMORY_CONFIG_CACHE_SECONDS`.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Iterator
@@ -170,8 +171,39 @@ def search_terms(query: str) -> list[str]:
     return query.split()
 
 
+def hot_cursor() -> Any:
+    """A cursor on Django's connection for the agent's fixed statements: server-side binding and
+    a prepared statement per statement text, so PostgreSQL plans each once per connection (the
+    plan cost more than running these statements). Django turns prepared statements off by
+    default for the sake of transaction-mode poolers; `MEMORY_PREPARED_STATEMENTS=false` does
+    the same here. Still one of Django's cursors: query counting, execute wrappers, errors."""
+    if connection.vendor != "postgresql" or not getattr(
+        settings, "MEMORY_PREPARED_STATEMENTS", True
+    ):
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:  # Django's default; only server-binding cursors care
+        raw.prepare_threshold = 5
+    with connection.wrap_database_errors:
+        return connection._prepare_cursor(_prepared_cursor_class()(raw))
+
+
+@functools.cache
+def _prepared_cursor_class() -> type:
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparedCursor(ServerBindingCursor):
+        def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
+                    binary: bool | None = None) -> Any:
+            return super().execute(query, params, prepare=True, binary=binary)
+
+    return PreparedCursor
+
+
 def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         return [AgentFact._make(row) for row in cursor.fetchall()]
 
@@ -263,7 +295,7 @@ def facts_search(subject_id: str, query: str) -> list[AgentFact]:
 
 def purge_generation(subject_id: str) -> int:
     """0 for a subject never purged (or never seen)."""
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(SQL_PURGE_GENERATION, {"subject": subject_id})
         return cursor.fetchone()[0]
 

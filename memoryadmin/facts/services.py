@@ -47,6 +47,7 @@ from .selectors import (
     AgentFact,
     ClearReceipt,
     facts_for_agent,
+    hot_cursor,
     memory_config,
     memory_settings,
     receipt_from_event,
@@ -482,7 +483,7 @@ def fact_upsert(
     if not cleaned:
         return result
     now = timezone.now()
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         memory_paused, use_paused = _upsert_lock_subject(cursor, subject_id, now)
         if actor.is_automated and memory_paused:
             raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")

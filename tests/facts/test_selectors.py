@@ -172,3 +172,17 @@ def test_tier_one_keeps_constraints_in_stored_order_then_newest_others():
     FactFactory(subject_id="t", key="pref_b", value="Vegetarian meals")
     FactFactory(subject_id="t", key="one_stop", value="One stop at most", category="constraint")
     assert _keys(selectors.tier_one("t", cap=3)) == ["red_eye", "one_stop", "pref_b"]
+
+
+def test_agent_reads_run_as_prepared_statements_and_are_still_counted(
+    django_assert_num_queries,
+):
+    from django.db import connection
+
+    FactFactory(subject_id="p", key="seat", value="Aisle")
+    with django_assert_num_queries(1):
+        assert [f.key for f in selectors.tier_one("p")] == ["seat"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any("PARTITION BY f.category = 'constraint'" in text for text in prepared)
