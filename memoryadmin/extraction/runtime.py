@@ -9,6 +9,7 @@ names no fact value.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -309,6 +310,28 @@ def make_client() -> anthropic.Anthropic:
     )
 
 
+_client: tuple[tuple[Any, ...], anthropic.Anthropic] | None = None
+_client_lock = threading.Lock()
+
+
+def model_client() -> anthropic.Anthropic:
+    """One client per process and configuration, reused turn after turn: building one loads the
+    CA bundle (about 100 ms here, more than the rest of a turn) and a fresh client cannot reuse
+    a connection. A changed configuration closes the old client."""
+    global _client
+    config = (
+        settings.ANTHROPIC_API_KEY,
+        settings.ANTHROPIC_BASE_URL,
+        settings.ANTHROPIC_TIMEOUT_SECONDS,
+    )
+    with _client_lock:
+        if _client is None or _client[0] != config:
+            if _client is not None:
+                _client[1].close()
+            _client = (config, make_client())
+        return _client[1]
+
+
 class _Discard(Exception):
     """Rolls back a write that lost the race against a clear or a pause."""
 
@@ -365,15 +388,14 @@ def _extract(job: ExtractionJob) -> ExtractionJob | None:
     ]
     services.job_attempted(job.pk, model=memory.memory_model)
     try:
-        with make_client() as client:  # closes its connection pool when the call is done
-            proposal = propose_facts(
-                client=client,
-                model=memory.memory_model,
-                messages=list(transcript or []),
-                held=held,
-                max_new_facts=memory.max_new_facts,
-                blocked_patterns=list(memory.blocked_patterns or []),
-            )
+        proposal = propose_facts(
+            client=model_client(),
+            model=memory.memory_model,
+            messages=list(transcript or []),
+            held=held,
+            max_new_facts=memory.max_new_facts,
+            blocked_patterns=list(memory.blocked_patterns or []),
+        )
     except anthropic.APIError as exc:
         reason = _api_error_reason(exc)
         if is_transient(exc):
