@@ -373,7 +373,10 @@ async def _load(client, path_for: Callable[[int], str], seconds: float) -> tuple
 class gunicorn_server:  # noqa: N801 - used as a context manager
     def __enter__(self) -> None:
         # `make serve`'s own gunicorn.conf.py (2 workers), its access log to /dev/null.
+        # As in production, the throttle counts live in Redis (the broker's), shared by workers.
         env = {**os.environ, "DEBUG": "false", "API_THROTTLE_RATE": "100000000/min",
+               "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL",
+                                                   "redis://127.0.0.1:6379/12"),
                "ALLOWED_HOSTS": "127.0.0.1,localhost", "WEB_CONCURRENCY": "2",
                "BIND": f"127.0.0.1:{HTTP_PORT}", "GUNICORN_ACCESS_LOG": "/dev/null"}
         config = ["-c", "gunicorn.conf.py"] if (ROOT / "gunicorn.conf.py").exists() else [
@@ -559,6 +562,90 @@ def scenario_extraction(ctx: Context, rows: list[Row], workers: int = 2) -> None
         connection.close()
 
 
+def scenario_pages(ctx: Context, rows: list[Row]) -> None:
+    """Server-rendered pages at 10 and at 500 facts: render time (in-process, Django's test
+    client, the whole middleware stack) and SQL statements per page."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    small, heavy = ctx.subjects[0], generate.heavy_ids(ctx.preset)[0]
+    n = max(20, ctx.n // 10)
+
+    def measure(client: Client, path: str) -> tuple[list[float], int]:
+        samples = []
+        for index in range(n + 3):
+            start = time.perf_counter()
+            response = client.get(path)
+            took = time.perf_counter() - start
+            if response.status_code != 200:
+                raise RuntimeError(f"{path}: HTTP {response.status_code}")
+            if index >= 3:
+                samples.append(took)
+        with CaptureQueriesContext(connection) as queries:
+            client.get(path)
+        return samples, len(queries)
+
+    pages: list[tuple[str, Callable[[str], tuple[Client, str]]]] = []
+    try:
+        from portal.services import portal_link_issue
+
+        def portal_page(subject: str) -> tuple[Client, str]:
+            client = Client()
+            link = portal_link_issue(subject_id=subject, issued_by="bench")
+            client.get(f"/portal/open/{link.secret}")
+            return client, "/portal/"
+
+        pages.append(("portal page", portal_page))
+    except ImportError:
+        print("scenario 5: no traveller portal in this checkout")
+    staff = _staff_pages()
+    pages.extend(staff)
+    if not staff:
+        print("scenario 5: no staff traveller page / timeline in this checkout")
+    for name, opener in pages:
+        base_samples, base_queries = measure(*opener(small))
+        big_samples, big_queries = measure(*opener(heavy))
+        base = Row("5 pages", f"{name}, 10 facts ({base_queries} queries)", base_samples)
+        rows.append(base)
+        rows.append(Row("5 pages", f"{name}, 500 facts ({big_queries} queries)", big_samples,
+                        baseline=base, target="<= 3x the 10-fact page, same queries"
+                        if big_queries == base_queries else
+                        f"QUERIES DIFFER ({base_queries} vs {big_queries})", limit=3.0))
+
+
+def _staff_pages() -> list[tuple[str, Callable[[str], tuple[object, str]]]]:
+    """The staff traveller page and timeline, when this checkout has them (issue 8)."""
+    from django.urls import NoReverseMatch, reverse
+
+    found = []
+    for label, names in (("staff traveller page", ("staff:traveller", "staff:subject")),
+                         ("staff timeline", ("staff:timeline", "staff:subject-timeline"))):
+        for name in names:
+            try:
+                reverse(name, args=["x"])
+            except NoReverseMatch:
+                continue
+
+            def opener(subject: str, name: str = name) -> tuple[object, str]:
+                from django.contrib.auth import get_user_model
+                from django.contrib.auth.models import Group
+                from django.test import Client
+
+                user, _ = get_user_model().objects.get_or_create(
+                    username="bench-editor", defaults={"is_staff": True}
+                )
+                for group in Group.objects.filter(name__in=["editor", "privacy_admin"]):
+                    user.groups.add(group)
+                client = Client()
+                client.force_login(user)
+                return client, reverse(name, args=[subject])
+
+            found.append((label, opener))
+            break
+    return found
+
+
 def _wait_jobs(model, finished, ids: list[int], *, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -646,7 +733,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=400, help="calls per case")
     parser.add_argument("--load-seconds", type=float, default=8.0)
     parser.add_argument("--skip-load", action="store_true", help="reuse the loaded data")
-    parser.add_argument("--only", default="1,2,3,http,6,7")
+    parser.add_argument("--only", default="1,2,3,http,5,6,7")
     args = parser.parse_args()
     conninfo = generate.conninfo_from_env()
     ensure_database(conninfo)
@@ -669,6 +756,8 @@ def main() -> int:
     started = time.perf_counter()
     only = set(args.only.split(","))
     rows = asyncio.run(run_async(ctx, only))
+    if "5" in only:
+        scenario_pages(ctx, rows)
     if "6" in only:
         scenario_extraction(ctx, rows)
     print_table(rows, f"preset {args.preset}: {preset.travellers:,} travellers, "

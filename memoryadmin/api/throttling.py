@@ -9,6 +9,10 @@ processes that read at once both write, and one request goes uncounted. Here eac
 a number with the cache's atomic `incr` (INCR in Redis), so no two requests can both be the last
 one allowed. The window slides: the previous fixed window still counts in proportion to how much
 of it overlaps the last `period` seconds.
+
+On Redis the three steps of an allowed request (create the window's counter, take a number, read
+the previous window) travel as one MULTI/EXEC pipeline: one round trip per request instead of
+four, on the agent's hot path.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -31,6 +36,27 @@ def parse_rate(rate: str) -> tuple[int, int]:
     """"600/min" -> (600, 60): DRF's notation, the period read from its first letter."""
     count, period = rate.split("/")
     return int(count), _PERIODS[period.strip()[0]]
+
+
+def _take_number(key: str, previous_key: str, timeout: int) -> tuple[int, int]:
+    """Count this request in its window; return (its number, the previous window's count)."""
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        current = backend.make_and_validate_key(key)
+        previous = backend.make_and_validate_key(previous_key)
+        pipe = backend._cache.get_client(current, write=True).pipeline(transaction=True)
+        pipe.set(current, 0, nx=True, ex=timeout)
+        pipe.incr(current)
+        pipe.get(previous)
+        _, taken, earlier = pipe.execute()
+        return int(taken), int(earlier or 0)
+    cache.add(key, 0, timeout=timeout)
+    try:
+        taken = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=timeout)
+        taken = 1
+    return taken, cache.get(previous_key, 0)
 
 
 class TokenRateThrottle(BaseThrottle):
@@ -46,13 +72,9 @@ class TokenRateThrottle(BaseThrottle):
         window = int(now // period)
         overlap = 1.0 - (now - window * period) / period  # share of the previous window in view
         key = f"throttle:token:{token.pk}:{period}:{window}"
-        cache.add(key, 0, timeout=2 * period + 1)
-        try:
-            taken = cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=2 * period + 1)
-            taken = 1
-        earlier = cache.get(f"throttle:token:{token.pk}:{period}:{window - 1}", 0)
+        taken, earlier = _take_number(
+            key, f"throttle:token:{token.pk}:{period}:{window - 1}", timeout=2 * period + 1
+        )
         if taken + earlier * overlap <= limit:
             return True
         with contextlib.suppress(ValueError):  # a refused request does not count

@@ -46,6 +46,7 @@ from .models import (
 from .selectors import (
     AgentFact,
     ClearReceipt,
+    MemoryConfig,
     facts_for_agent,
     hot_cursor,
     memory_config,
@@ -332,17 +333,37 @@ def _upsert_write(
             inserts=inserts, updates=updates, events=events,
         )
         return
+    for sql, params in _upsert_statements(
+        subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
+        inserts=inserts, updates=updates, events=events,
+    ):
+        cursor.execute(sql, params)
+
+
+def _upsert_statements(
+    *,
+    subject_id: str,
+    actor: Actor,
+    reason: str,
+    session_tag: str,
+    now: datetime,
+    inserts: list[dict[str, Any]],
+    updates: list[dict[str, Any]],
+    events: list[tuple[str, str, str | None, str]],
+) -> list[tuple[str, list[Any]]]:
+    """The PostgreSQL statements of a planned upsert: at most three, rows travelling as arrays."""
+    statements: list[tuple[str, list[Any]]] = []
     if inserts:
-        cursor.execute(
+        statements.append((
             _SQL_INSERT_FACTS,
             [subject_id, now, session_tag, now, str(actor.origin)]
             + [
                 [row[name] for row in inserts]
                 for name in ("key", "value", "category", "status", "sensitive", "expires_at")
             ],
-        )
+        ))
     if updates:
-        cursor.execute(
+        statements.append((
             _SQL_UPDATE_FACTS,
             [now]
             + [
@@ -352,9 +373,9 @@ def _upsert_write(
                     "expires_at", "expiry_pinned", "version",
                 )
             ],
-        )
+        ))
     if events:
-        cursor.execute(
+        statements.append((
             _SQL_INSERT_EVENTS,
             [
                 subject_id,
@@ -369,7 +390,8 @@ def _upsert_write(
                 [event[2] for event in events],
                 [event[3] for event in events],
             ],
-        )
+        ))
+    return statements
 
 
 def _upsert_write_orm(
@@ -432,6 +454,131 @@ def _row_expiry(row: dict[str, Any], rules: Iterable[RetentionRule]) -> datetime
     return retention.expiry_for(rule, row["updated_at"])
 
 
+def _upsert_clean(
+    *,
+    subject_id: str,
+    facts: Sequence[FactDraft],
+    actor: Actor,
+    session_tag: str,
+    config: MemoryConfig,
+) -> dict[str, CleanFact]:
+    """Validate and filter a batch before anything is read or written."""
+    clean_subject_id(subject_id)
+    if len(session_tag) > SESSION_ID_MAX_LENGTH:
+        raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
+    cleaned: dict[str, CleanFact] = {}
+    errors: dict[str, str] = {}
+    if actor.is_automated and not config.settings.memory_enabled:
+        raise FactMemoryDisabled("Memory is not enabled; nothing is saved.")
+    write_filter = MemoryWriteFilter(config.settings.blocked_patterns)
+    for index, draft in enumerate(facts):
+        try:
+            clean = validate_fact(draft.key, draft.value, draft.category)
+            # The raw key too: normalizing turns "a@b.com" into "a_b_com", which no pattern sees.
+            write_filter.enforce(clean.key, clean.value, raw_key=sanitize_text(draft.key))
+        except FactInvalid as exc:
+            errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
+            continue
+        except FactBlocked as exc:  # name the position, never the value
+            exc.fields = {f"facts[{index}].{name}": msg for name, msg in exc.fields.items()}
+            raise
+        cleaned[clean.key] = clean  # a repeated key in one batch: the last one wins
+    if errors:
+        raise FactInvalid("Some facts are not valid.", fields=errors)
+    return cleaned
+
+
+def _upsert_check_paused(actor: Actor, memory_paused: bool) -> None:
+    if actor.is_automated and memory_paused:
+        raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
+
+
+@dataclass
+class _UpsertPlan:
+    result: UpsertResult
+    inserts: list[dict[str, Any]]
+    updates: list[dict[str, Any]]
+    events: list[tuple[str, str, str | None, str]]  # key, action, before, after (JSON)
+
+
+def _upsert_plan(
+    *,
+    cleaned: Mapping[str, CleanFact],
+    existing: Mapping[str, dict[str, Any]],
+    use_paused: bool,
+    actor: Actor,
+    session_tag: str,
+    expected_versions: Mapping[str, int] | None,
+    config: MemoryConfig,
+    now: datetime,
+) -> _UpsertPlan:
+    """What the batch changes, decided in Python from the locked rows: no I/O here, so the
+    Django path and the async path (DjangoMemoryStore) write exactly the same rows and events."""
+    for raw_key, version in (expected_versions or {}).items():
+        current = existing.get(normalize_key(raw_key))
+        if current is None or current["version"] != version:
+            raise FactConflict(
+                "The fact was changed since it was read; fetch it again and retry.",
+                current_version=current["version"] if current else None,
+            )
+    result = UpsertResult()
+    rules = config.rules
+    visible_to_agent = config.settings.memory_enabled and not use_paused
+    plan = _UpsertPlan(result=result, inserts=[], updates=[], events=[])
+    for key, clean in cleaned.items():
+        topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
+        row = existing.get(key)
+        if row is None:
+            row = {
+                "key": key,
+                "value": clean.value,
+                "category": str(clean.category),
+                "status": FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
+                "sensitive": topic is not None,
+                "expiry_pinned": False,
+                "expires_at": None,
+                "version": 1,
+                "source_session_id": session_tag,
+                "updated_at": now,
+            }
+            row["expires_at"] = _row_expiry(row, rules)
+            plan.inserts.append(row)
+            plan.events.append((key, EventAction.CREATED, None, json.dumps(_row_snapshot(row))))
+            result.created.append(key)
+        else:
+            row = dict(row)
+            expired = row["expires_at"] is not None and row["expires_at"] <= now
+            if (
+                normalize_value(row["value"]) == normalize_value(clean.value)
+                and row["category"] == clean.category
+                and not expired
+            ):
+                result.unchanged.append(key)
+                result.states[key] = _state(row, visible_to_agent, now)
+                continue
+            before = json.dumps(_row_snapshot(row))
+            row.update(
+                value=clean.value,
+                category=str(clean.category),
+                updated_at=now,
+                source_session_id=session_tag or row["source_session_id"],
+                version=row["version"] + 1,
+            )
+            if row["expiry_pinned"] and expired:
+                row["expiry_pinned"] = False  # restating an expired fact revives it
+            if topic:
+                row["sensitive"] = True
+                row["status"] = FactStatus.PENDING_REVIEW
+            row["expires_at"] = _row_expiry(row, rules)
+            plan.updates.append(row)
+            plan.events.append((key, EventAction.UPDATED, before, json.dumps(_row_snapshot(row))))
+            result.updated.append(key)
+        if row["status"] == FactStatus.PENDING_REVIEW:
+            result.sent_to_review.append(key)
+        result.states[key] = _state(row, visible_to_agent, now)
+    return plan
+
+
 @transaction.atomic
 def fact_upsert(
     *,
@@ -455,112 +602,82 @@ def fact_upsert(
     events. `result.states` is what this write committed, key by key; with `agent_view`,
     `result.agent_facts` is every fact the agent may now use, read inside this transaction
     (so never another writer's later state)."""
-    clean_subject_id(subject_id)
-    if len(session_tag) > SESSION_ID_MAX_LENGTH:
-        raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
-    cleaned: dict[str, CleanFact] = {}
-    errors: dict[str, str] = {}
     config = memory_config()
-    if actor.is_automated and not config.settings.memory_enabled:
-        raise FactMemoryDisabled("Memory is not enabled; nothing is saved.")
-    write_filter = MemoryWriteFilter(config.settings.blocked_patterns)
-    for index, draft in enumerate(facts):
-        try:
-            clean = validate_fact(draft.key, draft.value, draft.category)
-            # The raw key too: normalizing turns "a@b.com" into "a_b_com", which no pattern sees.
-            write_filter.enforce(clean.key, clean.value, raw_key=sanitize_text(draft.key))
-        except FactInvalid as exc:
-            errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
-            continue
-        except FactBlocked as exc:  # name the position, never the value
-            exc.fields = {f"facts[{index}].{name}": msg for name, msg in exc.fields.items()}
-            raise
-        cleaned[clean.key] = clean  # a repeated key in one batch: the last one wins
-    if errors:
-        raise FactInvalid("Some facts are not valid.", fields=errors)
-
-    result = UpsertResult()
+    cleaned = _upsert_clean(
+        subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
+    )
     if not cleaned:
-        return result
+        return UpsertResult()
     now = timezone.now()
     with hot_cursor() as cursor:
         memory_paused, use_paused = _upsert_lock_subject(cursor, subject_id, now)
-        if actor.is_automated and memory_paused:
-            raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
-        existing = _upsert_existing(cursor, subject_id, list(cleaned))
-        for raw_key, version in (expected_versions or {}).items():
-            current = existing.get(normalize_key(raw_key))
-            if current is None or current["version"] != version:
-                raise FactConflict(
-                    "The fact was changed since it was read; fetch it again and retry.",
-                    current_version=current["version"] if current else None,
-                )
-
-        rules = config.rules
-        visible_to_agent = config.settings.memory_enabled and not use_paused
-        inserts: list[dict[str, Any]] = []
-        updates: list[dict[str, Any]] = []
-        events: list[tuple[str, str, str | None, str]] = []  # key, action, before, after
-        for key, clean in cleaned.items():
-            topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
-            row = existing.get(key)
-            if row is None:
-                row = {
-                    "key": key,
-                    "value": clean.value,
-                    "category": str(clean.category),
-                    "status": FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
-                    "sensitive": topic is not None,
-                    "expiry_pinned": False,
-                    "expires_at": None,
-                    "version": 1,
-                    "source_session_id": session_tag,
-                    "updated_at": now,
-                }
-                row["expires_at"] = _row_expiry(row, rules)
-                inserts.append(row)
-                events.append((key, EventAction.CREATED, None, json.dumps(_row_snapshot(row))))
-                result.created.append(key)
-            else:
-                expired = row["expires_at"] is not None and row["expires_at"] <= now
-                if (
-                    normalize_value(row["value"]) == normalize_value(clean.value)
-                    and row["category"] == clean.category
-                    and not expired
-                ):
-                    result.unchanged.append(key)
-                    result.states[key] = _state(row, visible_to_agent, now)
-                    continue
-                before = json.dumps(_row_snapshot(row))
-                row.update(
-                    value=clean.value,
-                    category=str(clean.category),
-                    updated_at=now,
-                    source_session_id=session_tag or row["source_session_id"],
-                    version=row["version"] + 1,
-                )
-                if row["expiry_pinned"] and expired:
-                    row["expiry_pinned"] = False  # restating an expired fact revives it
-                if topic:
-                    row["sensitive"] = True
-                    row["status"] = FactStatus.PENDING_REVIEW
-                row["expires_at"] = _row_expiry(row, rules)
-                updates.append(row)
-                events.append(
-                    (key, EventAction.UPDATED, before, json.dumps(_row_snapshot(row)))
-                )
-                result.updated.append(key)
-            if row["status"] == FactStatus.PENDING_REVIEW:
-                result.sent_to_review.append(key)
-            result.states[key] = _state(row, visible_to_agent, now)
-
+        _upsert_check_paused(actor, memory_paused)
+        plan = _upsert_plan(
+            cleaned=cleaned,
+            existing=_upsert_existing(cursor, subject_id, list(cleaned)),
+            use_paused=use_paused,
+            actor=actor,
+            session_tag=session_tag,
+            expected_versions=expected_versions,
+            config=config,
+            now=now,
+        )
         _upsert_write(
             cursor, subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
-            now=now, inserts=inserts, updates=updates, events=events,
+            now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
         )
     if agent_view:
-        result.agent_facts = facts_for_agent(subject_id)
-    return result
+        plan.result.agent_facts = facts_for_agent(subject_id)
+    return plan.result
+
+
+async def fact_upsert_async(
+    *,
+    conn: Any,
+    subject_id: str,
+    facts: Sequence[FactDraft],
+    actor: Actor,
+    config: MemoryConfig,
+    reason: str = "",
+    session_tag: str = "",
+) -> UpsertResult:
+    """`fact_upsert` on an async psycopg connection, in one transaction of its own: the same
+    validation, plan, statements and audit events, for DjangoMemoryStore's native path (no hop
+    to Django's thread). PostgreSQL only; `config` is the caller's fresh `memory_config()`."""
+    cleaned = _upsert_clean(
+        subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
+    )
+    if not cleaned:
+        return UpsertResult()
+    now = timezone.now()
+    async with conn.transaction():
+        cursor = conn.cursor()
+        await cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
+        row = await cursor.fetchone()
+        if row is None:
+            await cursor.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+            await cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
+            row = await cursor.fetchone()
+        _upsert_check_paused(actor, bool(row[0]))
+        await cursor.execute(_SQL_EXISTING, [subject_id, list(cleaned)])
+        names = [column.name for column in cursor.description]
+        existing = {r[1]: dict(zip(names, r, strict=True)) for r in await cursor.fetchall()}
+        plan = _upsert_plan(
+            cleaned=cleaned,
+            existing=existing,
+            use_paused=bool(row[1]),
+            actor=actor,
+            session_tag=session_tag,
+            expected_versions=None,
+            config=config,
+            now=now,
+        )
+        for sql, params in _upsert_statements(
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+            now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+        ):
+            await cursor.execute(sql, params)
+    return plan.result
 
 
 def _state(row: dict[str, Any], visible_to_agent: bool, now: datetime) -> FactState:

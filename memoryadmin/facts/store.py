@@ -3,8 +3,9 @@ selectors. An agent host that runs inside this Django project uses it instead of
 
 The agent's reads run on every turn, so on PostgreSQL they do not hop to a thread: they run the
 selectors' own SQL (`selectors.SQL_*`, so the rows are the same by construction) on a native async
-psycopg pool opened beside Django's connections, one pool per event loop. Writes go through the
-services (one transaction each, audited) in Django's thread, as before.
+psycopg pool opened beside Django's connections, one pool per event loop. Upserts run
+`services.fact_upsert_async` on the same pool (the same plan, statements and audit events as
+`fact_upsert`); deletes and clears go through their services in Django's thread.
 
 Tests run inside a transaction on Django's connection that a second connection cannot see, so
 the test suite turns the native path off (`MEMORY_STORE_NATIVE_ASYNC`) except where it tests
@@ -200,13 +201,27 @@ class DjangoMemoryStore:
 
     async def upsert_facts(self, subject_id: str, facts: list[MemoryFact]) -> None:
         drafts = [services.FactDraft(f.key, f.value, f.category) for f in facts]
-        await sync_to_async(services.fact_upsert)(
-            subject_id=subject_id,
-            facts=drafts,
-            actor=self.actor,
-            reason="saved by the agent",
-            session_tag=self.session_tag,
-        )
+        if not self.native:
+            await sync_to_async(services.fact_upsert)(
+                subject_id=subject_id,
+                facts=drafts,
+                actor=self.actor,
+                reason="saved by the agent",
+                session_tag=self.session_tag,
+            )
+            return
+        config = await _config()
+        pool = await _pool()
+        async with pool.connection() as conn:
+            await services.fact_upsert_async(
+                conn=conn,
+                subject_id=subject_id,
+                facts=drafts,
+                actor=self.actor,
+                config=config,
+                reason="saved by the agent",
+                session_tag=self.session_tag,
+            )
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
         return await sync_to_async(services.fact_delete)(

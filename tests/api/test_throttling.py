@@ -106,3 +106,30 @@ def test_the_shared_cache_is_redis_whenever_the_broker_is():
     assert backend(
         CELERY_BROKER_URL="redis://127.0.0.1:6379/4", CACHE_URL="redis://127.0.0.1:6379/5"
     ) == ["django.core.cache.backends.redis.RedisCache", "redis://127.0.0.1:6379/5"]
+
+
+def test_on_redis_the_limit_holds_with_one_round_trip_per_request(make_agent, settings):
+    """Production counts in Redis: the window's counter is created, taken and read with the
+    previous window in one MULTI/EXEC; the limit and the 429 are the same as anywhere."""
+    import os
+
+    from django.core.cache import caches
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15"),
+            "KEY_PREFIX": "throttle-test",
+        }
+    }
+    settings.API_THROTTLE_RATE = "3/min"
+    backend = caches["default"]
+    backend.clear()
+    busy = make_agent(name="redis-busy-host")
+    statuses = [busy.get(facts_url("FF-0005")).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    [key] = [k for k in backend._cache.get_client().keys("throttle-test:*throttle:token:*")]
+    client = backend._cache.get_client()
+    assert int(client.get(key)) == 3  # the refused request was given back
+    assert 0 < client.ttl(key) <= 121
+    backend.clear()

@@ -81,3 +81,33 @@ def test_native_reads_equal_the_selectors_row_for_row(host_loop):
             getattr(via_django, method), "n-1", *args
         )
     assert [f.key for f in selectors.facts_for_agent("n-1")] == ["seat", "overnight", "meal"]
+
+
+def test_native_upsert_writes_the_same_rows_and_audit_events_as_the_service(host_loop):
+    from memoryadmin.facts.models import FactEvent, MemoryFact
+
+    batch = [fact("seat", "Prefers aisle seats"), fact("mobility", "Uses a wheelchair")]
+    native = OnHostLoop(DjangoMemoryStore(native=True, session_id="s-1"), host_loop)
+    via_django = DjangoMemoryStore(native=False, session_id="s-1")
+    run(native.upsert_facts, "n-native", batch)
+    run(via_django.upsert_facts, "n-django", batch)
+    run(native.upsert_facts, "n-native", [fact("seat", "Prefers window seats")])
+    run(via_django.upsert_facts, "n-django", [fact("seat", "Prefers window seats")])
+
+    def written(subject: str) -> tuple[list, list]:
+        facts = list(
+            MemoryFact.objects.filter(subject_id=subject).order_by("id").values_list(
+                "key", "value", "category", "status", "sensitive", "version", "source_session_id",
+                "origin",
+            )
+        )
+        events = [
+            (e.key, e.action, e.actor_kind, e.actor_label, e.reason, e.session_tag,
+             e.before and {k: v for k, v in e.before.items() if k != "expires_at"},
+             e.after and {k: v for k, v in e.after.items() if k != "expires_at"})
+            for e in FactEvent.objects.filter(subject_id=subject).order_by("id")
+        ]
+        return facts, events
+
+    assert written("n-native") == written("n-django")
+    assert [e[1] for e in written("n-native")[1]] == ["created", "created", "updated"]
