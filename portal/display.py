@@ -131,4 +131,5 @@ def traveller_view(subject_id: str) -> dict[str, Any]:
         "fact_count": len(facts),
         "learning_paused": bool(subject and subject.memory_paused),
         "use_paused": paused_use,
+        "memory_enabled": selectors.memory_settings().memory_enabled,
     }

@@ -329,3 +329,18 @@ def test_forget_everything_takes_two_steps_and_gives_a_receipt_staff_can_find(si
     found = selectors.clear_receipt_get(number.lower())
     assert (found.subject_id, found.facts_erased) == (A, 2)
     assert Subject.objects.get(subject_id=A).purge_generation == before + 1
+
+
+def test_memory_switched_off_by_the_airline_is_said(signed_in):
+    from memoryadmin.facts.models import MemorySettings
+
+    FactFactory(subject_id=A, key="seat_preference", value="Aisle")
+    client = signed_in(A)
+    assert "switched the assistant's memory off" not in text(client.get("/portal/"))
+    MemorySettings.objects.update_or_create(pk=1, defaults={"memory_enabled": False})
+    selectors.memory_config_invalidate()
+    try:
+        assert "switched the assistant's memory off" in text(client.get("/portal/"))
+    finally:
+        MemorySettings.objects.filter(pk=1).update(memory_enabled=True)
+        selectors.memory_config_invalidate()
