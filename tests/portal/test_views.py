@@ -336,13 +336,16 @@ def test_forget_everything_takes_two_steps_and_gives_a_receipt_staff_can_find(si
 def test_memory_switched_off_by_the_airline_is_said(signed_in):
     from memoryadmin.facts.models import MemorySettings
 
+    def memory_enabled(on: bool) -> None:
+        MemorySettings.objects.update_or_create(pk=1, defaults={"memory_enabled": on})
+        selectors.memory_config_invalidate()
+
     FactFactory(subject_id=A, key="seat_preference", value="Aisle")
     client = signed_in(A)
-    assert "switched the assistant's memory off" not in text(client.get("/portal/"))
-    MemorySettings.objects.update_or_create(pk=1, defaults={"memory_enabled": False})
-    selectors.memory_config_invalidate()
     try:
+        memory_enabled(True)
+        assert "switched the assistant's memory off" not in text(client.get("/portal/"))
+        memory_enabled(False)
         assert "switched the assistant's memory off" in text(client.get("/portal/"))
     finally:
-        MemorySettings.objects.filter(pk=1).update(memory_enabled=True)
-        selectors.memory_config_invalidate()
+        memory_enabled(True)
