@@ -1,0 +1,35 @@
+"""Show policy history values the way a privacy admin reads them, not as Python reprs."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+NAMES = {
+    "memory_enabled": "memory on",
+    "tier_one_cap": "tier one cap",
+    "max_new_facts": "new facts per turn",
+    "memory_model": "model",
+    "blocked_patterns": "blocked patterns",
+    "audit_retention_days": "audit history (days)",
+    "key_glob": "key pattern",
+    "ttl_days": "keep for (days)",
+}
+
+
+@register.filter
+def policy_value(value: object) -> str:
+    if value is None:
+        return "—"
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value) if value else "none"
+    return str(value)
+
+
+@register.filter
+def policy_name(name: str) -> str:
+    return NAMES.get(name, name.replace("_", " "))
