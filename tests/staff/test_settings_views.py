@@ -129,6 +129,16 @@ def test_the_try_box_says_blocked_or_allowed_and_stores_nothing(admin_client):
     assert occurrences("ZZQ7781") == {} and occurrences("aisle seats QQX") == {}
 
 
+def test_the_try_box_says_so_when_a_stored_pattern_is_unusable(admin_client):
+    MemorySettings.objects.filter(pk=1).update(blocked_patterns=["(broken"])  # not via the form
+    from memoryadmin.facts.selectors import memory_config_invalidate
+
+    memory_config_invalidate()
+    response = admin_client.post(BASE + "try/", {"sample": "anything"})
+    assert response.status_code == 400
+    assert "invalid blocked pattern" in response.content.decode()
+
+
 # --- retention rules ----------------------------------------------------------------------------
 
 

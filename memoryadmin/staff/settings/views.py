@@ -14,7 +14,7 @@ from memoryadmin.api.models import ServiceToken
 from memoryadmin.api.tokens import token_issue, token_revoke, tokens_list
 from memoryadmin.facts import policy, retention, selectors, services
 from memoryadmin.facts.actors import Actor
-from memoryadmin.facts.errors import FactInvalid
+from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
 from memoryadmin.staff.roles import PRIVACY_ADMIN
@@ -78,7 +78,12 @@ def try_pattern(request: HttpRequest) -> HttpResponse:
     try_form = TryPatternForm(request.POST)
     verdict = None
     if try_form.is_valid():
-        verdict = MemoryWriteFilter(row.blocked_patterns).check("", try_form.cleaned_data["sample"])
+        try:
+            verdict = MemoryWriteFilter(row.blocked_patterns).check(
+                "", try_form.cleaned_data["sample"]
+            )
+        except WriteFilterMisconfigured as exc:  # saved some other way; the form refuses it
+            try_form.add_error("sample", str(exc))
     return render(
         request, "staff/settings/memory.html",
         {
