@@ -7,7 +7,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memoryadmin.api.models import ServiceToken
@@ -195,6 +195,14 @@ def retention_run(request: HttpRequest, run_id: int) -> HttpResponse:
     )
 
 
+def _traveller_url(subject_id: str) -> str:
+    """Back to the traveller's page on the dashboard, or to this page if there is none."""
+    try:
+        return reverse("staff:traveller", args=[subject_id])
+    except NoReverseMatch:
+        return reverse("settings:legal_hold", args=[subject_id])
+
+
 # --- legal hold --------------------------------------------------------------------------------
 
 
@@ -223,8 +231,7 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
                 "Placed a legal hold: retention sweeps and rule changes skip this traveller."
                 if hold else "Lifted the legal hold: retention applies to this traveller again.",
             )
-            return redirect(request.POST.get("next") or reverse("settings:legal_hold",
-                                                                args=[subject_id]))
+            return redirect(_traveller_url(subject_id))
     return render(
         request, "staff/settings/legal_hold.html",
         {"form": form, "subject": subject, "section": "hold"},
