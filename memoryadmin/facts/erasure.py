@@ -95,19 +95,31 @@ def _redact_history(rows: Sequence[tuple[str, str, str]]) -> None:
         return
     table = FactEvent._meta.db_table
     now = timezone.now()
-    if connection.vendor == "postgresql":  # arrays: one short statement whatever the size
-        source = "unnest(%s::varchar[], %s::varchar[], %s::varchar[]) AS v(subject_id, key, digest)"
+    if connection.vendor == "postgresql":
+        # Arrays: one short statement whatever the size. The LATERAL subquery with OFFSET 0 is
+        # not flattened, so each fact's events are found through (subject_id, key, created_at)
+        # instead of a scan of the whole history per chunk.
+        sql = (
+            f'UPDATE "{table}" AS e SET key = m.digest, before = NULL, after = NULL, '  # noqa: S608
+            "redacted_at = COALESCE(e.redacted_at, %s) FROM ("
+            "SELECT hit.id, v.digest "
+            "FROM unnest(%s::varchar[], %s::varchar[], %s::varchar[]) "
+            "AS v(subject_id, key, digest) "
+            f'CROSS JOIN LATERAL (SELECT x.id FROM "{table}" AS x '
+            "WHERE x.subject_id = v.subject_id AND x.key = v.key OFFSET 0) AS hit) AS m "
+            "WHERE e.id = m.id"
+        )
         params: list[object] = [now, *(list(column) for column in zip(*rows, strict=True))]
     else:  # SQLite (the embedded default)
         source = "({}) AS v".format(
             " UNION ALL ".join(["SELECT %s AS subject_id, %s AS key, %s AS digest"] * len(rows))
         )
         params = [now, *(value for row in rows for value in row)]
-    sql = (
-        f'UPDATE "{table}" SET key = v.digest, before = NULL, after = NULL, '  # noqa: S608
-        f"redacted_at = COALESCE(redacted_at, %s) FROM {source} "
-        f'WHERE "{table}".subject_id = v.subject_id AND "{table}".key = v.key'
-    )
+        sql = (
+            f'UPDATE "{table}" SET key = v.digest, before = NULL, after = NULL, '  # noqa: S608
+            f"redacted_at = COALESCE(redacted_at, %s) FROM {source} "
+            f'WHERE "{table}".subject_id = v.subject_id AND "{table}".key = v.key'
+        )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
 
