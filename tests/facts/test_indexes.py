@@ -24,6 +24,9 @@ PURPOSE = {
         "a fact's history, and redacting a fact's events when it is erased"
     ),
     ("memory_fact_event", "fact_event_subject_time"): "a traveller's timeline, newest first",
+    ("memory_fact_event", "fact_event_clear_receipt"): (
+        "partial (subject_cleared only, portal migration): a forget-everything receipt by number"
+    ),
     ("memory_fact_event", "memory_fact_event_created_at_44147f3f"): (
         "the audit retention sweep deletes the oldest events"
     ),

@@ -46,3 +46,16 @@ def test_a_receipt_is_found_by_number_and_survives_later_erasures():
 def test_a_plain_clear_has_no_receipt_and_its_generation_contract_is_unchanged():
     assert services.subject_clear(subject_id="T-3", actor=Actor.agent("host")) == 1
     assert "receipt" not in FactEvent.objects.get(subject_id="T-3").after
+
+
+def test_a_receipt_lookup_uses_its_partial_index():
+    from django.db import connection
+
+    receipt = services.subject_forget(subject_id="T-4", actor=Actor.customer("T-4"))
+    query = FactEvent.objects.filter(
+        action=EventAction.SUBJECT_CLEARED, after__receipt=receipt.number
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a tiny table: ask what it could use
+        plan = query.explain()
+    assert "fact_event_clear_receipt" in plan
