@@ -82,6 +82,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "memoryadmin.staff.context.staff_nav",
             ],
         },
     },
@@ -100,8 +101,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "staff:overview"
 LOGOUT_REDIRECT_URL = "login"
+# Staff sessions end after this many idle seconds: each request pushes the expiry forward.
+SESSION_COOKIE_AGE = int(os.environ.get("STAFF_SESSION_IDLE_SECONDS", str(30 * 60)))
+SESSION_SAVE_EVERY_REQUEST = True
 
 LANGUAGE_CODE = "en"
 # The traveller portal speaks both; staff pages and the API are English only.

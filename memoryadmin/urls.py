@@ -1,5 +1,6 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 
 from memoryadmin.api.errors import api_not_found
 
@@ -11,7 +12,9 @@ urlpatterns = [
     path("portal/", include("portal.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("", include("memoryadmin.staff.urls")),
+    path("staff/settings/", include("memoryadmin.staff.settings.urls")),  # privacy admins
+    path("staff/", include("memoryadmin.staff.urls")),
+    path("", RedirectView.as_view(pattern_name="staff:overview", permanent=False)),
 ]
 
 handler400 = "memoryadmin.api.errors.bad_request"

@@ -17,3 +17,12 @@ def job_transcript(job_id: int) -> list[dict[str, str]] | None:
     """The transcript as it is now (it may have been wiped since the job row was loaded)."""
     rows = ExtractionJob.objects.filter(pk=job_id).values_list("transcript", flat=True)
     return next(iter(rows), None)
+
+
+def jobs_for_subject(subject_id: str, *, limit: int = 20) -> list[ExtractionJob]:
+    """A traveller's newest extraction jobs for the staff page (never the transcript)."""
+    return list(
+        ExtractionJob.objects.filter(subject_id=subject_id)
+        .defer("transcript")
+        .order_by("-queued_at", "-id")[:limit]
+    )

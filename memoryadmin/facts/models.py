@@ -56,6 +56,7 @@ class EventAction(models.TextChoices):
     PREFERENCES_CHANGED = "preferences_changed", "Memory preferences changed"
     LEGAL_HOLD_PLACED = "legal_hold_placed", "Legal hold placed"
     LEGAL_HOLD_LIFTED = "legal_hold_lifted", "Legal hold lifted"
+    VALUE_REVEALED = "value_revealed", "Sensitive value revealed"
 
 
 class Subject(models.Model):

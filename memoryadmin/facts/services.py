@@ -1341,3 +1341,48 @@ def retention_recompute_chunk(*, run_id: int, limit: int = 1000) -> RetentionRun
         run.finished_at = timezone.now()
     run.save(update_fields=["done", "last_pk", "status", "total", "finished_at"])
     return run
+
+
+# --- staff dashboard ----------------------------------------------------------------------------
+
+
+@transaction.atomic
+def fact_reveal(*, subject_id: str, key: str, actor: Actor, reason: str) -> MemoryFact:
+    """A person looks at a sensitive value: an access event with the reason, and no value in it
+    (the history must not become a second copy of what was masked)."""
+    if not _clean_reason(reason).strip():
+        raise FactInvalid("Say why you need to see this value.", fields={"reason": "Required."})
+    fact = _load_for_update(subject_id, key, None)
+    _record(
+        subject_id=fact.subject_id,
+        key=fact.key,
+        action=EventAction.VALUE_REVEALED,
+        actor=actor,
+        reason=reason,
+    )
+    return fact
+
+
+BULK_ACTIONS = ("expire", "flag_sensitive", "delete")
+
+
+@transaction.atomic
+def facts_bulk_apply(
+    *, subject_id: str, keys: Sequence[str], action: str, actor: Actor, reason: str
+) -> int:
+    """Expire, flag or delete several facts of one traveller at once: all or nothing, one event
+    per fact (each with the same reason). Returns how many facts were changed."""
+    if action not in BULK_ACTIONS:
+        raise FactInvalid("Unknown bulk action.", fields={"action": "Choose an action."})
+    if not keys:
+        raise FactInvalid("Select at least one fact.", fields={"keys": "Select a fact."})
+    done = 0
+    for key in dict.fromkeys(keys):
+        if action == "expire":
+            fact_expire(subject_id=subject_id, key=key, actor=actor, reason=reason)
+        elif action == "flag_sensitive":
+            fact_flag_sensitive(subject_id=subject_id, key=key, actor=actor, reason=reason)
+        elif not fact_delete(subject_id=subject_id, key=key, actor=actor, reason=reason):
+            raise FactNotFound("A selected fact no longer exists; nothing was changed.")
+        done += 1
+    return done

@@ -10,6 +10,7 @@ PRIVACY_ADMIN = "privacy_admin"
 ROLES = (VIEWER, EDITOR, PRIVACY_ADMIN)
 # Each role includes the ones before it.
 _RANK = {role: rank for rank, role in enumerate(ROLES)}
+_UNSET = object()
 
 
 def role_of(user: Any) -> str | None:
@@ -18,8 +19,13 @@ def role_of(user: Any) -> str | None:
         return None
     if user.is_superuser:
         return PRIVACY_ADMIN
+    cached = getattr(user, "_staff_role", _UNSET)
+    if cached is not _UNSET:
+        return cached  # one query per request, however many checks a page makes
     held = [name for name in user.groups.values_list("name", flat=True) if name in _RANK]
-    return max(held, key=_RANK.__getitem__, default=None)
+    role = max(held, key=_RANK.__getitem__, default=None)
+    user._staff_role = role
+    return role
 
 
 def has_role(user: Any, role: str) -> bool:

@@ -1,21 +1,62 @@
-"""The support dashboard. Every view checks the staff role before reading anything."""
+"""The support dashboard. Every view checks the staff role first, reads through
+`facts.selectors`, writes through `facts.services` with the signed-in user as actor, and answers
+a POST with a redirect and a flash message (or the form again, with its errors, and a 4xx)."""
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timedelta
+from datetime import time as dt_time
 from functools import wraps
+from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods, require_POST
 
-from memoryadmin.facts import selectors
+from memoryadmin.extraction import selectors as job_selectors
+from memoryadmin.facts import selectors, services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.errors import (
+    FactBlocked,
+    FactConflict,
+    FactError,
+    FactInvalid,
+    FactNotFound,
+    FactStateError,
+)
+from memoryadmin.facts.models import FactStatus, MemoryFact
+from memoryadmin.facts.validation import normalize_key
 
-from .roles import VIEWER, has_role, role_of
+from . import charts
+from .forms import (
+    BulkForm,
+    EventFilterForm,
+    ExpiryForm,
+    FactAddForm,
+    FactEditForm,
+    ReasonForm,
+    ReviewForm,
+    SearchForm,
+)
+from .roles import EDITOR, VIEWER, has_role
+
+FACTS_PER_PAGE = 100
+EVENTS_PER_PAGE = 50
+TRAVELLERS_PER_PAGE = 50
+REVEAL_SECONDS = 10 * 60
+VALUE_FIELDS = ("value",)
 
 
 def staff_required(role: str):
-    """Log in first; then the role, or 403 (a logged-in traveller account is not staff)."""
+    """Log in first; then the role, or 403 (a logged-in account without a staff role is refused)."""
 
     def decorator(view):
         @wraps(view)
@@ -31,15 +72,537 @@ def staff_required(role: str):
     return decorator
 
 
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _subject_or_404(subject_id: str):
+    subject = selectors.subject_get(subject_id)
+    if subject is None:
+        raise Http404("No such traveller.")
+    return subject
+
+
+def _fact_or_404(subject_id: str, key: str) -> MemoryFact:
+    fact = selectors.staff_fact(subject_id, key)
+    if fact is None:
+        raise Http404("No such fact.")
+    return fact
+
+
+def _revealed(request: HttpRequest, subject_id: str) -> set[str]:
+    """Keys of this traveller whose sensitive value this session revealed (for a few minutes)."""
+    now = time.time()
+    entries = request.session.get("revealed", {})
+    prefix = f"{subject_id}\x1f"
+    return {
+        name[len(prefix) :]
+        for name, until in entries.items()
+        if name.startswith(prefix) and until > now
+    }
+
+
+def _remember_reveal(request: HttpRequest, subject_id: str, key: str) -> None:
+    now = time.time()
+    entries = {k: v for k, v in request.session.get("revealed", {}).items() if v > now}
+    entries[f"{subject_id}\x1f{key}"] = now + REVEAL_SECONDS
+    request.session["revealed"] = entries
+
+
+def _next_url(request: HttpRequest, default: str) -> str:
+    candidate = request.POST.get("next") or request.GET.get("next") or ""
+    if candidate and url_has_allowed_host_and_scheme(
+        candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return candidate
+    return default
+
+
+def _traveller_url(subject_id: str, key: str | None = None) -> str:
+    url = reverse("staff:traveller", args=[subject_id])
+    return f"{url}#fact-{key}" if key else url
+
+
+def _page(request: HttpRequest, items: Any, per_page: int):
+    return Paginator(items, per_page).get_page(request.GET.get("page"))
+
+
+def _query_without_page(request: HttpRequest) -> str:
+    params = request.GET.copy()
+    params.pop("page", None)
+    return params.urlencode()
+
+
+# --- pages --------------------------------------------------------------------------------------
+
+
 @staff_required(VIEWER)
-def home(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "")[:128]
+def overview(request: HttpRequest) -> HttpResponse:
+    series = selectors.staff_activity_by_day()
     return render(
         request,
-        "staff/home.html",
+        "staff/overview.html",
         {
-            "query": query,
-            "subjects": selectors.subjects_overview(query=query),
-            "role": role_of(request.user),
+            "counts": selectors.staff_overview_counts(),
+            "series": series,
+            "chart": charts.activity_chart(series),
         },
     )
+
+
+@staff_required(VIEWER)
+def travellers(request: HttpRequest) -> HttpResponse:
+    form = SearchForm(request.GET)
+    query = form.cleaned_data["q"] if form.is_valid() else ""
+    page = _page(request, selectors.staff_travellers(query), TRAVELLERS_PER_PAGE)
+    status = 200 if form.is_valid() else 400
+    return render(
+        request,
+        "staff/travellers.html",
+        {"form": form, "query": query, "page": page, "qs": _query_without_page(request)},
+        status=status,
+    )
+
+
+def _fact_rows(facts: Any, *, tier_one: set[str], revealed: set[str]) -> list[dict[str, Any]]:
+    now = timezone.now()
+    soon = now + timedelta(days=7)
+    return [
+        {
+            "fact": fact,
+            "masked": fact.sensitive and fact.key not in revealed,
+            "tier_one": fact.key in tier_one,
+            "expired": fact.expires_at is not None and fact.expires_at <= now,
+            "expiring": fact.expires_at is not None and now < fact.expires_at <= soon,
+            "pending": fact.status == FactStatus.PENDING_REVIEW,
+        }
+        for fact in facts
+    ]
+
+
+@staff_required(VIEWER)
+def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    page = _page(request, selectors.staff_subject_facts_qs(subject_id), FACTS_PER_PAGE)
+    tier = {fact.key for fact in selectors.tier_one(subject_id)}
+    rows = _fact_rows(page.object_list, tier_one=tier, revealed=_revealed(request, subject_id))
+    return render(
+        request,
+        "staff/traveller.html",
+        {
+            "subject": subject,
+            "page": page,
+            "rows": rows,
+            "jobs": job_selectors.jobs_for_subject(subject_id),
+            "bulk_form": BulkForm(keys=[]),
+            "add_form": FactAddForm(),
+        },
+    )
+
+
+def _event_rows(events: Any, *, revealed: set[str], sensitive_now: set[str]) -> list[dict]:
+    """Each event with a field-by-field diff; values of sensitive facts stay masked."""
+    rows = []
+    for event in events:
+        before, after = event.before or {}, event.after or {}
+        masked = (
+            before.get("sensitive") or after.get("sensitive") or event.key in sensitive_now
+        ) and event.key not in revealed
+        changes = []
+        for name in dict.fromkeys([*before, *after]):
+            old, new = before.get(name), after.get(name)
+            if name == "version" or (before and after and old == new):
+                continue
+            hide = masked and name in VALUE_FIELDS
+            changes.append({"field": name, "old": old, "new": new, "masked": hide})
+        rows.append(
+            {
+                "event": event,
+                "changes": changes,
+                "erased": event.redacted_at is not None,
+                "has_before": bool(before),
+            }
+        )
+    return rows
+
+
+def _history(request: HttpRequest, subject_id: str, key: str | None) -> dict[str, Any]:
+    form = EventFilterForm(request.GET)
+    action = actor = ""
+    if form.is_valid():
+        action, actor = form.cleaned_data["action"], form.cleaned_data["actor"]
+    events = selectors.staff_events(subject_id, key=key, action=action, actor_kind=actor)
+    page = _page(request, events, EVENTS_PER_PAGE)
+    revealed = _revealed(request, subject_id)
+    sensitive_now = selectors.staff_sensitive_keys(subject_id)
+    return {
+        "filter_form": form,
+        "page": page,
+        "rows": _event_rows(page.object_list, revealed=revealed, sensitive_now=sensitive_now),
+        "qs": _query_without_page(request),
+    }
+
+
+@staff_required(VIEWER)
+def timeline(request: HttpRequest, subject_id: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    context = {"subject": subject, **_history(request, subject_id, None)}
+    return render(request, "staff/timeline.html", context)
+
+
+@staff_required(VIEWER)
+def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    fact = _fact_or_404(subject_id, key)
+    revealed = _revealed(request, subject_id)
+    context = {
+        "subject": subject,
+        "fact": fact,
+        "masked": fact.sensitive and fact.key not in revealed,
+        **_history(request, subject_id, fact.key),
+    }
+    return render(request, "staff/fact.html", context)
+
+
+@staff_required(VIEWER)
+def review(request: HttpRequest) -> HttpResponse:
+    page = _page(request, selectors.staff_review_queue(), EVENTS_PER_PAGE)
+    revealed = set(request.session.get("revealed", {}))  # "subject\x1fkey" entries
+    rows = [
+        {
+            "fact": fact,
+            "masked": fact.sensitive and f"{fact.subject_id}\x1f{fact.key}" not in revealed,
+            "form": ReviewForm(initial={"version": fact.version}, prefix=f"f{fact.pk}"),
+        }
+        for fact in page.object_list
+    ]
+    return render(request, "staff/review.html", {"page": page, "rows": rows})
+
+
+# --- actions on one fact ------------------------------------------------------------------------
+
+# action -> (title, button, service, message after, destructive)
+SIMPLE_ACTIONS: dict[str, dict[str, Any]] = {
+    "expire": {
+        "title": "Expire",
+        "button": "Expire now",
+        "service": services.fact_expire,
+        "done": "Expired {key}. The agent no longer sees it.",
+        "destructive": True,
+        "explain": "The agent stops seeing this fact now; the retention sweep deletes it later.",
+    },
+    "flag": {
+        "title": "Flag as sensitive",
+        "button": "Flag sensitive",
+        "service": services.fact_flag_sensitive,
+        "done": "Flagged {key} as sensitive. It is masked for viewers and never in tier one.",
+        "destructive": False,
+        "explain": "Sensitive facts are masked for viewers, never injected in every turn, and "
+        "recalled only when the agent asks for them.",
+    },
+    "unflag": {
+        "title": "Remove the sensitive flag",
+        "button": "Remove flag",
+        "service": services.fact_unflag_sensitive,
+        "done": "{key} is no longer marked sensitive.",
+        "destructive": False,
+        "explain": "The value will be shown to viewers and may be injected in every turn.",
+    },
+    "approve": {
+        "title": "Approve",
+        "button": "Approve",
+        "service": services.fact_approve,
+        "done": "Approved {key}. The agent can use it now.",
+        "destructive": False,
+        "explain": "The agent may use this fact from now on.",
+    },
+    "reject": {
+        "title": "Reject",
+        "button": "Reject and erase",
+        "service": services.fact_reject,
+        "done": "Rejected {key}. It is erased.",
+        "destructive": True,
+        "explain": "The fact is erased; the history keeps only who rejected it and why.",
+    },
+    "delete": {
+        "title": "Delete",
+        "button": "Delete for good",
+        "service": services.fact_delete,
+        "done": "Deleted {key}. Its value is erased from the history too.",
+        "destructive": True,
+        "explain": "The fact is erased, and its old values are erased from the history. "
+        "This cannot be undone.",
+    },
+}
+
+
+def _render_action(
+    request, fact, subject, spec, form, status=200, error: str = "", next_url: str = ""
+):
+    return render(
+        request,
+        "staff/fact_action.html",
+        {
+            "fact": fact,
+            "subject": subject,
+            "spec": spec,
+            "form": form,
+            "error": error,
+            "masked": fact.sensitive and fact.key not in _revealed(request, fact.subject_id),
+            "next": next_url or _next_url(request, ""),
+        },
+        status=status,
+    )
+
+
+def _apply(request: HttpRequest, spec: dict[str, Any], fact: MemoryFact, data: dict) -> None:
+    """Run the action's service as the signed-in user, at the version the form was loaded at."""
+    spec["service"](
+        subject_id=fact.subject_id,
+        key=fact.key,
+        actor=Actor.staff(request.user),
+        reason=data["reason"],
+        expected_version=data["version"],
+    )
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_action(request: HttpRequest, subject_id: str, key: str, action: str) -> HttpResponse:
+    spec = SIMPLE_ACTIONS.get(action)
+    if spec is None:
+        raise Http404("No such action.")
+    subject = _subject_or_404(subject_id)
+    fact = _fact_or_404(subject_id, key)
+    if request.method == "GET":
+        form = ReasonForm(initial={"version": fact.version})
+        return _render_action(request, fact, subject, spec, form)
+    form = ReasonForm(request.POST)
+    if not form.is_valid():
+        return _render_action(request, fact, subject, spec, form, status=400)
+    try:
+        _apply(request, spec, fact, form.cleaned_data)
+    except FactConflict:
+        fresh = selectors.staff_fact(subject_id, key) or fact
+        form = ReasonForm(initial={"version": fresh.version, "reason": form.cleaned_data["reason"]})
+        error = "Someone changed this fact since you opened the page. Check it and confirm again."
+        return _render_action(request, fresh, subject, spec, form, status=409, error=error)
+    except FactStateError as exc:
+        return _render_action(request, fact, subject, spec, form, status=400, error=exc.message)
+    messages.success(request, spec["done"].format(key=fact.key))
+    default = _traveller_url(subject_id, None if action in ("delete", "reject") else fact.key)
+    return redirect(_next_url(request, default))
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_reveal(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    fact = _fact_or_404(subject_id, key)
+    spec = {
+        "title": "Reveal the sensitive value",
+        "button": "Reveal",
+        "destructive": False,
+        "explain": "Your name, the time and your reason are recorded as an access event.",
+    }
+    if request.method == "GET":
+        return _render_action(request, fact, subject, spec, ReasonForm())
+    form = ReasonForm(request.POST)
+    if not form.is_valid():
+        return _render_action(request, fact, subject, spec, form, status=400)
+    services.fact_reveal(
+        subject_id=subject_id,
+        key=fact.key,
+        actor=Actor.staff(request.user),
+        reason=form.cleaned_data["reason"],
+    )
+    _remember_reveal(request, subject_id, fact.key)
+    messages.info(request, f"Revealed {fact.key} for 10 minutes. The access is in the history.")
+    return redirect(_next_url(request, _traveller_url(subject_id, fact.key)))
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_edit(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    fact = _fact_or_404(subject_id, key)
+    masked = fact.sensitive and fact.key not in _revealed(request, subject_id)
+    context = {"subject": subject, "fact": fact, "masked": masked}
+    if request.method == "GET":
+        initial = {"category": fact.category, "version": fact.version}
+        if not masked:
+            initial["value"] = fact.value
+        context["form"] = FactEditForm(initial=initial)
+        return render(request, "staff/fact_edit.html", context)
+    form = FactEditForm(request.POST)
+    context["form"] = form
+    if not form.is_valid():
+        return render(request, "staff/fact_edit.html", context, status=400)
+    data = form.cleaned_data
+    try:
+        services.fact_edit(
+            subject_id=subject_id,
+            key=fact.key,
+            expected_version=data["version"],
+            actor=Actor.staff(request.user),
+            value=data["value"],
+            category=data["category"],
+            reason=data["reason"],
+        )
+    except FactConflict:
+        return _conflict(request, subject, fact, data)
+    except (FactBlocked, FactInvalid) as exc:
+        form.add_error("value", exc.message)
+        return render(request, "staff/fact_edit.html", context, status=400)
+    messages.success(request, f"Saved {fact.key}. The agent sees the new value from now on.")
+    return redirect(_traveller_url(subject_id, fact.key))
+
+
+def _conflict(request, subject, fact: MemoryFact, yours: dict[str, Any]) -> HttpResponse:
+    """Both versions side by side; saving yours again needs a deliberate second submit."""
+    form = FactEditForm(
+        initial={
+            "value": yours["value"],
+            "category": yours["category"],
+            "reason": yours["reason"],
+            "version": fact.version,
+        }
+    )
+    context = {
+        "subject": subject,
+        "fact": fact,
+        "yours": yours,
+        "form": form,
+        "masked": fact.sensitive and fact.key not in _revealed(request, fact.subject_id),
+    }
+    return render(request, "staff/fact_conflict.html", context, status=409)
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    fact = _fact_or_404(subject_id, key)
+    context = {"subject": subject, "fact": fact}
+    if request.method == "GET":
+        initial = {"version": fact.version}
+        if fact.expires_at:
+            initial["expires_on"] = fact.expires_at.date()
+        context["form"] = ExpiryForm(initial=initial)
+        return render(request, "staff/fact_expiry.html", context)
+    form = ExpiryForm(request.POST)
+    context["form"] = form
+    if not form.is_valid():
+        return render(request, "staff/fact_expiry.html", context, status=400)
+    day = form.cleaned_data["expires_on"]
+    expires_at = (
+        datetime.combine(day, dt_time.min, tzinfo=timezone.get_current_timezone()) if day else None
+    )
+    try:
+        services.fact_set_expiry(
+            subject_id=subject_id,
+            key=fact.key,
+            expires_at=expires_at,
+            actor=Actor.staff(request.user),
+            reason=form.cleaned_data["reason"],
+            expected_version=form.cleaned_data["version"],
+        )
+    except FactConflict:
+        form.add_error(None, "Someone changed this fact since you opened the page; check it.")
+        context["fact"] = selectors.staff_fact(subject_id, key) or fact
+        return render(request, "staff/fact_expiry.html", context, status=409)
+    if expires_at:
+        messages.success(request, f"{fact.key} now expires on {day:%d %b %Y}.")
+    else:
+        messages.success(request, f"{fact.key} follows the retention rules again.")
+    return redirect(_traveller_url(subject_id, fact.key))
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    form = FactAddForm(request.POST or None)
+    context = {"subject": subject, "form": form}
+    if request.method == "GET" or not form.is_valid():
+        return render(
+            request, "staff/fact_add.html", context, status=200 if request.method == "GET" else 400
+        )
+    data = form.cleaned_data
+    try:
+        key = normalize_key(data["key"])
+        if not key:
+            raise FactInvalid("Give a key.", fields={"key": "Give a key."})
+        if selectors.staff_fact(subject_id, key) is not None:
+            form.add_error("key", "This traveller already has a fact with this key; edit it.")
+            return render(request, "staff/fact_add.html", context, status=400)
+        services.fact_upsert(
+            subject_id=subject_id,
+            facts=[services.FactDraft(key, data["value"], data["category"])],
+            actor=Actor.staff(request.user),
+            reason=data["reason"],
+        )
+    except (FactBlocked, FactInvalid) as exc:
+        field = "key" if any("key" in name for name in exc.fields) else "value"
+        form.add_error(field, exc.message)
+        return render(request, "staff/fact_add.html", context, status=400)
+    messages.success(request, f"Added {key}. The agent can use it from now on.")
+    return redirect(_traveller_url(subject_id, key))
+
+
+@staff_required(EDITOR)
+@require_POST
+def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    wanted = request.POST.getlist("keys")[:FACTS_PER_PAGE]
+    facts = selectors.staff_facts_by_keys(subject_id, wanted)
+    form = BulkForm(request.POST, keys=[fact.key for fact in facts])
+    context = {"subject": subject, "form": form, "facts": facts}
+    if not form.is_valid():
+        return render(request, "staff/bulk_confirm.html", context, status=400)
+    data = form.cleaned_data
+    label = dict(form.fields["action"].choices)[data["action"]]
+    context["action_label"] = label
+    if not data["confirmed"]:
+        context["facts"] = [fact for fact in facts if fact.key in data["keys"]]
+        return render(request, "staff/bulk_confirm.html", context)
+    try:
+        done = services.facts_bulk_apply(
+            subject_id=subject_id,
+            keys=data["keys"],
+            action=data["action"],
+            actor=Actor.staff(request.user),
+            reason=data["reason"],
+        )
+    except (FactNotFound, FactError) as exc:
+        messages.error(request, f"Nothing was changed: {exc.message}")
+        return redirect(_traveller_url(subject_id))
+    noun = "fact" if done == 1 else "facts"
+    messages.success(request, f"{label}: {done} {noun}.")
+    return redirect(_traveller_url(subject_id))
+
+
+@staff_required(EDITOR)
+@require_POST
+def review_decide(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
+    subject = _subject_or_404(subject_id)
+    fact = _fact_or_404(subject_id, key)
+    form = ReviewForm(request.POST, prefix=f"f{fact.pk}")
+    queue = reverse("staff:review")
+    if not form.is_valid():
+        decision = form.data.get(f"f{fact.pk}-decision")
+        spec = SIMPLE_ACTIONS["reject" if decision == "reject" else "approve"]
+        retry = ReasonForm({"reason": "", "version": fact.version})
+        retry.is_valid()  # shows "Give a reason" beside the field
+        return _render_action(request, fact, subject, spec, retry, status=400, next_url=queue)
+    decision = form.cleaned_data["decision"]
+    spec = SIMPLE_ACTIONS[decision]
+    try:
+        _apply(request, spec, fact, form.cleaned_data)
+    except FactConflict:
+        messages.error(request, f"{fact.key} was changed meanwhile; check it and decide again.")
+        return redirect(queue)
+    except FactStateError as exc:
+        messages.error(request, exc.message)
+        return redirect(queue)
+    messages.success(request, spec["done"].format(key=fact.key))
+    return redirect(queue)

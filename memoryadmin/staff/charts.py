@@ -1,0 +1,50 @@
+"""A small SVG chart drawn on the server: no JavaScript, no library, no inline style (CSS classes
+colour the bars). The same numbers are in a table beside it for screen readers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+WIDTH = 720
+HEIGHT = 160
+TOP = 10
+BOTTOM = 24  # room for the day labels
+SERIES = ("learned", "changed", "deleted")
+
+
+def activity_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
+    """Stacked bars per day: learned at the bottom, then changed, then deleted."""
+    days = len(series) or 1
+    slot = WIDTH / days
+    bar = max(slot * 0.7, 1)
+    plot = HEIGHT - TOP - BOTTOM
+    peak = max((sum(day[name] for name in SERIES) for day in series), default=0) or 1
+    bars, labels = [], []
+    for index, day in enumerate(series):
+        x = round(index * slot + (slot - bar) / 2, 1)
+        base = HEIGHT - BOTTOM
+        for name in SERIES:
+            height = round(day[name] / peak * plot, 1)
+            if height:
+                base -= height
+                bars.append(
+                    {
+                        "x": x,
+                        "y": round(base, 1),
+                        "width": round(bar, 1),
+                        "height": height,
+                        "series": name,
+                        "title": f"{day['day']:%d %b}: {day[name]} {name}",
+                    }
+                )
+        if index % 7 == 0 or index == days - 1:
+            labels.append({"x": round(x + bar / 2, 1), "text": f"{day['day']:%d %b}"})
+    return {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "bars": bars,
+        "labels": labels,
+        "label_y": HEIGHT - 6,
+        "peak": peak if peak > 1 or any(sum(d[n] for n in SERIES) for d in series) else 0,
+        "axis_y": HEIGHT - BOTTOM,
+    }

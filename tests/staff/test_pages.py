@@ -1,0 +1,179 @@
+"""The dashboard pages as a signed-in user sees them: content, masking, escaping, query counts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memoryadmin.extraction.models import ExtractionJob, JobStatus
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import FactEvent
+from tests.factories import FactFactory
+
+pytestmark = pytest.mark.django_db
+
+XSS = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+def _facts(subject_id: str, count: int) -> None:
+    services.fact_upsert(
+        subject_id=subject_id,
+        facts=[
+            services.FactDraft(f"topic_{n}", f"Likes thing {n}", "preference") for n in range(count)
+        ],
+        actor=Actor.system("test"),
+    )
+
+
+@pytest.mark.parametrize("count", [5, 500])
+def test_traveller_page_has_constant_queries(client, viewer, count, django_assert_max_num_queries):
+    _facts("T-Q", count)
+    client.force_login(viewer)
+    with django_assert_max_num_queries(12):
+        response = client.get("/staff/travellers/T-Q/")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.count('id="fact-topic_') == min(count, 100)
+    if count > 100:
+        assert "1–100 of 500" in body
+
+
+@pytest.mark.parametrize("count", [5, 5000])
+def test_timeline_has_constant_queries(client, viewer, count, django_assert_max_num_queries):
+    _facts("T-E", 1)
+    FactEvent.objects.bulk_create(
+        FactEvent(
+            subject_id="T-E",
+            key="topic_0",
+            action="updated",
+            actor_kind="agent",
+            actor_label="token:host",
+            before={"value": f"v{n}"},
+            after={"value": f"v{n + 1}"},
+        )
+        for n in range(count)
+    )
+    client.force_login(viewer)
+    with django_assert_max_num_queries(12):
+        response = client.get("/staff/travellers/T-E/timeline/")
+    assert response.status_code == 200
+    assert response.content.decode().count("<del>") == min(count, 50)
+    with django_assert_max_num_queries(12):
+        response = client.get("/staff/travellers/T-E/facts/topic_0/", {"page": 2})
+    assert response.status_code == 200
+
+
+def test_overview_counts_and_chart(client, viewer, django_assert_max_num_queries):
+    FactFactory(subject_id="T-O1", key="seat", value="Aisle", category="preference")
+    FactFactory(
+        subject_id="T-O1", key="mobility", value="Uses a wheelchair", actor=Actor.agent("h")
+    )
+    FactFactory(subject_id="T-O2", key="gone", value="Old")
+    services.fact_delete(subject_id="T-O2", key="gone", actor=Actor.customer("T-O2"))
+    services.fact_set_expiry(
+        subject_id="T-O1",
+        key="seat",
+        expires_at=timezone.now() + timedelta(days=3),
+        actor=Actor.system("t"),
+    )
+    ExtractionJob.objects.create(
+        subject_id="T-O1",
+        session_tag="abcdef012345",
+        turn_id="1",
+        status=JobStatus.FAILED,
+        finished_at=timezone.now(),
+    )
+    client.force_login(viewer)
+    with django_assert_max_num_queries(12):
+        body = client.get("/staff/").content.decode()
+    assert "<strong>2</strong> travellers" in body
+    assert "<strong>1</strong> waiting for review" in body
+    assert "<strong>1</strong> expiring within 7 days" in body
+    assert "<strong>1</strong> deleted by travellers in 30 days" in body
+    assert "<strong>1</strong> extraction jobs failed in 24 hours" in body
+    assert '<rect class="bar learned"' in body and "<svg" in body
+
+
+def test_search_by_id_prefix_and_by_words_in_values(client, viewer):
+    FactFactory(subject_id="FF-1001", key="seat", value="Prefers aisle seats")
+    FactFactory(subject_id="FF-2002", key="meal", value="Vegetarian meals please")
+    FactFactory(subject_id="XY-3003", key="meal", value="Kosher meals")
+    client.force_login(viewer)
+
+    def found(query: str) -> set[str]:
+        body = client.get("/staff/travellers/", {"q": query}).content.decode()
+        return {s for s in ("FF-1001", "FF-2002", "XY-3003") if s in body}
+
+    assert found("FF-") == {"FF-1001", "FF-2002"}
+    assert found("vegetarian") == {"FF-2002"}
+    assert found("MEALS kosher") == {"XY-3003"}
+    assert found("") == {"FF-1001", "FF-2002", "XY-3003"}
+    assert found("nothing-like-this") == set()
+
+
+def test_sensitive_values_are_masked_for_a_viewer_everywhere(client, viewer):
+    FactFactory(subject_id="T-M", key="health_note", value="Carries insulin")
+    services.fact_flag_sensitive(subject_id="T-M", key="health_note", actor=Actor.system("t"))
+    services.fact_edit(
+        subject_id="T-M",
+        key="health_note",
+        expected_version=2,
+        value="Carries insulin pens",
+        actor=Actor.system("t"),
+    )
+    client.force_login(viewer)
+    for url in (
+        "/staff/travellers/T-M/",
+        "/staff/travellers/T-M/timeline/",
+        "/staff/travellers/T-M/facts/health_note/",
+    ):
+        body = client.get(url).content.decode()
+        assert "insulin" not in body, url
+        assert "••••••" in body
+
+
+def test_fact_values_are_escaped(client, editor):
+    FactFactory(subject_id="T-X", key="note", value=XSS)
+    client.force_login(editor)
+    for url in (
+        "/staff/travellers/T-X/",
+        "/staff/travellers/T-X/timeline/",
+        "/staff/travellers/T-X/facts/note/",
+        "/staff/travellers/T-X/facts/note/edit/",
+    ):
+        body = client.get(url).content.decode()
+        assert "<script>alert" not in body and "<img src=x" not in body, url
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body, url
+
+
+def test_timeline_shows_the_after_data_of_a_clear(client, viewer):
+    FactFactory(subject_id="T-C", key="seat", value="Aisle")
+    services.subject_clear(subject_id="T-C", actor=Actor.customer("T-C"), reason="portal")
+    client.force_login(viewer)
+    body = client.get("/staff/travellers/T-C/timeline/").content.decode()
+    assert "All facts cleared" in body and "facts_deleted" in body
+    assert "value erased" in body and "Aisle" not in body
+
+
+def test_history_can_be_filtered_by_action_and_actor(client, viewer, editor):
+    FactFactory(subject_id="T-F", key="seat", value="Aisle")
+    services.fact_edit(
+        subject_id="T-F",
+        key="seat",
+        expected_version=1,
+        value="Window",
+        actor=Actor.staff(editor),
+        reason="asked on the phone",
+    )
+    client.force_login(viewer)
+    body = client.get("/staff/travellers/T-F/timeline/", {"action": "updated"}).content.decode()
+    assert "asked on the phone" in body and "<del>Aisle</del>" in body and "Window" in body
+    body = client.get("/staff/travellers/T-F/timeline/", {"actor": "agent"}).content.decode()
+    assert "No events match this filter" in body
+
+
+def test_idle_staff_sessions_end_after_30_minutes(settings):
+    assert settings.SESSION_COOKIE_AGE == 30 * 60 and settings.SESSION_SAVE_EVERY_REQUEST
