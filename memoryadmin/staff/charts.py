@@ -7,7 +7,7 @@ from typing import Any
 
 WIDTH = 720
 HEIGHT = 160
-TOP = 10
+TOP = 18  # room for the scale label
 BOTTOM = 24  # room for the day labels
 SERIES = ("learned", "changed", "deleted")
 
@@ -37,7 +37,7 @@ def activity_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
                         "title": f"{day['day']:%d %b}: {day[name]} {name}",
                     }
                 )
-        if index % 7 == 0 or index == days - 1:
+        if (days - 1 - index) % 7 == 0:  # today, and every week before it
             labels.append({"x": round(x + bar / 2, 1), "text": f"{day['day']:%d %b}"})
     return {
         "width": WIDTH,
@@ -47,4 +47,6 @@ def activity_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
         "label_y": HEIGHT - 6,
         "peak": peak if peak > 1 or any(sum(d[n] for n in SERIES) for d in series) else 0,
         "axis_y": HEIGHT - BOTTOM,
+        "top": TOP,
+        "scale_y": TOP - 5,
     }

@@ -199,6 +199,17 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     )
 
 
+def _shown(value: Any) -> Any:
+    """Snapshot values in words: yes/no for flags, a readable time for ISO timestamps."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return None
+    if isinstance(value, str) and len(value) >= 19 and value[4] == "-" and value[10] == "T":
+        return value[:16].replace("T", " ")
+    return value
+
+
 def _event_rows(events: Any, *, revealed: set[str], sensitive_now: set[str]) -> list[dict]:
     """Each event with a field-by-field diff; values of sensitive facts stay masked."""
     rows = []
@@ -213,7 +224,9 @@ def _event_rows(events: Any, *, revealed: set[str], sensitive_now: set[str]) -> 
             if name == "version" or (before and after and old == new):
                 continue
             hide = masked and name in VALUE_FIELDS
-            changes.append({"field": name, "old": old, "new": new, "masked": hide})
+            changes.append(
+                {"field": name, "old": _shown(old), "new": _shown(new), "masked": hide}
+            )
         rows.append(
             {
                 "event": event,
