@@ -41,7 +41,7 @@ def _csp(response) -> dict[str, list[str]]:
     return {name: values for name, *values in directives}
 
 
-@pytest.mark.parametrize("url", ["/login/", "/", "/api/v1/docs/", "/api/v1/nothing"])
+@pytest.mark.parametrize("url", ["/login/", "/staff/", "/api/v1/docs/", "/api/v1/nothing"])
 def test_every_page_has_a_strict_content_security_policy(viewer_client, url):
     response = viewer_client.get(url)
     csp = _csp(response)
@@ -60,7 +60,7 @@ def test_only_the_redoc_page_allows_inline_styles_and_never_inline_scripts(clien
     assert csp["script-src"] == ["'self'"]
 
 
-@pytest.mark.parametrize("url", ["/login/", "/", "/api/v1/nothing"])
+@pytest.mark.parametrize("url", ["/login/", "/staff/", "/api/v1/nothing"])
 def test_pages_are_not_stored_by_browsers_or_proxies(viewer_client, url):
     response = viewer_client.get(url)
 
@@ -91,7 +91,7 @@ def agent_for_policies(db):
 
 @pytest.mark.parametrize("query", ["%00", "FF%00-1", "a%00b%00"])
 def test_a_nul_byte_in_the_staff_search_answers_normally(viewer_client, query):
-    response = viewer_client.get("/?q=" + query)
+    response = viewer_client.get("/staff/travellers/?q=" + query)
 
     assert response.status_code == 200
 

@@ -32,6 +32,6 @@ def test_the_demo_editor_can_log_in_and_see_travellers():
     call_command("seed_demo")
     client = Client()
     assert client.login(username="editor", password="editor-demo-2026")
-    page = client.get("/")
+    page = client.get("/staff/travellers/")
     assert page.status_code == 200
     assert "FF-100231" in page.content.decode()
