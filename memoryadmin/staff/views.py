@@ -224,9 +224,7 @@ def _event_rows(events: Any, *, revealed: set[str], sensitive_now: set[str]) -> 
             if name == "version" or (before and after and old == new):
                 continue
             hide = masked and name in VALUE_FIELDS
-            changes.append(
-                {"field": name, "old": _shown(old), "new": _shown(new), "masked": hide}
-            )
+            changes.append({"field": name, "old": _shown(old), "new": _shown(new), "masked": hide})
         rows.append(
             {
                 "event": event,
