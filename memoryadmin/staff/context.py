@@ -10,12 +10,13 @@ from django.urls import NoReverseMatch, reverse
 from .roles import EDITOR, PRIVACY_ADMIN, VIEWER, has_role, role_of
 
 # (label, url name, role needed). An entry whose URL is not installed yet is left out, so the
-# privacy admins' settings pages appear in the menu as soon as their URLs are included.
+# privacy admins' settings pages (namespace "settings", mounted at /staff/settings/ from
+# memoryadmin/urls.py) appear in the menu as soon as their URLs are included.
 NAV = (
     ("Overview", "staff:overview", VIEWER),
     ("Travellers", "staff:travellers", VIEWER),
     ("Review queue", "staff:review", VIEWER),
-    ("Settings", "staff:settings", PRIVACY_ADMIN),
+    ("Settings", "settings:memory", PRIVACY_ADMIN),
 )
 
 
