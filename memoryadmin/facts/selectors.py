@@ -511,8 +511,9 @@ def staff_activity_by_day(*, days: int = CHART_DAYS) -> list[dict[str, object]]:
 def staff_travellers(query: str = "") -> QuerySet[Subject]:
     """Travellers for the staff list, newest change first, with their fact counts.
 
-    A query matches a traveller id prefix, or travellers holding a fact whose value contains
-    every word (ILIKE, which the pg_trgm index on memory_fact.value serves on PostgreSQL).
+    A query matches a traveller id prefix, a "forget everything" receipt number, or travellers
+    holding a fact whose value contains every word (ILIKE, which the pg_trgm index on
+    memory_fact.value serves on PostgreSQL).
     """
     from django.db.models import Exists, Max, OuterRef
 
@@ -528,7 +529,12 @@ def staff_travellers(query: str = "") -> QuerySet[Subject]:
         matching = MemoryFact.objects.filter(subject_id=OuterRef("subject_id"))
         for word in words:
             matching = matching.filter(value__icontains=word)
-        subjects = subjects.filter(Q(subject_id__startswith=query) | Exists(matching))
+        receipts = FactEvent.objects.filter(
+            action="subject_cleared", after__receipt=query.upper()
+        ).values("subject_id")
+        subjects = subjects.filter(
+            Q(subject_id__startswith=query) | Exists(matching) | Q(subject_id__in=receipts)
+        )
     return subjects.order_by("-updated_at", "subject_id")
 
 

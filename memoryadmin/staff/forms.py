@@ -22,7 +22,10 @@ def reason_field(label: str = "Reason") -> forms.CharField:
 
 class SearchForm(forms.Form):
     q = forms.CharField(
-        label="Traveller id or words in a fact", max_length=128, required=False, strip=True
+        label="Traveller id, words in a fact, or a receipt number",
+        max_length=128,
+        required=False,
+        strip=True,
     )
 
 

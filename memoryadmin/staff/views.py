@@ -230,6 +230,7 @@ def _event_rows(events: Any, *, revealed: set[str], sensitive_now: set[str]) -> 
                 "event": event,
                 "changes": changes,
                 "erased": event.redacted_at is not None,
+                "key_erased": event.key.startswith("#"),
                 "has_before": bool(before),
             }
         )

@@ -19,6 +19,9 @@ PURPOSE = {
     ("memory_fact", "memory_fact_pending_review"): (
         "partial (status = pending_review): the staff review queue, oldest first"
     ),
+    ("memory_fact", "memory_fact_value_trgm"): (
+        "GIN trigram (PostgreSQL only): the staff search by words in fact values (ILIKE)"
+    ),
     ("memory_fact_event", "memory_fact_event_pkey"): "primary key",
     ("memory_fact_event", "fact_event_subject_key"): (
         "a fact's history, and redacting a fact's events when it is erased"
@@ -56,6 +59,7 @@ def test_every_index_on_the_memory_tables_has_a_known_purpose():
     )
 
 
-def test_memory_fact_keeps_only_four_indexes():
-    """It had seven, four of them never used by the agent's reads or writes."""
-    assert sum(1 for table, _ in PURPOSE if table == "memory_fact") == 4
+def test_memory_fact_keeps_only_four_indexes_plus_the_staff_search():
+    """It had seven, four of them never used by the agent's reads or writes. The fifth, a GIN
+    trigram index on value, serves the support dashboard's search (issue 8)."""
+    assert sum(1 for table, _ in PURPOSE if table == "memory_fact") == 5

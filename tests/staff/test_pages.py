@@ -114,6 +114,17 @@ def test_search_by_id_prefix_and_by_words_in_values(client, viewer):
     assert found("nothing-like-this") == set()
 
 
+def test_a_forget_everything_receipt_number_finds_its_traveller(client, viewer):
+    FactFactory(subject_id="FF-7007", key="seat", value="Aisle")
+    receipt = services.subject_forget(subject_id="FF-7007", actor=Actor.customer("FF-7007"))
+    FactFactory(subject_id="FF-8008", key="seat", value="Window")
+    client.force_login(viewer)
+    body = client.get("/staff/travellers/", {"q": receipt.number.lower()}).content.decode()
+    assert "FF-7007" in body and "FF-8008" not in body
+    timeline = client.get("/staff/travellers/FF-7007/timeline/").content.decode()
+    assert receipt.number in timeline
+
+
 def test_sensitive_values_are_masked_for_a_viewer_everywhere(client, viewer):
     FactFactory(subject_id="T-M", key="health_note", value="Carries insulin")
     services.fact_flag_sensitive(subject_id="T-M", key="health_note", actor=Actor.system("t"))
