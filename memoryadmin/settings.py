@@ -63,6 +63,7 @@ MIDDLEWARE = [
     "memoryadmin.middleware.StripNulQueryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "memoryadmin.staff.middleware.IdleTimeoutMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff pages stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -104,8 +105,9 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "staff:overview"
 LOGOUT_REDIRECT_URL = "login"
 # Staff sessions end after this many idle seconds: each request pushes the expiry forward.
+# memoryadmin.staff.middleware.IdleTimeoutMiddleware slides the expiry at most once a minute
+# (instead of SESSION_SAVE_EVERY_REQUEST, which would write the session row on every page).
 SESSION_COOKIE_AGE = int(os.environ.get("STAFF_SESSION_IDLE_SECONDS", str(30 * 60)))
-SESSION_SAVE_EVERY_REQUEST = True
 
 LANGUAGE_CODE = "en"
 # The traveller portal speaks both; staff pages and the API are English only.

@@ -538,9 +538,20 @@ def staff_travellers(query: str = "") -> QuerySet[Subject]:
     return subjects.order_by("-updated_at", "subject_id")
 
 
-def staff_subject_facts_qs(subject_id: str) -> QuerySet[MemoryFact]:
-    """Every fact of one traveller for the workbench, in the order they were first written."""
-    return MemoryFact.objects.filter(subject_id=subject_id).order_by("created_at", "id")
+STAFF_FACT_SORTS = {
+    "": ("created_at", "id"),  # the order the agent sees them in
+    "key": ("key",),
+    "category": ("category", "created_at", "id"),
+    "status": ("status", "created_at", "id"),
+    "updated": ("-updated_at", "id"),
+    "expiry": ("expires_at", "id"),
+}
+
+
+def staff_subject_facts_qs(subject_id: str, *, sort: str = "") -> QuerySet[MemoryFact]:
+    """Every fact of one traveller for the workbench; by default in the order first written."""
+    order = STAFF_FACT_SORTS.get(sort, STAFF_FACT_SORTS[""])
+    return MemoryFact.objects.filter(subject_id=subject_id).order_by(*order)
 
 
 def staff_sensitive_keys(subject_id: str) -> set[str]:

@@ -182,7 +182,10 @@ def _fact_rows(facts: Any, *, tier_one: set[str], revealed: set[str]) -> list[di
 @staff_required(VIEWER)
 def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = _subject_or_404(subject_id)
-    page = _page(request, selectors.staff_subject_facts_qs(subject_id), FACTS_PER_PAGE)
+    sort = request.GET.get("sort", "")
+    sort = sort if sort in selectors.STAFF_FACT_SORTS else ""
+    facts = selectors.staff_subject_facts_qs(subject_id, sort=sort)
+    page = _page(request, facts, FACTS_PER_PAGE)
     tier = {fact.key for fact in selectors.tier_one(subject_id)}
     rows = _fact_rows(page.object_list, tier_one=tier, revealed=_revealed(request, subject_id))
     return render(
@@ -193,8 +196,18 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
             "page": page,
             "rows": rows,
             "jobs": job_selectors.jobs_for_subject(subject_id),
-            "bulk_form": BulkForm(keys=[]),
-            "add_form": FactAddForm(),
+            "sort": sort,
+            "sort_links": [
+                (name, label, name == sort)
+                for name, label in (
+                    ("key", "Key"),
+                    ("category", "Category"),
+                    ("status", "Status"),
+                    ("updated", "Updated"),
+                    ("expiry", "Expiry"),
+                )
+            ],
+            "qs": _query_without_page(request),
         },
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.sessions.models import Session
 from django.utils import timezone
 
 from memoryadmin.extraction.models import ExtractionJob, JobStatus
@@ -64,6 +65,17 @@ def test_timeline_has_constant_queries(client, viewer, count, django_assert_max_
     with django_assert_max_num_queries(12):
         response = client.get("/staff/travellers/T-E/facts/topic_0/", {"page": 2})
     assert response.status_code == 200
+
+
+def test_the_traveller_page_sorts_by_a_column(client, viewer):
+    FactFactory(subject_id="T-S", key="b_second", value="B", category="preference")
+    FactFactory(subject_id="T-S", key="a_first", value="A", category="constraint")
+    client.force_login(viewer)
+    body = client.get("/staff/travellers/T-S/").content.decode()
+    assert body.index('id="fact-b_second"') < body.index('id="fact-a_first"')
+    body = client.get("/staff/travellers/T-S/", {"sort": "key"}).content.decode()
+    assert body.index('id="fact-a_first"') < body.index('id="fact-b_second"')
+    assert client.get("/staff/travellers/T-S/", {"sort": "nonsense"}).status_code == 200
 
 
 def test_overview_counts_and_chart(client, viewer, django_assert_max_num_queries):
@@ -186,5 +198,15 @@ def test_history_can_be_filtered_by_action_and_actor(client, viewer, editor):
     assert "No events match this filter" in body
 
 
-def test_idle_staff_sessions_end_after_30_minutes(settings):
-    assert settings.SESSION_COOKIE_AGE == 30 * 60 and settings.SESSION_SAVE_EVERY_REQUEST
+def test_staff_sessions_end_after_30_idle_minutes(client, viewer, settings):
+    assert settings.SESSION_COOKIE_AGE == 30 * 60
+    client.force_login(viewer)
+    session = client.session
+    session["_idle_touched"] = 0  # last renewed long ago
+    session.save()
+    response = client.get("/staff/")
+    assert response.cookies["sessionid"]["max-age"] == 30 * 60  # renewed: 30 more minutes
+    assert "sessionid" not in client.get("/staff/review/").cookies  # at most once a minute
+    Session.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
+    response = client.get("/staff/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
