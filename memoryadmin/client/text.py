@@ -26,6 +26,10 @@ _UNDERSCORE_RUN = re.compile(r"_+")
 
 def clean_text(text: str) -> str:
     """NFC, invisible characters removed, every whitespace run turned into one space, trimmed."""
+    if text.isprintable() and unicodedata.is_normalized("NFC", text):
+        # The common case, without the per-character loop: isprintable() is False for every
+        # invisible category above and for every whitespace but the plain space.
+        return _WHITESPACE_RUN.sub(" ", text).strip()
     kept: list[str] = []
     for char in unicodedata.normalize("NFC", text):
         if char.isspace():

@@ -349,6 +349,11 @@ _SENSITIVE_EN_PATTERNS = {
 }
 
 
+_SENSITIVE_ZH_PATTERNS = {
+    topic: re.compile("|".join(map(re.escape, words))) for topic, words in _SENSITIVE_ZH.items()
+}
+
+
 def classify_sensitive(key: str, value: str) -> str | None:
     """The special-category topic a fact touches (health, mobility, ...), or None.
 
@@ -358,7 +363,7 @@ def classify_sensitive(key: str, value: str) -> str | None:
     for topic, pattern in _SENSITIVE_EN_PATTERNS.items():
         if pattern.search(text):
             return topic
-    for topic, words in _SENSITIVE_ZH.items():
-        if any(word in text for word in words):
+    for topic, pattern in _SENSITIVE_ZH_PATTERNS.items():
+        if pattern.search(text):
             return topic
     return None
