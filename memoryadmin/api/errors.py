@@ -40,13 +40,13 @@ logger = logging.getLogger(__name__)
 # Domain error -> (HTTP status, code). FactError subclasses not listed fall back to 400.
 _FACT_ERRORS: tuple[tuple[type[FactError], int, str], ...] = (
     (FactInvalid, status.HTTP_400_BAD_REQUEST, "invalid"),
+    # The filter fails closed on a bad blocked pattern: the server cannot save safely now.
+    (WriteFilterMisconfigured, status.HTTP_503_SERVICE_UNAVAILABLE, ""),
     (FactBlocked, status.HTTP_422_UNPROCESSABLE_ENTITY, "blocked_by_filter"),
     (FactNotFound, status.HTTP_404_NOT_FOUND, "not_found"),
     # In the API a version conflict can only come from an If-Match precondition.
     (FactConflict, status.HTTP_412_PRECONDITION_FAILED, "precondition_failed"),
     (FactStateError, status.HTTP_409_CONFLICT, ""),  # "" = the error's own code
-    # The filter fails closed on a bad blocked pattern: the server cannot save safely now.
-    (WriteFilterMisconfigured, status.HTTP_503_SERVICE_UNAVAILABLE, ""),
 )
 _FIXED_MESSAGES = {
     # Parser messages can quote bytes of the body; say what is wrong without them.

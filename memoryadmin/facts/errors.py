@@ -60,9 +60,11 @@ class FactMemoryDisabled(FactStateError):
     code = "memory_disabled"
 
 
-class WriteFilterMisconfigured(FactError):
+class WriteFilterMisconfigured(FactBlocked):
     """A stored blocked pattern is not a valid regular expression. The filter fails closed:
-    nothing it would have checked is written until a privacy admin fixes the pattern. The
-    message names the pattern's position, never its text or the value."""
+    nothing it would have checked is written until a privacy admin fixes the pattern. A kind of
+    FactBlocked, so every form that handles a refused value refuses this too (never a 500);
+    the API answers 503 with its own code. The message names neither the pattern nor the
+    value."""
 
     code = "write_filter_misconfigured"

@@ -196,3 +196,9 @@ def test_session_tag_is_twelve_hex_and_never_the_raw_id():
     tag = session_tag("sess_abc")
     assert len(tag) == 12 and int(tag, 16) >= 0 and tag != "sess_abc"
     assert session_tag(None) == ""
+
+
+def test_a_misconfigured_filter_is_a_refusal_every_form_already_handles():
+    """Forms that catch FactBlocked refuse the save (no 500) when the filter fails closed."""
+    assert issubclass(WriteFilterMisconfigured, FactBlocked)
+    assert issubclass(WriteFilterMisconfigured, ValueError)
