@@ -1316,13 +1316,15 @@ def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> Ch
 
 @transaction.atomic
 def events_sweep_old(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
-    """Delete history older than the audit retention (memory settings), oldest first."""
+    """Delete history older than the audit retention (memory settings). The history of a
+    traveller under legal hold is kept: a hold preserves the record."""
     now = now or timezone.now()
     row = MemorySettings.objects.filter(pk=1).first() or MemorySettings()  # uncached: a policy
     cutoff = now - timedelta(days=row.audit_retention_days)
     ids = list(
         FactEvent.objects.select_for_update(skip_locked=True)
         .filter(created_at__lt=cutoff)
+        .exclude(subject_id__in=Subject.objects.filter(legal_hold=True).values("subject_id"))
         .order_by()
         .values_list("pk", flat=True)[:limit]
     )

@@ -84,9 +84,14 @@ def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
 def test_the_audit_sweep_drops_history_older_than_the_retention():
     MemorySettings.objects.update_or_create(pk=1, defaults={"audit_retention_days": 30})
     write("audit-1", ("seat", "Aisle"), ("meal", "Vegan"))
+    write("audit-held", ("seat", "Window"))
+    services.subject_set_legal_hold(subject_id="audit-held", hold=True, actor=STAFF, reason="c")
     FactEvent.objects.filter(key="seat").update(created_at=timezone.now() - timedelta(days=31))
     assert sweep_audit.apply().get() == 1
-    assert list(FactEvent.objects.values_list("key", flat=True)) == ["meal"]
+    assert list(FactEvent.objects.filter(subject_id="audit-1").values_list("key", flat=True)) == [
+        "meal"
+    ]
+    assert FactEvent.objects.filter(subject_id="audit-held", key="seat").exists()  # on hold
 
 
 @pytest.mark.django_db(transaction=True)
