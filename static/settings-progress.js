@@ -7,15 +7,21 @@
   var bar = box.querySelector("progress");
   var text = box.querySelector("[data-progress-text]");
   var hint = box.querySelector("[data-no-js-hint]");
+  var heading = box.querySelector("h2");
   if (hint) { hint.hidden = true; }
 
   function show(run) {
     bar.max = Math.max(run.total, 1);
     bar.value = run.done;
     bar.textContent = run.done + " of " + run.total;
-    text.textContent = run.finished
-      ? "Finished: " + run.done + " of " + run.total + " facts checked (" + run.status_label.toLowerCase() + ")."
-      : run.done + " of " + run.total + " facts checked so far.";
+    if (!run.finished) {
+      text.textContent = run.done + " of " + run.total + " facts checked so far.";
+      return;
+    }
+    text.textContent = run.status === "superseded"
+      ? "Stopped after " + run.done + " of " + run.total + " facts: a newer rule change took over."
+      : "Finished: " + run.done + " of " + run.total + " facts checked.";
+    if (heading) { heading.textContent = "Last recomputation of expiry dates"; }
   }
 
   function poll() {

@@ -90,6 +90,7 @@ def test_change_a_rule_preview_confirm_and_watch_the_recompute_finish(
     # The page's script polls the progress; no reload.
     status.filter(has_text="Finished: 400 of 400").wait_for(timeout=30_000)
     assert page.locator("progress").get_attribute("value") == "400"
+    assert page.get_by_role("heading", name="Last recomputation of expiry dates").is_visible()
     screenshot(page, "settings-retention-finished")
     assert RetentionRun.objects.get().status == RunStatus.DONE
     # The worker then swept what the change expired.
