@@ -673,11 +673,13 @@ async def fact_upsert_async(
             config=config,
             now=now,
         )
-        for sql, params in _upsert_statements(
-            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
-            now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
-        ):
-            await cursor.execute(sql, params)
+        # The writes need no answer: sent together in pipeline mode, one round trip.
+        async with conn.pipeline():
+            for sql, params in _upsert_statements(
+                subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+                now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+            ):
+                await cursor.execute(sql, params)
     return plan.result
 
 
