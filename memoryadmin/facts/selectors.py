@@ -190,6 +190,11 @@ def hot_cursor() -> Any:
         return connection._prepare_cursor(_prepared_cursor_class()(raw))
 
 
+@dataclass(frozen=True)
+class _LoggedQuery:
+    query: bytes
+
+
 @functools.cache
 def _prepared_cursor_class() -> type:
     from django.db.backends.postgresql.base import ServerBindingCursor
@@ -197,7 +202,11 @@ def _prepared_cursor_class() -> type:
     class PreparedCursor(ServerBindingCursor):
         def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
                     binary: bool | None = None) -> Any:
-            return super().execute(query, params, prepare=True, binary=binary)
+            result = super().execute(query, params, prepare=True, binary=binary)
+            # Django's query log reads the last query from `_query`, which psycopg leaves
+            # empty after a prepared execution: keep the statement's text there for it.
+            self._query = _LoggedQuery(query.encode() if isinstance(query, str) else query)
+            return result
 
     return PreparedCursor
 
