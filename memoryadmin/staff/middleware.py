@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
@@ -25,7 +26,9 @@ class IdleTimeoutMiddleware:
         response = self.get_response(request)
         session = getattr(request, "session", None)
         user = getattr(request, "user", None)
-        if session is not None and user is not None and user.is_authenticated:
+        # Staff accounts only: an agent's service token (the API's request.user) has no session,
+        # and touching one would create a session row and a cookie on every agent host.
+        if session is not None and isinstance(user, AbstractBaseUser) and user.is_authenticated:
             now = int(time.time())
             if now - session.get(TOUCHED, 0) >= REFRESH_SECONDS:
                 session[TOUCHED] = now  # marks the session modified: saved, expiry renewed

@@ -63,3 +63,14 @@ def test_agent_reads_over_http_are_one_statement(agent):
     agent.get(subject_url("FF-3", "tier-one"))
     for path in ("tier-one", "facts", "facts/search?q=aisle"):
         assert len(_statements(lambda p=path: agent.get(subject_url("FF-3", p)))) == 1
+
+
+def test_agent_requests_get_no_session_and_no_cookie(agent):
+    """The staff idle timeout touches staff sessions only; an agent host is not sent a session
+    cookie, so its requests never read or write django_session."""
+    for _ in range(2):
+        response = agent.get(subject_url("FF-4", "tier-one"))
+        assert response.status_code == 200
+        assert "sessionid" not in response.cookies
+    sqls = _statements(lambda: agent.get(subject_url("FF-4", "tier-one")))
+    assert not any("django_session" in sql for sql in sqls)
