@@ -182,6 +182,10 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = None
+# A job's message is acknowledged only when the task ends: a worker killed mid-job (even its
+# main process) leaves it unacknowledged, and Redis hands it out again after the visibility
+# timeout. That timeout must outlast the longest job including its retry countdowns (which a
+# worker holds unacknowledged), or Redis would deliver a healthy job twice.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -191,6 +195,10 @@ CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-records": {
         "task": "memoryadmin.api.tasks.purge_idempotency_records_task",
         "schedule": 3600.0,
+    },
+    "reap-extraction-jobs": {
+        "task": "memoryadmin.extraction.tasks.reap_jobs_task",
+        "schedule": float(os.environ.get("EXTRACTION_REAP_INTERVAL_SECONDS", "60")),
     },
     "fail-stale-extraction-jobs": {
         "task": "memoryadmin.extraction.tasks.fail_stale_jobs_task",
@@ -215,7 +223,9 @@ CELERY_BEAT_SCHEDULE["sweep-old-audit-events"] = {
     "task": "memoryadmin.facts.tasks.sweep_audit",
     "schedule": AUDIT_SWEEP_INTERVAL_SECONDS,
 }
-EXTRACTION_STALE_AFTER_MINUTES = int(os.environ.get("EXTRACTION_STALE_AFTER_MINUTES", "60"))
+# Jobs still unfinished this long after their turn was posted fail (retryable) and their
+# transcript goes: no conversation text waits forever, even through a day-long broker outage.
+EXTRACTION_STALE_AFTER_MINUTES = int(os.environ.get("EXTRACTION_STALE_AFTER_MINUTES", "1440"))
 
 # --- The model used for extraction (Anthropic Messages API).
 ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
@@ -227,6 +237,31 @@ ANTHROPIC_RETRY_BACKOFF_SECONDS = float(os.environ.get("ANTHROPIC_RETRY_BACKOFF_
 ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS = float(
     os.environ.get("ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS", "300")
 )
+
+# --- Turns are never lost (extraction.services.jobs_reap, on beat).
+# A running job whose latest start is older than this has lost its worker: one model call (at
+# most ANTHROPIC_TIMEOUT_SECONDS) and a few queries, with room to spare.
+EXTRACTION_JOB_DEADLINE_SECONDS = int(
+    os.environ.get("EXTRACTION_JOB_DEADLINE_SECONDS", str(int(2 * ANTHROPIC_TIMEOUT_SECONDS) + 60))
+)
+# A queued job the broker never got (it was down) is sent again this long after it was posted.
+EXTRACTION_RESEND_AFTER_SECONDS = int(os.environ.get("EXTRACTION_RESEND_AFTER_SECONDS", "30"))
+# How many times a job is handed to the broker before the reaper gives up on it.
+EXTRACTION_MAX_SENDS = int(os.environ.get("EXTRACTION_MAX_SENDS", "3"))
+# The longest a job can hold its message: the longest retry countdown plus a run.
+BROKER_VISIBILITY_TIMEOUT_SECONDS = int(
+    os.environ.get(
+        "BROKER_VISIBILITY_TIMEOUT_SECONDS",
+        str(max(900, int(ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS) + EXTRACTION_JOB_DEADLINE_SECONDS)),
+    )
+)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": BROKER_VISIBILITY_TIMEOUT_SECONDS}
+# Publishing while the broker is down fails within about a second (the job stays queued and the
+# reaper sends it later) instead of holding the agent host's request.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5,
+}
 
 # --- The shared cache: throttle counts and anything else two web processes must agree on.
 # Redis when CACHE_URL is set or the broker is Redis; process-local memory on the embedded

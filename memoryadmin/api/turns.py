@@ -112,8 +112,12 @@ class TurnSerializer(serializers.Serializer):
 
 
 class TurnAcceptedSerializer(serializers.Serializer):
-    job_id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=JobStatus.choices)
+    job_id = serializers.UUIDField(help_text="The job's id: random, readable only by this host.")
+    status = serializers.ChoiceField(
+        choices=JobStatus.choices,
+        help_text="What really happened: `queued` also while the broker is unreachable (the job "
+        "is sent when it is back); a finished status when the job already ran.",
+    )
 
 
 class JobCountsSerializer(serializers.Serializer):
@@ -133,7 +137,7 @@ class JobUsageSerializer(serializers.Serializer):
 
 
 class JobSerializer(serializers.Serializer):
-    job_id = serializers.IntegerField()
+    job_id = serializers.UUIDField()
     subject_id = serializers.CharField()
     turn_id = serializers.CharField()
     status = serializers.ChoiceField(choices=JobStatus.choices)
@@ -152,7 +156,7 @@ class JobSerializer(serializers.Serializer):
 def job_body(job: ExtractionJob) -> dict[str, Any]:
     """Everything about the job except the transcript."""
     return {
-        "job_id": job.pk,
+        "job_id": str(job.public_id),
         "subject_id": job.subject_id,
         "turn_id": job.turn_id,
         "status": job.status,
@@ -165,6 +169,12 @@ def job_body(job: ExtractionJob) -> dict[str, Any]:
         "started_at": job.started_at.isoformat() if job.started_at else None,
         "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }
+
+
+def poster_label(request: Request) -> str:
+    """Who posted a turn, as stored on its job: the token's name, so every token of one agent
+    host (a rotated secret, say) reads the jobs of the others."""
+    return f"token:{request.auth.name}"
 
 
 # --- views ---------------------------------------------------------------------------------------
@@ -231,10 +241,10 @@ class TurnsView(APIView):
             session_id=data["session_id"],
             turn_id=data["turn_id"],
             messages=[dict(message) for message in data["messages"]],
-            created_by_label=f"token:{request.auth.name}",
+            created_by_label=poster_label(request),
         )
         return Response(
-            {"job_id": job.pk, "status": job.status},
+            {"job_id": str(job.public_id), "status": job.status},
             status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
         )
 
@@ -251,15 +261,20 @@ class JobView(APIView):
             "Status (`queued`, `running`, `succeeded`, `skipped`, `failed`), the reason for a "
             "skip, failure, discard or pending retry, what happened to each proposal, the model "
             "and its token usage, and timings. The transcript is never returned (and is wiped "
-            "when the job ends).\n\nRequires a service token with scope `turns:write`."
+            "when the job ends). Only tokens with the name of the token that posted the turn can "
+            "read its job; for any other the job does not exist (404)."
+            "\n\nRequires a service token with scope `turns:write`."
         ),
         responses={
             200: JobSerializer,
-            **_errors(e404="No job with this id (`not_found`).", **_COMMON_ERRORS),
+            **_errors(
+                e404="No job with this id that this token's host posted (`not_found`).",
+                **_COMMON_ERRORS,
+            ),
         },
     )
-    def get(self, request: Request, job_id: int) -> Response:
-        job = extraction_selectors.job_get(job_id)
+    def get(self, request: Request, job_id: str) -> Response:
+        job = extraction_selectors.job_for_poster(job_id, created_by_label=poster_label(request))
         if job is None:
             raise ApiError(
                 status_code=status.HTTP_404_NOT_FOUND, code="not_found",
@@ -270,5 +285,5 @@ class JobView(APIView):
 
 urlpatterns = [
     path("subjects/<str:subject_id>/turns", TurnsView.as_view(), name="api-turns"),
-    path("jobs/<int:job_id>", JobView.as_view(), name="api-job"),
+    path("jobs/<str:job_id>", JobView.as_view(), name="api-job"),
 ]

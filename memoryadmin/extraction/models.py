@@ -6,6 +6,8 @@ unfinished and is wiped the moment the job ends (or the traveller asks to forget
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import models
 from django.utils import timezone
 
@@ -28,8 +30,12 @@ FINISHED_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.SKIPPED, JobStatus
 
 
 class ExtractionJob(models.Model):
-    """Extraction of one agent turn. (subject, session tag, turn id) is the idempotency key."""
+    """Extraction of one agent turn. (subject, session tag, turn id) is the idempotency key.
 
+    The API names a job by `public_id`, a random UUID: the sequential primary key would let a
+    token count other hosts' turns or guess their job addresses."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH, db_index=True)
     session_tag = models.CharField(
         max_length=SESSION_TAG_LENGTH, help_text="12-hex tag of the session, never the raw id."
@@ -57,6 +63,18 @@ class ExtractionJob(models.Model):
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the job was last handed to the broker; empty while it never was.",
+    )
+    sends = models.PositiveIntegerField(
+        default=0, help_text="How many times the job was handed to the broker."
+    )
+    retryable = models.BooleanField(
+        default=False,
+        help_text="Failed for a reason outside the turn (lost, gave up on retries): posting the "
+        "same turn again runs it again.",
+    )
     created_by_label = models.CharField(max_length=200, blank=True, default="")
     transcript = models.JSONField(
         null=True, blank=True, help_text="The turn's messages; wiped when the job finishes."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from .models import ExtractionJob
 
 _MAX_ID = 2**63 - 1  # bigint; a larger id in a URL must be a 404, not a database error
@@ -11,6 +13,18 @@ def job_get(job_id: int) -> ExtractionJob | None:
     if not 0 < job_id <= _MAX_ID:
         return None
     return ExtractionJob.objects.filter(pk=job_id).first()
+
+
+def job_for_poster(public_id: str, *, created_by_label: str) -> ExtractionJob | None:
+    """The job with this public id, if it was posted under this label (a token's name): a
+    host may read its own turns' jobs, not another host's. Anything else is "no such job"."""
+    try:
+        wanted = uuid.UUID(public_id)
+    except (ValueError, AttributeError, TypeError):
+        return None
+    return ExtractionJob.objects.filter(
+        public_id=wanted, created_by_label=created_by_label
+    ).first()
 
 
 def job_transcript(job_id: int) -> list[dict[str, str]] | None:

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memoryadmin.facts.erasure import Erased
@@ -39,13 +40,30 @@ def job_create_or_get(
     created_by_label: str = "",
     skip_reason: str | None = None,
 ) -> tuple[ExtractionJob, bool]:
-    """The job for this turn, created if new. A replay returns the first job untouched.
+    """The job for this turn, created if new. A replay returns the first job untouched, except
+    a job that failed for a reason outside the turn (`retryable`): posting the turn again puts
+    it back in the queue with the transcript just sent, so a turn is never stuck on a dead job.
 
-    With `skip_reason` the job is born skipped and the transcript is never stored."""
-    existing = ExtractionJob.objects.filter(
-        subject_id=subject_id, session_tag=session_tag, turn_id=turn_id
-    ).first()
+    With `skip_reason` the job is born skipped and the transcript is never stored. The second
+    value is True when the job (re)entered the queue or was born skipped."""
+    existing = (
+        ExtractionJob.objects.select_for_update()
+        .filter(subject_id=subject_id, session_tag=session_tag, turn_id=turn_id)
+        .first()
+    )
     if existing is not None:
+        if existing.status == JobStatus.FAILED and existing.retryable and skip_reason is None:
+            existing.status = JobStatus.QUEUED
+            existing.reason = _reason(f"posted again after: {existing.reason}")
+            existing.transcript = _transcript(messages)
+            existing.retryable = False
+            existing.finished_at = None
+            existing.sent_at = None
+            existing.sends = 0
+            existing.save(update_fields=[
+                "status", "reason", "transcript", "retryable", "finished_at", "sent_at", "sends",
+            ])
+            return existing, True
         return existing, False
     now = timezone.now()
     job = ExtractionJob(
@@ -56,11 +74,7 @@ def job_create_or_get(
         queued_at=now,
     )
     if skip_reason is None:
-        # Sanitized on the way in: PostgreSQL refuses NUL and lone surrogates in JSON, and the
-        # model only ever sees sanitized text anyway.
-        job.transcript = [
-            {"role": str(m["role"]), "text": sanitize_text(str(m["text"]))} for m in messages
-        ]
+        job.transcript = _transcript(messages)
     else:
         job.status = JobStatus.SKIPPED
         job.reason = _reason(skip_reason)
@@ -75,6 +89,12 @@ def job_create_or_get(
     return job, True
 
 
+def _transcript(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    # Sanitized on the way in: PostgreSQL refuses NUL and lone surrogates in JSON, and the
+    # model only ever sees sanitized text anyway.
+    return [{"role": str(m["role"]), "text": sanitize_text(str(m["text"]))} for m in messages]
+
+
 def turn_submit(
     *,
     subject_id: str,
@@ -84,7 +104,10 @@ def turn_submit(
     created_by_label: str = "",
 ) -> tuple[ExtractionJob, bool]:
     """Record a finished turn and queue its extraction once the row is committed. Only the
-    session's 12-hex tag is kept. Learning that is off never stores the transcript at all."""
+    session's 12-hex tag is kept. Learning that is off never stores the transcript at all.
+
+    A replay of a turn whose job is still waiting for the broker tries to send it again. The
+    job returned is read after that, so its status says what really happened."""
     from .runtime import skip_reason
 
     reason = skip_reason(subject_id)
@@ -98,21 +121,37 @@ def turn_submit(
     )
     if created and reason is not None:
         logger.info("extraction job %s skipped: %s", job.pk, reason)
-    if created and reason is None:
+    if job.status == JobStatus.QUEUED and (created or job.sent_at is None):
         job_id = job.pk
         transaction.on_commit(lambda: job_enqueue(job_id))
+        # Outside a transaction on_commit has run already; inside one, it runs on commit.
+        if not transaction.get_connection().in_atomic_block:
+            job = ExtractionJob.objects.get(pk=job_id)
     return job, created
 
 
-def job_enqueue(job_id: int) -> None:
-    """Hand the job to Celery. A broker outage fails the job; it never fails the turn."""
+BROKER_DOWN_REASON = (
+    "waiting for the broker (unreachable when the turn was posted); it is sent again "
+    "automatically"
+)
+
+
+def job_enqueue(job_id: int) -> bool:
+    """Hand the job to Celery and note when. A broker outage leaves the job queued, unsent; the
+    reaper on beat (`jobs_reap`) sends it again. It never fails the job or the turn."""
     from .tasks import extract_turn_task
 
     try:
         extract_turn_task.delay(job_id)
     except Exception as exc:  # noqa: BLE001 - any broker error must stay inside memory
         logger.error("extraction job %s could not be queued: %s", job_id, type(exc).__name__)
-        job_finish(job_id, status=JobStatus.FAILED, reason="could not be queued (broker error)")
+        ExtractionJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
+            reason=BROKER_DOWN_REASON
+        )
+        return False
+    ExtractionJob.objects.filter(pk=job_id).update(sent_at=timezone.now(), sends=F("sends") + 1)
+    ExtractionJob.objects.filter(pk=job_id, reason=BROKER_DOWN_REASON).update(reason="")
+    return True
 
 
 @transaction.atomic
@@ -122,7 +161,7 @@ def job_start(job_id: int) -> ExtractionJob | None:
     if job is None or job.status in FINISHED_STATUSES:
         return None
     job.status = JobStatus.RUNNING
-    job.started_at = job.started_at or timezone.now()
+    job.started_at = timezone.now()  # the latest start: the reaper's deadline counts from it
     job.save(update_fields=["status", "started_at"])
     return job
 
@@ -140,7 +179,7 @@ def job_attempted(job_id: int, *, model: str = "") -> None:
 def job_requeue(job_id: int, *, reason: str) -> None:
     """Back to the queue after a transient failure; the reason says what went wrong."""
     ExtractionJob.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
-        status=JobStatus.QUEUED, reason=_reason(reason)
+        status=JobStatus.QUEUED, reason=_reason(reason), sent_at=timezone.now()
     )
 
 
@@ -154,9 +193,10 @@ def job_lock_unfinished(job_id: int) -> ExtractionJob | None:
 
 @transaction.atomic
 def job_finish(
-    job_id: int, *, status: JobStatus, reason: str = "", **counts: Any
+    job_id: int, *, status: JobStatus, reason: str = "", retryable: bool = False, **counts: Any
 ) -> ExtractionJob | None:
-    """End the job: final status, counts, and the transcript wiped whatever the outcome."""
+    """End the job: final status, counts, and the transcript wiped whatever the outcome.
+    `retryable` marks a failure that was not the turn's fault: posting it again runs it again."""
     if status not in FINISHED_STATUSES:
         raise ValueError(f"{status} is not a final status")
     unknown = set(counts) - _COUNTERS
@@ -167,6 +207,7 @@ def job_finish(
         return job
     job.status = status
     job.reason = _reason(reason)
+    job.retryable = retryable and status == JobStatus.FAILED
     for name, value in counts.items():
         setattr(job, name, value)
     job.finished_at = timezone.now()
@@ -214,7 +255,59 @@ def jobs_fail_stale(*, older_than: timedelta, batch_size: int = 1000) -> int:
                 return total
             total += ExtractionJob.objects.filter(pk__in=ids).update(
                 status=JobStatus.FAILED,
+                retryable=True,
                 reason=STALE_JOB_REASON,
                 finished_at=timezone.now(),
                 transcript=None,
             )
+
+
+LOST_WORKER_REASON = "its worker stopped before finishing; sent again"
+GAVE_UP_REASON = "abandoned: its worker stopped {sends} times without finishing"
+
+
+def jobs_reap(*, batch_size: int = 1000) -> dict[str, int]:
+    """Periodic (Celery beat): make sure no turn is lost between the web process, the broker and
+    a worker. Sends again
+
+    - queued jobs never handed to the broker (it was down when the turn was posted),
+    - queued jobs handed over longer ago than the broker keeps an unacknowledged message (the
+      broker lost it), and
+    - running jobs past their deadline (the worker died, even its main process), while sends
+      remain; past EXTRACTION_MAX_SENDS the job fails, retryable, and its transcript goes.
+
+    The job's facts are written once whatever happens: a second delivery of a finished job does
+    nothing (`job_start`, and `_store` under the job's row lock). Returns counts by outcome."""
+    now = timezone.now()
+    unsent_before = now - timedelta(seconds=settings.EXTRACTION_RESEND_AFTER_SECONDS)
+    lost_before = now - timedelta(seconds=settings.BROKER_VISIBILITY_TIMEOUT_SECONDS)
+    deadline = now - timedelta(seconds=settings.EXTRACTION_JOB_DEADLINE_SECONDS)
+    max_sends = settings.EXTRACTION_MAX_SENDS
+    queued = Q(status=JobStatus.QUEUED) & (
+        Q(sent_at__isnull=True, queued_at__lte=unsent_before) | Q(sent_at__lte=lost_before)
+    )
+    stalled = Q(status=JobStatus.RUNNING, started_at__lte=deadline)
+    with transaction.atomic():
+        jobs = list(
+            ExtractionJob.objects.select_for_update(skip_locked=True)
+            .filter(queued | stalled)
+            .order_by("queued_at")
+            .only("pk", "sends")[:batch_size]
+        )
+        resend = [job.pk for job in jobs if job.sends < max_sends]
+        exhausted = [job for job in jobs if job.sends >= max_sends]
+        ExtractionJob.objects.filter(pk__in=resend, status=JobStatus.RUNNING).update(
+            status=JobStatus.QUEUED, reason=LOST_WORKER_REASON
+        )
+        for job in exhausted:
+            job_finish(job.pk, status=JobStatus.FAILED, retryable=True,
+                       reason=GAVE_UP_REASON.format(sends=job.sends))
+    sent = 0
+    for pk in resend:  # after the commit, so a worker never sees the job still "running"
+        if not job_enqueue(pk):
+            break  # the broker is still down: the next run tries again
+        sent += 1
+    outcome = {"sent": sent, "unsent": len(resend) - sent, "failed": len(exhausted)}
+    if any(outcome.values()):
+        logger.info("extraction reaper: %s", outcome)
+    return outcome

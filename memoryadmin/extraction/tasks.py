@@ -42,6 +42,7 @@ def extract_turn_task(self, job_id: int) -> str:
                 job_id,
                 status=JobStatus.FAILED,
                 reason=f"{exc.reason}; gave up after {attempt} attempts",
+                retryable=True,
             )
             return JobStatus.FAILED.value
         delay = backoff_delay(self.request.retries, exc.retry_after)
@@ -62,3 +63,10 @@ def fail_stale_jobs_task() -> int:
     return services.jobs_fail_stale(
         older_than=timedelta(minutes=settings.EXTRACTION_STALE_AFTER_MINUTES)
     )
+
+
+@shared_task(ignore_result=True)
+def reap_jobs_task() -> dict[str, int]:
+    """Periodic (Celery beat): re-send jobs the broker never got or lost, and jobs whose worker
+    died mid-run (see `services.jobs_reap`)."""
+    return services.jobs_reap()

@@ -49,8 +49,9 @@ def seeded():
     job, _ = job_create_or_get(
         subject_id=SUBJECT, session_tag="0123456789ab", turn_id="t-1",
         messages=TURN["messages"], skip_reason="seeded for the auth matrix",
+        created_by_label="token:exact-host",  # the job reader below must be its poster
     )
-    return db_state() | {"job_id": job.pk}
+    return db_state() | {"job_id": str(job.public_id)}
 
 
 def _call(client: APIClient, method: str, url: str, body: dict | None, seeded: dict):

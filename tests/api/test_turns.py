@@ -102,7 +102,7 @@ def test_the_answer_does_not_wait_for_the_model(fake_anthropic: FakeAnthropic) -
     response = post(agent(), "trav-q", turn())
     assert response.status_code == 202
     assert response.json()["status"] == "queued"
-    job = ExtractionJob.objects.get(pk=response.json()["job_id"])
+    job = ExtractionJob.objects.get(public_id=response.json()["job_id"])
     assert job.transcript == turn()["messages"]
     assert job.created_by_label == "token:agent-host"
 
@@ -362,10 +362,10 @@ def test_forget_everything_before_extraction_leaves_no_transcript(
     client = agent("turns:write", "memory:write")
     with django_capture_on_commit_callbacks(execute=False) as queued:
         job_id = post(client, "trav-forget", turn()).json()["job_id"]
-    assert ExtractionJob.objects.get(pk=job_id).transcript is not None
+    assert ExtractionJob.objects.get(public_id=job_id).transcript is not None
 
     assert client.post("/api/v1/subjects/trav-forget/clear").status_code in {200, 204}
-    assert ExtractionJob.objects.get(pk=job_id).transcript is None  # no copy survives
+    assert ExtractionJob.objects.get(public_id=job_id).transcript is None  # no copy survives
     for callback in queued:  # the queued extraction runs after the clear
         callback()
 
@@ -373,3 +373,31 @@ def test_forget_everything_before_extraction_leaves_no_transcript(
     assert job["status"] == "skipped" and "erased" in job["reason"]
     assert fake_anthropic.requests == []
     assert selectors.subject_facts("trav-forget") == []
+
+
+# --- who may read a job --------------------------------------------------------------------------
+
+def test_a_job_is_readable_only_by_tokens_of_the_host_that_posted_it() -> None:
+    poster = agent(name="host-a")
+    rotated = agent(name="host-a")  # a second token of the same host
+    stranger = agent(name="host-b")
+    job_id = post(poster, "trav-own", turn()).json()["job_id"]
+
+    assert poster.get(f"/api/v1/jobs/{job_id}").status_code == 200
+    assert rotated.get(f"/api/v1/jobs/{job_id}").status_code == 200
+    refused = stranger.get(f"/api/v1/jobs/{job_id}")
+    assert refused.status_code == 404
+    assert refused.json()["error"]["code"] == "not_found"
+
+
+def test_job_ids_are_random_not_sequential() -> None:
+    import uuid
+
+    client = agent()
+    ids = [post(client, "trav-ids", turn(f"t-{n}")).json()["job_id"] for n in range(3)]
+    jobs = ExtractionJob.objects.filter(subject_id="trav-ids").order_by("pk")
+
+    assert [uuid.UUID(job_id).version for job_id in ids] == [4, 4, 4]
+    assert ids == [str(job.public_id) for job in jobs]
+    assert all(str(job.pk) not in ids for job in jobs)
+    assert client.get(f"/api/v1/jobs/{jobs[0].pk}").status_code == 404  # the row id is no key

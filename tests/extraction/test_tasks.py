@@ -130,16 +130,18 @@ def test_backoff_is_exponential_capped_and_honours_retry_after(settings: Any) ->
     assert backoff_delay(0, retry_after=10_000) == 300
 
 
-def test_broker_outage_fails_the_job_not_the_turn(
+def test_a_broker_outage_keeps_the_job_queued_with_its_transcript(
     fake_anthropic: FakeAnthropic, django_capture_on_commit_callbacks: Any
 ) -> None:
+    """Not failed (as it once was, losing the turn for good): waiting to be sent again."""
     with publishing_to("redis://127.0.0.1:1/0"), django_capture_on_commit_callbacks(execute=True):
         job, created = services.turn_submit(
             subject_id="no-broker", session_id="s", turn_id="t1", messages=MESSAGES
         )
     assert created
     job.refresh_from_db()
-    assert job.status == JobStatus.FAILED
-    assert job.reason == "could not be queued (broker error)"
-    assert job.transcript is None
+    assert job.status == JobStatus.QUEUED
+    assert job.reason == services.BROKER_DOWN_REASON
+    assert job.transcript == MESSAGES
+    assert (job.sent_at, job.sends) == (None, 0)
     assert fake_anthropic.requests == []

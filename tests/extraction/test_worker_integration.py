@@ -85,13 +85,13 @@ def body(turn_id: str = "turn-1") -> dict[str, Any]:
     }
 
 
-def job_of(client: APIClient, job_id: int) -> dict[str, Any]:
+def job_of(client: APIClient, job_id: str) -> dict[str, Any]:
     response = client.get(f"/api/v1/jobs/{job_id}")
     assert response.status_code == 200
     return response.json()
 
 
-def finished(client: APIClient, job_id: int) -> dict[str, Any]:
+def finished(client: APIClient, job_id: str) -> dict[str, Any]:
     return wait_for(lambda: (job := job_of(client, job_id))["status"] in FINISHED and job)
 
 
@@ -102,18 +102,16 @@ def test_posted_turn_goes_queued_running_succeeded(live: FakeAnthropic) -> None:
     response = client.post("/api/v1/subjects/int-1/turns", body(), format="json")
 
     assert response.status_code == 202
-    assert response.json()["status"] == "queued"
+    # The status is read after the job was handed to the broker: a quick worker may have it.
+    assert response.json()["status"] in {"queued", "running"}
     job_id = response.json()["job_id"]
-    seen = [response.json()["status"]]
     wait_for(lambda: job_of(client, job_id)["status"] == "running")
-    seen.append("running")
     job = finished(client, job_id)
-    seen.append(job["status"])
-    assert seen == ["queued", "running", "succeeded"]
+    assert job["status"] == "succeeded"
     assert job["counts"]["stored"] == 1 and job["attempts"] == 1
     facts = client.get("/api/v1/subjects/int-1/facts").json()["facts"]
     assert [(f["key"], f["value"]) for f in facts] == [("seat_preference", "Prefers aisle seats")]
-    assert ExtractionJob.objects.get(pk=job_id).transcript is None
+    assert ExtractionJob.objects.get(public_id=job_id).transcript is None
 
 
 def test_rate_limit_then_success_stores_one_set_of_facts(live: FakeAnthropic) -> None:
