@@ -9,12 +9,13 @@ rolls back and replays the winner's response.
 
 Stored bodies can contain fact values. Deleting is erasing, so `idempotency_erase` is registered
 with the one erasure path (`facts.erasure`) and runs whenever a subject's facts are deleted,
-cleared or swept; `idempotency_purge_expired` drops old records.
+cleared or swept: it erases the stored replies but keeps each key with its keyed request
+fingerprint and status, so a retry after the erasure is answered 409 `already_processed` and
+never runs twice. `idempotency_purge_expired` drops old records.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from datetime import timedelta
@@ -22,6 +23,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -35,6 +37,7 @@ HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 STORED_HEADERS = ("ETag", "Location")
 PURGE_BATCH_SIZE = 1000
+_FINGERPRINT_SALT = "memoryadmin.api.idempotency.request-fingerprint"
 
 
 class _LostRace(Exception):
@@ -45,14 +48,23 @@ def idempotency_ttl() -> timedelta:
     return timedelta(hours=settings.API_IDEMPOTENCY_TTL_HOURS)
 
 
+def _erase_replies(subject_ids: list[str]) -> None:
+    """Stored replies (and paths, which name fact keys) may quote erased facts: they go. What
+    stays is that each key was used, for which request (a keyed fingerprint) and with what
+    status, so a retry of that request is still recognised and never runs again."""
+    IdempotencyRecord.objects.filter(
+        subject_id__in=subject_ids, reply_erased_at__isnull=True
+    ).update(response_body=None, response_headers={}, path="", reply_erased_at=timezone.now())
+
+
 def idempotency_forget_subject(subject_id: str) -> None:
-    """Drop every stored response about this subject (they may quote erased fact values)."""
-    IdempotencyRecord.objects.filter(subject_id=subject_id).delete()
+    """Erase every stored reply about this subject (they may quote erased fact values)."""
+    _erase_replies([subject_id])
 
 
 def idempotency_erase(erased: Erased) -> None:
     """Eraser registered with facts.erasure: one statement for any number of travellers."""
-    IdempotencyRecord.objects.filter(subject_id__in=sorted(erased.subject_ids)).delete()
+    _erase_replies(sorted(erased.subject_ids))
 
 
 def idempotency_purge_expired() -> int:
@@ -94,7 +106,10 @@ def idempotency_key(request: Request) -> str | None:
 
 
 def request_fingerprint(request: Request) -> str:
-    """What makes two requests "the same": method, path and query, parsed body, If-Match."""
+    """What makes two requests "the same": method, path and query, parsed body, If-Match.
+
+    Keyed (HMAC with a key derived from SECRET_KEY), because it outlives the erasure of the
+    values in the body: a plain hash of a short value could be matched against guesses."""
     material = {
         "method": request.method,
         "path": request.get_full_path(),
@@ -102,12 +117,20 @@ def request_fingerprint(request: Request) -> str:
         "if_match": request.headers.get("If-Match", ""),
     }
     encoded = json.dumps(material, sort_keys=True, ensure_ascii=True, default=str)
-    return hashlib.sha256(encoded.encode("ascii")).hexdigest()
+    return salted_hmac(_FINGERPRINT_SALT, encoded, algorithm="sha256").hexdigest()
 
 
 def _replay(record: IdempotencyRecord, fingerprint: str) -> Response:
     if record.request_hash != fingerprint:
         raise IdempotencyKeyReused()
+    if record.reply_erased_at is not None:
+        raise ApiError(
+            status_code=status.HTTP_409_CONFLICT,
+            code="already_processed",
+            message="This request was carried out before. Its stored reply was erased together "
+            "with the traveller's facts, so it is not run again.",
+            headers={REPLAYED_HEADER: "true"},
+        )
     headers = {**record.response_headers, REPLAYED_HEADER: "true"}
     return Response(record.response_body, status=record.status_code, headers=headers)
 

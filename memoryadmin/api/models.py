@@ -66,8 +66,9 @@ class ServiceToken(models.Model):
 class IdempotencyRecord(models.Model):
     """The first response to a write sent with an Idempotency-Key, replayed for retries.
 
-    Stored bodies can hold fact values, so records are dropped whenever the subject's facts are
-    erased (`idempotency_forget_subject`) and purged once expired."""
+    Stored bodies can hold fact values, so the reply is erased whenever the subject's facts are
+    (the key, fingerprint and status stay, so a retry is still refused), and records are purged
+    once expired."""
 
     token = models.ForeignKey(ServiceToken, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH)
@@ -78,6 +79,10 @@ class IdempotencyRecord(models.Model):
     status_code = models.PositiveSmallIntegerField()
     response_body = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
     response_headers = models.JSONField(default=dict, blank=True)
+    reply_erased_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the reply (which may quote facts) was erased; the key stays recognised.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

@@ -182,14 +182,41 @@ def test_expired_records_are_ignored_and_purged(agent):
 
 
 @pytest.mark.django_db
-def test_forget_subject_drops_only_that_subjects_records(agent):
+def test_forget_subject_erases_only_that_subjects_replies(agent):
     _put_one(agent, "Aisle")
     agent.put(facts_url("FF-other", "seat_preference"), {"value": "Aisle"}, format="json",
               HTTP_IDEMPOTENCY_KEY="other")
 
     idempotency_forget_subject(SUBJECT)
 
-    assert list(IdempotencyRecord.objects.values_list("subject_id", flat=True)) == ["FF-other"]
+    kept = dict(IdempotencyRecord.objects.values_list("subject_id", "response_body"))
+    assert kept[SUBJECT] is None
+    assert kept["FF-other"] is not None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("how", ["delete", "clear"])
+def test_a_retry_after_the_travellers_facts_were_erased_is_recognised_and_not_run(agent, how):
+    """The stored reply went with the facts, but the key, its request fingerprint and status
+    stay: the retried PUT must not bring the erased value back."""
+    first = _put_one(agent, "Aisle")
+    assert first.status_code in {200, 201}
+    if how == "delete":
+        assert agent.delete(facts_url(SUBJECT, "seat_preference")).status_code == 204
+    else:
+        assert agent.post(f"/api/v1/subjects/{SUBJECT}/clear").status_code == 200
+    record = IdempotencyRecord.objects.get(key=KEY)
+
+    retry = _put_one(agent, "Aisle")
+
+    assert retry.status_code == 409
+    assert retry.json()["error"]["code"] == "already_processed"
+    assert retry["Idempotent-Replayed"] == "true"
+    assert agent.get(facts_url(SUBJECT)).json() == {"facts": []}
+    assert (record.response_body, record.path, record.response_headers) == (None, "", {})
+    assert record.request_hash and record.status_code == first.status_code
+    assert record.reply_erased_at is not None
+    assert _put_one(agent, "Window").json()["error"]["code"] == "idempotency_key_reused"
 
 
 @pytest.mark.django_db(transaction=True)
