@@ -5,6 +5,7 @@ works on a fresh machine; production sets DATABASE_URL and CELERY_BROKER_URL.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -42,6 +43,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "csp",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # the docs UI served from our own static files, not a CDN
@@ -64,9 +68,11 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "memoryadmin.staff.middleware.IdleTimeoutMiddleware",
+    "memoryadmin.staff.security.SecondFactorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff pages stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "memoryadmin.urls"
@@ -97,10 +103,31 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Staff passwords: all four of Django's checks, at least 12 characters.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Failed staff logins lock out the account and, separately, the address (django-axes).
+AUTHENTICATION_BACKENDS = [
+    "memoryadmin.staff.security.WebLoginLockout",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "memoryadmin.staff.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "memoryadmin.staff.security.client_ip"
+# Proxies in front of gunicorn that append the client's address to X-Forwarded-For.
+TRUSTED_PROXY_HOPS = int(os.environ.get("TRUSTED_PROXY_HOPS", "0"))
+# Privacy admins pass a TOTP code after their password (memoryadmin.staff.security).
+OTP_TOTP_ISSUER = "memoryadmin"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "staff:overview"
 LOGOUT_REDIRECT_URL = "login"

@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from memoryadmin.api.errors import api_not_found
+from memoryadmin.staff.otp_views import otp_verify
 
 urlpatterns = [
     path("api/v1/", include("memoryadmin.api.urls")),
@@ -11,6 +12,7 @@ urlpatterns = [
     path("healthz", include("memoryadmin.api.health")),
     path("portal/", include("portal.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/verify/", otp_verify, name="otp-verify"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("staff/settings/", include("memoryadmin.staff.settings.urls")),  # privacy admins
     path("staff/", include("memoryadmin.staff.urls")),

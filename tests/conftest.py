@@ -58,3 +58,30 @@ def store_on_django_connection(settings):
     of a test's open transaction: tests use Django's connection unless they test the pool
     (tests/facts/test_store_native.py, on committed data)."""
     settings.MEMORY_STORE_NATIVE_ASYNC = False
+
+
+@pytest.fixture(autouse=True)
+def force_login_is_a_complete_staff_sign_in(monkeypatch):
+    """`client.force_login(user)` stands for a finished sign-in, which for a privacy admin
+    includes the authenticator code (memoryadmin.staff.security). Tests of the code step itself
+    sign in through the real forms instead."""
+    from django.test.client import ClientMixin
+
+    original = ClientMixin.force_login
+
+    def force_login(self, user, backend=None):
+        original(self, user, backend)
+        from django_otp import DEVICE_ID_SESSION_KEY
+        from django_otp.plugins.otp_totp.models import TOTPDevice
+
+        from memoryadmin.staff.security import requires_second_factor
+
+        if requires_second_factor(user):
+            device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+            if device is None:
+                device = TOTPDevice.objects.create(user=user, name="test", confirmed=True)
+            session = self.session
+            session[DEVICE_ID_SESSION_KEY] = device.persistent_id
+            session.save()
+
+    monkeypatch.setattr(ClientMixin, "force_login", force_login)

@@ -6,4 +6,7 @@ class StaffConfig(AppConfig):
     label = "staff"
 
     def ready(self) -> None:
-        from . import middleware  # noqa: F401  (connects the login signal receiver)
+        from . import (
+            middleware,  # noqa: F401  (connects the login signal receiver)
+            security,  # noqa: F401 - connects the login signal for the second factor
+        )

@@ -53,6 +53,10 @@ NO_VALUES = {
     "api.ServiceToken": "token name, hash and scopes",
     "portal.PortalLink": "traveller id, hash of the link secret, who asked for it",
     "portal.PortalSession": "traveller id and hash of the cookie secret",
+    "axes.AccessAttempt": "failed staff logins: username, address, user agent, path",
+    "axes.AccessFailureLog": "failed staff logins: username, address, user agent, path",
+    "axes.AccessLog": "staff logins: username, address, user agent, path",
+    "otp_totp.TOTPDevice": "a staff user's authenticator key",
 }
 TEXT_FIELDS = (models.CharField, models.TextField, models.JSONField)
 

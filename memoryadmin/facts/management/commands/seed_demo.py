@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
@@ -19,6 +20,11 @@ DEMO_USERS = (
     ("editor", "editor-demo-2026", EDITOR),
     ("privacy", "privacy-demo-2026", PRIVACY_ADMIN),
 )
+
+# The demo privacy admin's authenticator key: fixed and public (RFC 6238's test key), so the
+# demo works without a phone (`manage.py demo_totp_code`, or any TOTP app given the base32 form
+# GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ). Demo data only: real accounts use `manage.py staff_totp`.
+DEMO_TOTP_KEY = "3132333435363738393031323334353637383930"
 
 P, C, X = "preference", "constraint", "context"
 # (subject, [(key, value, category)], learned by) — "agent" facts go through sensitivity review.
@@ -184,6 +190,11 @@ class Command(BaseCommand):
         self.stdout.write("Log in at http://127.0.0.1:8000/login/ as:")
         for username, password, role in DEMO_USERS:
             self.stdout.write(f"  {role:<14} {username} / {password}")
+        self.stdout.write(
+            "  The privacy admin also enters an authenticator code: get the current one with\n"
+            "    DEBUG=true .venv/bin/python manage.py demo_totp_code privacy\n"
+            "  (or add the key GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ to any TOTP app)."
+        )
         self.stdout.write("Agent API docs: http://127.0.0.1:8000/api/v1/docs/")
 
     def _users(self) -> dict[str, object]:
@@ -197,6 +208,11 @@ class Command(BaseCommand):
                 user.set_password(password)
                 user.save()
             user.groups.add(groups[role])
+            if role == PRIVACY_ADMIN:
+                TOTPDevice.objects.get_or_create(
+                    user=user, defaults={"name": "demo authenticator", "key": DEMO_TOTP_KEY,
+                                         "confirmed": True},
+                )
             users[role] = user
         return users
 
