@@ -23,3 +23,5 @@ access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # No control socket: one fixed path per user would be shared by every gunicorn on the machine.
 control_socket_disable = True
+# ... and with a portal link's one-time secret cut out of the path.
+logger_class = "memoryadmin.accesslog.RedactingLogger"
