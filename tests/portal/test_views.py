@@ -224,7 +224,7 @@ def test_pausing_learning_skips_posted_turns(signed_in):
 
     assert posted.status_code == 202
     assert posted.json()["status"] == "skipped"
-    job = ExtractionJob.objects.get(pk=posted.json()["job_id"])
+    job = ExtractionJob.objects.get(public_id=posted.json()["job_id"])
     assert "paused learning" in job.reason
     event = FactEvent.objects.get(subject_id=A, action=EventAction.PREFERENCES_CHANGED)
     assert event.actor_kind == ActorKind.CUSTOMER
