@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_otp import login as otp_login
 from django_otp import match_token
@@ -38,7 +38,7 @@ def _next_url(request: HttpRequest) -> str:
         wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         return wanted
-    return reverse("home")
+    return resolve_url(settings.LOGIN_REDIRECT_URL)
 
 
 @login_required
