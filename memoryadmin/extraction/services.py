@@ -216,23 +216,26 @@ def job_finish(
     return job
 
 
+def _wipe_transcripts(subject_ids: list[str]) -> int:
+    """One statement for any number of travellers; returns how many transcripts were wiped."""
+    return ExtractionJob.objects.filter(
+        subject_id__in=subject_ids, transcript__isnull=False
+    ).update(transcript=None)
+
+
 @transaction.atomic
 def extraction_forget_subject(subject_id: str) -> int:
     """"Forget everything": wipe the transcripts of the subject's unfinished jobs, so no copy of
     what they said survives. The jobs then skip (and a running one is discarded by the purge
     generation). Returns how many transcripts were wiped."""
-    return ExtractionJob.objects.filter(subject_id=subject_id, transcript__isnull=False).update(
-        transcript=None
-    )
+    return _wipe_transcripts([subject_id])
 
 
 def extraction_erase(erased: Erased) -> None:
     """Eraser registered with facts.erasure: a traveller who forgets everything takes the
-    transcripts of their unfinished jobs with them (one statement for any number)."""
+    transcripts of their unfinished jobs with them."""
     if erased.cleared_subjects:
-        ExtractionJob.objects.filter(
-            subject_id__in=sorted(erased.cleared_subjects), transcript__isnull=False
-        ).update(transcript=None)
+        _wipe_transcripts(sorted(erased.cleared_subjects))
 
 
 STALE_JOB_REASON = "abandoned: no worker finished it in time (the queue lost it)"
