@@ -30,7 +30,6 @@ from tests.extraction.worker import Worker, publishing_to, wait_for
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server"),
 ]
 
 AISLE = {"key": "seat_preference", "value": "Prefers aisle seats", "category": "preference"}
