@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import SimpleNamespace
@@ -243,23 +244,24 @@ _SQL_NEW_SUBJECT = (
 _SQL_EXISTING = (
     f'SELECT {_FACT_COLUMNS} FROM "memory_fact" WHERE subject_id = %s AND key = ANY(%s)'
 )
-# One statement per kind of change, whatever the batch size: rows travel as arrays.
+# One statement per kind of change, whatever the batch size: rows travel as arrays, in binary
+# (%b): the text form escapes every quote of the JSON snapshots, which cost more than the I/O.
 _SQL_INSERT_FACTS = (
     'INSERT INTO "memory_fact" (subject_id, key, value, category, updated_at,'
     " source_session_id, created_at, origin, status, sensitive, expires_at, expiry_pinned,"
     " version)"
     " SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive,"
     " r.expires_at, false, 1"
-    " FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::boolean[],"
-    " %s::timestamptz[]) WITH ORDINALITY AS r(key, value, category, status, sensitive,"
+    " FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::boolean[],"
+    " %b::timestamptz[]) WITH ORDINALITY AS r(key, value, category, status, sensitive,"
     " expires_at, n) ORDER BY r.n"
 )
 _SQL_UPDATE_FACTS = (
     'UPDATE "memory_fact" AS f SET value = r.value, category = r.category, updated_at = %s,'
     " source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,"
     " expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version"
-    " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[],"
-    " %s::boolean[], %s::timestamptz[], %s::boolean[], %s::integer[])"
+    " FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[], %b::text[],"
+    " %b::boolean[], %b::timestamptz[], %b::boolean[], %b::integer[])"
     " AS r(id, value, category, source_session_id, status, sensitive, expires_at,"
     " expiry_pinned, version) WHERE f.id = r.id"
 )
@@ -267,7 +269,7 @@ _SQL_INSERT_EVENTS = (
     'INSERT INTO "memory_fact_event" (subject_id, key, action, actor_kind, actor_user_id,'
     " actor_label, reason, before, after, session_tag, created_at)"
     " SELECT %s, r.key, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s"
-    " FROM unnest(%s::text[], %s::text[], %s::jsonb[], %s::jsonb[]) WITH ORDINALITY"
+    " FROM unnest(%b::text[], %b::text[], %b::jsonb[], %b::jsonb[]) WITH ORDINALITY"
     " AS r(key, action, before, after, n) ORDER BY r.n"
 )
 
@@ -289,34 +291,53 @@ class FactState:
     agent_visible: bool  # active, unexpired, memory on, the traveller has not paused its use
 
 
-def _upsert_lock_subject(cursor: Any, subject_id: str, now: datetime) -> tuple[bool, bool]:
-    """Lock (creating if needed) the subject row; returns (memory_paused, memory_use_paused)."""
+def _upsert_read(
+    subject_id: str, keys: list[str], now: datetime
+) -> tuple[bool, bool, dict[str, dict[str, Any]]]:
+    """Lock (creating if needed) the subject row and read the named facts: two statements, one
+    round trip in pipeline mode. Returns (memory_paused, memory_use_paused, existing by key).
+
+    The read is a statement of its own after the lock, so under READ COMMITTED it sees what a
+    writer that held the lock before us committed (one statement doing both would not)."""
     if connection.vendor != "postgresql":  # the embedded SQLite default: no FOR UPDATE
         subject = _lock_subject(subject_id)
-        return subject.memory_paused, subject.memory_use_paused
-    cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
-    row = cursor.fetchone()
-    if row is None:
-        # ON CONFLICT DO NOTHING waits for a concurrent creator instead of failing.
-        cursor.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
-        cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
-        row = cursor.fetchone()
-    return bool(row[0]), bool(row[1])
-
-
-def _upsert_existing(cursor: Any, subject_id: str, keys: list[str]) -> dict[str, dict[str, Any]]:
-    if connection.vendor != "postgresql":
         rows = MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).values(
             *(name.strip() for name in _FACT_COLUMNS.split(","))
         )
-        return {row["key"]: row for row in rows}
-    cursor.execute(_SQL_EXISTING, [subject_id, keys])
-    names = [column.name for column in cursor.description]
-    return {row[1]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+        return subject.memory_paused, subject.memory_use_paused, {r["key"]: r for r in rows}
+    with hot_cursor() as lock, hot_cursor() as read:
+        lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+        read.execute(_SQL_EXISTING, [subject_id, keys])
+        row = lock.fetchone()
+        found = read.fetchall()
+        if row is None:
+            # A new traveller. ON CONFLICT DO NOTHING waits for a concurrent creator instead of
+            # failing; the facts are read again once the lock is ours.
+            lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+            lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+            read.execute(_SQL_EXISTING, [subject_id, keys])
+            row = lock.fetchone()
+            found = read.fetchall()
+        names = [column.name for column in read.description]
+    existing = {r[1]: dict(zip(names, r, strict=True)) for r in found}
+    return bool(row[0]), bool(row[1]), existing
+
+
+@contextmanager
+def _pipelined() -> Iterator[None]:
+    """psycopg's pipeline mode on Django's connection (nothing elsewhere, e.g. SQLite):
+    statements whose answers are not needed yet travel together, so an upsert costs three round
+    trips (lock and read; the writes; COMMIT) instead of one per statement. Errors surface at
+    the next fetch or at the closing sync. Nests (psycopg counts levels)."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        yield
 
 
 def _upsert_write(
-    cursor: Any,
     *,
     subject_id: str,
     actor: Actor,
@@ -334,11 +355,12 @@ def _upsert_write(
             inserts=inserts, updates=updates, events=events,
         )
         return
-    for sql, params in _upsert_statements(
-        subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
-        inserts=inserts, updates=updates, events=events,
-    ):
-        cursor.execute(sql, params)
+    with hot_cursor() as cursor:
+        for sql, params in _upsert_statements(
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
+            inserts=inserts, updates=updates, events=events,
+        ):
+            cursor.execute(sql, params)
 
 
 def _upsert_statements(
@@ -580,7 +602,6 @@ def _upsert_plan(
     return plan
 
 
-@transaction.atomic
 def fact_upsert(
     *,
     subject_id: str,
@@ -600,9 +621,10 @@ def fact_upsert(
 
     A fixed number of statements whatever the batch size: lock the subject, read the named
     facts, one INSERT of the new ones, one UPDATE of the changed ones, one INSERT of their
-    events. `result.states` is what this write committed, key by key; with `agent_view`,
-    `result.agent_facts` is every fact the agent may now use, read inside this transaction
-    (so never another writer's later state)."""
+    events; on PostgreSQL they travel in three round trips (pipeline mode). `result.states` is
+    what this write committed, key by key; with `agent_view`, `result.agent_facts` is every fact
+    the agent may now use, read inside this transaction (so never another writer's later
+    state). One transaction (a savepoint inside a caller's)."""
     config = memory_config()
     cleaned = _upsert_clean(
         subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
@@ -610,12 +632,14 @@ def fact_upsert(
     if not cleaned:
         return UpsertResult()
     now = timezone.now()
-    with hot_cursor() as cursor:
-        memory_paused, use_paused = _upsert_lock_subject(cursor, subject_id, now)
+    # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
+    # closing sync (the writes' errors) still happens inside it.
+    with transaction.atomic(), _pipelined():
+        memory_paused, use_paused, existing = _upsert_read(subject_id, list(cleaned), now)
         _upsert_check_paused(actor, memory_paused)
         plan = _upsert_plan(
             cleaned=cleaned,
-            existing=_upsert_existing(cursor, subject_id, list(cleaned)),
+            existing=existing,
             use_paused=use_paused,
             actor=actor,
             session_tag=session_tag,
@@ -624,11 +648,11 @@ def fact_upsert(
             now=now,
         )
         _upsert_write(
-            cursor, subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
             now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
         )
-    if agent_view:
-        plan.result.agent_facts = facts_for_agent(subject_id)
+        if agent_view:
+            plan.result.agent_facts = facts_for_agent(subject_id)
     return plan.result
 
 
@@ -644,28 +668,34 @@ async def fact_upsert_async(
 ) -> UpsertResult:
     """`fact_upsert` on an async psycopg connection, in one transaction of its own: the same
     validation, plan, statements and audit events, for DjangoMemoryStore's native path (no hop
-    to Django's thread). PostgreSQL only; `config` is the caller's fresh `memory_config()`."""
+    to Django's thread). PostgreSQL only; `config` is the caller's fresh `memory_config()`.
+
+    Two round trips in pipeline mode: BEGIN, the lock and the read; then the writes and
+    COMMIT (a new traveller adds one)."""
     cleaned = _upsert_clean(
         subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
     )
     if not cleaned:
         return UpsertResult()
     now = timezone.now()
-    async with conn.transaction():
-        cursor = conn.cursor()
-        await cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
-        row = await cursor.fetchone()
-        if row is None:
-            await cursor.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
-            await cursor.execute(_SQL_LOCK_SUBJECT, [subject_id])
-            row = await cursor.fetchone()
+    keys = list(cleaned)
+    async with conn.pipeline(), conn.transaction():
+        lock, read = conn.cursor(), conn.cursor()
+        await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+        await read.execute(_SQL_EXISTING, [subject_id, keys])
+        row = await lock.fetchone()
+        found = await read.fetchall()
+        if row is None:  # a new traveller: create, lock, and read again once locked
+            await lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+            await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+            await read.execute(_SQL_EXISTING, [subject_id, keys])
+            row = await lock.fetchone()
+            found = await read.fetchall()
         _upsert_check_paused(actor, bool(row[0]))
-        await cursor.execute(_SQL_EXISTING, [subject_id, list(cleaned)])
-        names = [column.name for column in cursor.description]
-        existing = {r[1]: dict(zip(names, r, strict=True)) for r in await cursor.fetchall()}
+        names = [column.name for column in read.description]
         plan = _upsert_plan(
             cleaned=cleaned,
-            existing=existing,
+            existing={r[1]: dict(zip(names, r, strict=True)) for r in found},
             use_paused=bool(row[1]),
             actor=actor,
             session_tag=session_tag,
@@ -673,13 +703,11 @@ async def fact_upsert_async(
             config=config,
             now=now,
         )
-        # The writes need no answer: sent together in pipeline mode, one round trip.
-        async with conn.pipeline():
-            for sql, params in _upsert_statements(
-                subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
-                now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
-            ):
-                await cursor.execute(sql, params)
+        for sql, params in _upsert_statements(
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+            now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+        ):
+            await lock.execute(sql, params)
     return plan.result
 
 

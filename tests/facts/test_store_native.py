@@ -111,3 +111,40 @@ def test_native_upsert_writes_the_same_rows_and_audit_events_as_the_service(host
 
     assert written("n-native") == written("n-django")
     assert [e[1] for e in written("n-native")[1]] == ["created", "created", "updated"]
+
+
+def test_native_facts_behave_as_validated_models(host_loop):
+    """The native path builds its MemoryFact objects without validation (the rows are ours):
+    they must be indistinguishable from validated ones for whatever an agent host does."""
+    from memoryadmin.client.types import MemoryFact
+
+    native = OnHostLoop(DjangoMemoryStore(native=True, session_id="sess-9"), host_loop)
+    run(native.upsert_facts, "n-wire", [fact("overnight", "Avoids overnight flights",
+                                             "constraint")])
+    [got] = run(native.get_facts, "n-wire")
+    validated = MemoryFact.model_validate(got.model_dump())
+    assert got == validated and hash(got) == hash(validated)
+    assert got.model_dump_json() == validated.model_dump_json()
+    assert got.model_fields_set == validated.model_fields_set
+    assert got.category == "constraint" and len(got.source_session_id or "") == 12
+    with pytest.raises(Exception, match="frozen"):
+        got.value = "changed"  # type: ignore[misc]
+
+
+def test_concurrent_native_reads_each_get_their_own_travellers_facts(host_loop):
+    """Reads of one event loop share a connection kept for them, and fall back to the pool
+    when it is busy: under concurrency every read still answers for its own traveller."""
+    native = DjangoMemoryStore(native=True)
+    for n in range(12):
+        run(OnHostLoop(native, host_loop).upsert_facts, f"n-c{n}",
+            [fact("seat", f"Seat wish number {n}")])
+
+    async def all_at_once():
+        return await asyncio.gather(
+            *(getattr(native, method)(f"n-c{n}") for n in range(12)
+              for method in ("get_facts", "tier_one"))
+        )
+
+    results = asyncio.run_coroutine_threadsafe(all_at_once(), host_loop).result(30)
+    expected = [[f"Seat wish number {n}"] for n in range(12) for _ in range(2)]
+    assert [[f.value for f in facts] for facts in results] == expected
