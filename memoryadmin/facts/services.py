@@ -232,6 +232,8 @@ _FACT_COLUMNS = (
     "id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,"
     " source_session_id, created_at, updated_at"
 )
+# The rows of _SQL_EXISTING come as tuples in this order (no cursor.description to build).
+_FACT_COLUMN_NAMES = tuple(name.strip() for name in _FACT_COLUMNS.split(","))
 _SQL_LOCK_SUBJECT = (
     'SELECT memory_paused, memory_use_paused FROM "memory_subject"'
     " WHERE subject_id = %s FOR UPDATE"
@@ -302,7 +304,7 @@ def _upsert_read(
     if connection.vendor != "postgresql":  # the embedded SQLite default: no FOR UPDATE
         subject = _lock_subject(subject_id)
         rows = MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).values(
-            *(name.strip() for name in _FACT_COLUMNS.split(","))
+            *_FACT_COLUMN_NAMES
         )
         return subject.memory_paused, subject.memory_use_paused, {r["key"]: r for r in rows}
     with hot_cursor() as lock, hot_cursor() as read:
@@ -318,8 +320,7 @@ def _upsert_read(
             read.execute(_SQL_EXISTING, [subject_id, keys])
             row = lock.fetchone()
             found = read.fetchall()
-        names = [column.name for column in read.description]
-    existing = {r[1]: dict(zip(names, r, strict=True)) for r in found}
+    existing = {r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found}
     return bool(row[0]), bool(row[1]), existing
 
 
@@ -692,10 +693,9 @@ async def fact_upsert_async(
             row = await lock.fetchone()
             found = await read.fetchall()
         _upsert_check_paused(actor, bool(row[0]))
-        names = [column.name for column in read.description]
         plan = _upsert_plan(
             cleaned=cleaned,
-            existing={r[1]: dict(zip(names, r, strict=True)) for r in found},
+            existing={r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found},
             use_paused=bool(row[1]),
             actor=actor,
             session_tag=session_tag,

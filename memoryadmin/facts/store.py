@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections
 from django.utils import timezone
+from psycopg.pq import TransactionStatus
 
 from memoryadmin.client.text import clamp_query
 from memoryadmin.client.types import MemoryCategory, MemoryFact
@@ -34,6 +36,7 @@ from .actors import Actor
 from .validation import normalize_key, session_tag
 
 _CATEGORIES = {category.value: category for category in MemoryCategory}
+_IDLE = TransactionStatus.IDLE
 
 
 def to_wire(fact: Any) -> MemoryFact:
@@ -80,14 +83,14 @@ def _wire_rows(rows: Iterable[Sequence[Any]]) -> list[MemoryFact]:
 
 @dataclass
 class _Native:
-    """One event loop's connections: a psycopg pool, and one connection taken from it for
-    single reads. A read uses that connection when no other read of this loop is on it, which
-    saves the pool's checkout and return (a fifth of a read's time); otherwise, and for every
-    write, a connection comes from the pool."""
+    """One event loop's connections: a psycopg pool, and one connection taken from it and kept
+    aside. A read or upsert uses the kept connection when nothing else of this loop is on it,
+    which saves the pool's checkout and return (a fifth of a read's time); otherwise it takes
+    one from the pool."""
 
     pool: Any
-    reader: Any = None
-    reader_busy: bool = False
+    kept: Any = None
+    kept_busy: bool = False
 
 
 _natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[_Native]] = (
@@ -141,41 +144,43 @@ async def _native() -> _Native:
     return await task
 
 
-async def _pool() -> Any:
-    return (await _native()).pool
-
-
 async def close_pools() -> None:
     """Close this event loop's pool (an agent host calls it on shutdown; tests between runs)."""
     task = _natives.pop(asyncio.get_running_loop(), None)
     if task is not None:
         native = await task
-        if native.reader is not None:
-            await native.pool.putconn(native.reader)
+        if native.kept is not None:
+            await native.pool.putconn(native.kept)
         await native.pool.close()
 
 
-async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+@asynccontextmanager
+async def _connection() -> AsyncIterator[Any]:
+    """A connection of this loop's: the kept one when it is free, else one from the pool."""
     native = await _native()
-    if native.reader_busy:
+    if native.kept_busy:
         async with native.pool.connection() as conn:
-            cursor = await conn.execute(sql, params)
-            return await cursor.fetchall()
-    native.reader_busy = True
+            yield conn
+        return
+    native.kept_busy = True
     try:
-        if native.reader is None:
-            native.reader = await native.pool.getconn()
-        cursor = await native.reader.execute(sql, params)
-        return await cursor.fetchall()
-    except BaseException:
-        # Whatever went wrong (a lost connection, a cancelled read mid-answer), this connection
-        # goes back to the pool, which discards or resets it; the next read takes another.
-        reader, native.reader = native.reader, None
-        if reader is not None:
-            await native.pool.putconn(reader)
-        raise
+        if native.kept is None:
+            native.kept = await native.pool.getconn()
+        yield native.kept
     finally:
-        native.reader_busy = False
+        conn = native.kept
+        if conn is not None and (conn.broken or conn.info.transaction_status != _IDLE):
+            # Lost, or left mid-statement (a cancelled call): the pool discards or resets it,
+            # and the next call takes another.
+            native.kept = None
+            await native.pool.putconn(conn)
+        native.kept_busy = False
+
+
+async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    async with _connection() as conn:
+        cursor = await conn.execute(sql, params)
+        return await cursor.fetchall()
 
 
 async def _config() -> selectors.MemoryConfig:
@@ -261,8 +266,7 @@ class DjangoMemoryStore:
             )
             return
         config = await _config()
-        pool = await _pool()
-        async with pool.connection() as conn:
+        async with _connection() as conn:
             await services.fact_upsert_async(
                 conn=conn,
                 subject_id=subject_id,
