@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
@@ -177,17 +177,23 @@ def hot_cursor() -> Any:
     plan cost more than running these statements). Django turns prepared statements off by
     default for the sake of transaction-mode poolers; `MEMORY_PREPARED_STATEMENTS=false` does
     the same here. Still one of Django's cursors: query counting, execute wrappers, errors."""
-    if connection.vendor != "postgresql" or not getattr(
-        settings, "MEMORY_PREPARED_STATEMENTS", True
-    ):
-        return connection.cursor()
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    raw = connection.connection
+    db = connections[DEFAULT_DB_ALIAS]  # once: each `connection.x` is a thread-local lookup
+    if db.vendor != "postgresql" or not getattr(settings, "MEMORY_PREPARED_STATEMENTS", True):
+        return db.cursor()
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    raw = db.connection
     if raw.prepare_threshold is None:  # Django's default; only server-binding cursors care
         raw.prepare_threshold = 5
-    with connection.wrap_database_errors:
-        return connection._prepare_cursor(_prepared_cursor_class()(raw))
+    cursor = _prepared_cursor_class()(raw)
+    # Results in binary: the same values, but timestamps are read by psycopg's C loader instead
+    # of the text one Django installs (a third of a read's time on this path).
+    cursor.format = _BINARY
+    with db.wrap_database_errors:
+        return db._prepare_cursor(cursor)
+
+
+_BINARY = 1  # psycopg.pq.Format.BINARY, without importing psycopg where SQLite is used
 
 
 @dataclass(frozen=True)

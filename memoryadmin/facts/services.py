@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.utils import timezone
 
 from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
@@ -330,11 +330,12 @@ def _pipelined() -> Iterator[None]:
     statements whose answers are not needed yet travel together, so an upsert costs three round
     trips (lock and read; the writes; COMMIT) instead of one per statement. Errors surface at
     the next fetch or at the closing sync. Nests (psycopg counts levels)."""
-    if connection.vendor != "postgresql":
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql":
         yield
         return
-    connection.ensure_connection()
-    with connection.wrap_database_errors, connection.connection.pipeline():
+    db.ensure_connection()
+    with db.wrap_database_errors, db.connection.pipeline():
         yield
 
 
