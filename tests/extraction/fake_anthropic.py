@@ -151,6 +151,12 @@ class FakeAnthropic:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Answer as a real server does: the status line, headers and body leave in one
+            # write with Nagle off. Unbuffered, http.server writes the headers and the body
+            # separately, and Nagle holds the body until the client's delayed ACK of the
+            # headers (about 40 ms on Linux loopback), far more than the rest of a turn.
+            wbufsize = 64 * 1024
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
                 return
