@@ -40,7 +40,7 @@ from memoryadmin.facts.validation import (
 
 from . import selectors as job_selectors
 from . import services
-from .dedup import Verdict, judge, restates
+from .dedup import Prepared, Verdict, judge_prepared, prepare, restates_prepared
 from .models import ExtractionJob, JobStatus
 from .prompts import RECORD_FACT_TOOL, RECORD_FACT_TOOL_NAME, airline_prompt
 
@@ -188,16 +188,19 @@ def review_proposals(
         for key, clean in candidates.items()
         if key in known and normalize_value(known[key]) != normalize_value(clean.value)
     }
-    compare_with = [fact.value for fact in held if fact.key not in superseded]
+    compare_with = [prepare(fact.value) for fact in held if fact.key not in superseded]
     survivors: list[ProposedFact] = []
+    kept_values: list[Prepared] = []
     for clean in candidates.values():
-        if any(restates(clean.value, other.value) for other in survivors):
+        value = prepare(clean.value)
+        if any(restates_prepared(value, other) for other in kept_values):
             proposal.duplicates += 1
             continue
-        verdict = judge(clean.key, clean.value, known, compare_with)
+        verdict = judge_prepared(clean.key, value, known, compare_with)
         if verdict is Verdict.DUPLICATE:
             proposal.duplicates += 1
             continue
+        kept_values.append(value)
         survivors.append(
             ProposedFact(
                 key=clean.key,
