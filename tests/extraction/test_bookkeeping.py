@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memoryadmin.extraction import runtime, services
@@ -174,3 +174,20 @@ def test_a_second_delivery_that_loses_the_race_writes_nothing(
     assert selectors.subject_fact("twice", "seat_preference").value == "Prefers window seats"
     assert FactEvent.objects.filter(subject_id="twice", key="seat_preference").count() == 1
     assert len(fake_anthropic.requests) == 2
+
+
+def _synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+def test_only_the_statement_that_starts_a_job_skips_the_wal_flush() -> None:
+    """job_begin's commit does not wait for the WAL flush; nothing after it may inherit that,
+    least of all the transaction that writes the facts."""
+    assert _synchronous_commit() == "on"
+    assert services.job_begin(new_job("flush").pk, may_call=True, model="m") is not None
+    assert _synchronous_commit() == "on"  # it lasted for that statement's transaction only
+    with transaction.atomic():  # inside a caller's transaction, the caller's commit decides
+        assert services.job_begin(new_job("flush", "t-2").pk, may_call=True) is not None
+        assert _synchronous_commit() == "on"
