@@ -28,6 +28,7 @@ from memoryadmin.facts.errors import (
     FactMemoryDisabled,
     WriteFilterMisconfigured,
 )
+from memoryadmin.facts.models import MemorySettings
 from memoryadmin.facts.validation import (
     CleanFact,
     MemoryWriteFilter,
@@ -348,7 +349,7 @@ class _Discard(Exception):
         self.reason = reason
 
 
-def _may_call(memory: Any) -> bool:
+def _may_call(memory: MemorySettings) -> bool:
     """The airline-wide conditions for calling the model: memory on, a model configured and a
     write filter that works (the per-subject ones are read with the job)."""
     return (
@@ -386,7 +387,7 @@ def extract_turn(job_id: int) -> ExtractionJob | None:
         )
 
 
-def _skip_reason(run: services.JobRun, memory: Any) -> str | None:
+def _skip_reason(run: services.JobRun, memory: MemorySettings) -> str | None:
     """`skip_reason`, and an erased transcript, from what job_begin read (same order)."""
     if not memory.memory_enabled:
         return "memory is disabled"
@@ -400,7 +401,7 @@ def _skip_reason(run: services.JobRun, memory: Any) -> str | None:
     return None
 
 
-def _extract(run: services.JobRun, memory: Any) -> ExtractionJob | None:
+def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | None:
     # job_begin read the generation and the transcript in one snapshot: a clear wipes
     # transcripts and bumps the generation in one transaction, so the transcript is either
     # gone or belongs to a batch that _store will see was cleared.

@@ -285,11 +285,12 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
     snapshot: a clear that wipes the transcript and bumps the generation is either wholly seen
     or caught by the generation check of `job_succeed`.
 
-    Its commit does not wait for the WAL flush (about 4 ms here, as long as the rest of the
-    statement): it is visible at once and survives the worker, and the next synchronous commit
-    (the one that writes the facts) flushes it too. Only a crash of PostgreSQL itself within a
-    fraction of a second could lose it, and then the job is simply queued again, with one
-    attempt fewer, for the reaper to re-send. Inside a caller's transaction the caller's
+    Its commit does not wait for the WAL flush (an fsync: about 4 ms on the bench machine,
+    longer than the rest of the statement): it is visible at once and survives the worker, and
+    the next synchronous commit (the one that writes the facts) flushes it too. Only a crash of
+    PostgreSQL itself within a fraction of a second could lose it, and then the job is simply
+    queued again, with one attempt fewer, for the reaper to re-send. Inside a caller's
+    transaction the caller's
     commit decides."""
     if not _fast():
         return _job_begin_portable(job_id, may_call=may_call, model=model)
