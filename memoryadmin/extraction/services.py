@@ -290,8 +290,7 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
     the next synchronous commit (the one that writes the facts) flushes it too. Only a crash of
     PostgreSQL itself within a fraction of a second could lose it, and then the job is simply
     queued again, with one attempt fewer, for the reaper to re-send. Inside a caller's
-    transaction the caller's
-    commit decides."""
+    transaction the caller's commit decides."""
     if not _fast():
         return _job_begin_portable(job_id, may_call=may_call, model=model)
     sql = _SQL_BEGIN_IN_TRANSACTION if connection.in_atomic_block else _SQL_BEGIN
