@@ -481,12 +481,17 @@ def scenario_extraction(ctx: Context, rows: list[Row], workers: int = 2) -> None
     from tests.extraction.fake_anthropic import FakeAnthropic, tool_use
 
     broker = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/12")
-    fake = FakeAnthropic().start()
-    fake.fallback = tool_use(EXTRACTED)
-    settings.ANTHROPIC_API_KEY = "bench-fake-key"
-    settings.ANTHROPIC_BASE_URL = fake.base_url
     subjects = ctx.subjects
     run_id = int(time.time())
+    # Values new to this run (a tag of letters: digits could read as an account number), so
+    # both sides write every run; with the values of an earlier run already stored, the write
+    # was a no-op and extraction's dedup dropped every proposal.
+    run_tag = "".join(chr(ord("a") + int(digit)) for digit in str(run_id)[-6:])
+    extracted = [{**fact, "value": f"{fact['value']} ({run_tag})"} for fact in EXTRACTED]
+    fake = FakeAnthropic().start()
+    fake.fallback = tool_use(extracted)
+    settings.ANTHROPIC_API_KEY = "bench-fake-key"
+    settings.ANTHROPIC_BASE_URL = fake.base_url
 
     def new_job(index: int) -> int:
         job, _ = extraction_services.job_create_or_get(
@@ -511,7 +516,7 @@ def scenario_extraction(ctx: Context, rows: list[Row], workers: int = 2) -> None
         services.fact_upsert(
             subject_id=subjects[(index * 7 + 5) % len(subjects)],
             facts=[services.FactDraft(f["key"], f["value"] + f" {index}", f["category"])
-                   for f in EXTRACTED],
+                   for f in extracted],
             actor=Actor.extraction(), reason="bench", session_tag=generate.tag(index),
         )
         if index >= 5:  # warm-up

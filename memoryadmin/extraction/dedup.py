@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 from memoryadmin.facts.validation import normalize_value
@@ -37,23 +38,50 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def restates(value: str, other: str) -> bool:
-    """True when one value says (nearly) the same as the other."""
-    left, right = normalize_value(value), normalize_value(other)
+@dataclass(frozen=True)
+class Prepared:
+    """A value normalized and tokenized once, to be compared with many others: a batch
+    compares each proposal with every held value, and normalizing both sides on every
+    comparison was most of the time the checks of a turn took."""
+
+    normalized: str
+    tokens: frozenset[str]
+
+
+def prepare(value: str) -> Prepared:
+    normalized = normalize_value(value)
+    return Prepared(normalized, tokens(normalized))
+
+
+def restates_prepared(value: Prepared, other: Prepared) -> bool:
+    """`restates` on prepared values."""
+    left, right = value.normalized, other.normalized
     if not left or not right:
         return False
     if left in right or right in left:
         return True
-    return jaccard(tokens(left), tokens(right)) >= JACCARD_THRESHOLD
+    return jaccard(value.tokens, other.tokens) >= JACCARD_THRESHOLD
+
+
+def restates(value: str, other: str) -> bool:
+    """True when one value says (nearly) the same as the other."""
+    return restates_prepared(prepare(value), prepare(other))
+
+
+def judge_prepared(
+    key: str, value: Prepared, held: dict[str, str], held_values: Iterable[Prepared]
+) -> Verdict:
+    """`judge` with the proposal and the values to compare with already prepared."""
+    if key in held:
+        if normalize_value(held[key]) == value.normalized:
+            return Verdict.DUPLICATE
+        return Verdict.UPDATE
+    if any(restates_prepared(value, other) for other in held_values):
+        return Verdict.DUPLICATE
+    return Verdict.NEW
 
 
 def judge(key: str, value: str, held: dict[str, str], held_values: Iterable[str]) -> Verdict:
     """Classify one cleaned proposal against what is held (`held` maps key -> value;
     `held_values` are the values a new key is compared with)."""
-    if key in held:
-        if normalize_value(held[key]) == normalize_value(value):
-            return Verdict.DUPLICATE
-        return Verdict.UPDATE
-    if any(restates(value, other) for other in held_values):
-        return Verdict.DUPLICATE
-    return Verdict.NEW
+    return judge_prepared(key, prepare(value), held, (prepare(other) for other in held_values))

@@ -28,9 +28,11 @@ from memoryadmin.facts.errors import (
     FactMemoryDisabled,
     WriteFilterMisconfigured,
 )
+from memoryadmin.facts.models import MemorySettings
 from memoryadmin.facts.validation import (
     CleanFact,
     MemoryWriteFilter,
+    blocked_pattern_errors,
     classify_sensitive,
     normalize_value,
     sanitize_text,
@@ -39,7 +41,7 @@ from memoryadmin.facts.validation import (
 
 from . import selectors as job_selectors
 from . import services
-from .dedup import Verdict, judge, restates
+from .dedup import Prepared, Verdict, judge_prepared, prepare, restates_prepared
 from .models import ExtractionJob, JobStatus
 from .prompts import RECORD_FACT_TOOL, RECORD_FACT_TOOL_NAME, airline_prompt
 
@@ -187,16 +189,19 @@ def review_proposals(
         for key, clean in candidates.items()
         if key in known and normalize_value(known[key]) != normalize_value(clean.value)
     }
-    compare_with = [fact.value for fact in held if fact.key not in superseded]
+    compare_with = [prepare(fact.value) for fact in held if fact.key not in superseded]
     survivors: list[ProposedFact] = []
+    kept_values: list[Prepared] = []
     for clean in candidates.values():
-        if any(restates(clean.value, other.value) for other in survivors):
+        value = prepare(clean.value)
+        if any(restates_prepared(value, other) for other in kept_values):
             proposal.duplicates += 1
             continue
-        verdict = judge(clean.key, clean.value, known, compare_with)
+        verdict = judge_prepared(clean.key, value, known, compare_with)
         if verdict is Verdict.DUPLICATE:
             proposal.duplicates += 1
             continue
+        kept_values.append(value)
         survivors.append(
             ProposedFact(
                 key=clean.key,
@@ -332,6 +337,10 @@ def model_client() -> anthropic.Anthropic:
         return _client[1]
 
 
+class _AlreadyFinished(Exception):
+    """Rolls back a write when another delivery of the same job finished it first."""
+
+
 class _Discard(Exception):
     """Rolls back a write that lost the race against a clear or a pause."""
 
@@ -340,14 +349,30 @@ class _Discard(Exception):
         self.reason = reason
 
 
+def _may_call(memory: MemorySettings) -> bool:
+    """The airline-wide conditions for calling the model: memory on, a model configured and a
+    write filter that works (the per-subject ones are read with the job)."""
+    return (
+        bool(memory.memory_enabled)
+        and bool(settings.ANTHROPIC_API_KEY)
+        and not blocked_pattern_errors(list(memory.blocked_patterns or []))
+    )
+
+
 def extract_turn(job_id: int) -> ExtractionJob | None:
     """Run one job to its end. Raises TransientModelError only (for the task to retry); every
-    other outcome is recorded on the job. A finished job is never run again."""
-    job = services.job_start(job_id)
-    if job is None:
+    other outcome is recorded on the job. A finished job is never run again.
+
+    On PostgreSQL two statements of bookkeeping around the fact write (`services.job_begin`
+    before the call, `services.job_succeed` in the write's transaction); the settings come
+    from the per-process cache."""
+    memory = selectors.memory_settings()
+    run = services.job_begin(job_id, may_call=_may_call(memory), model=memory.memory_model)
+    if run is None:
         return None
+    job = run.job
     try:
-        return _extract(job)
+        return _extract(run, memory)
     except TransientModelError:
         raise
     except WriteFilterMisconfigured:  # the patterns changed between the check and the write
@@ -362,36 +387,45 @@ def extract_turn(job_id: int) -> ExtractionJob | None:
         )
 
 
-def _extract(job: ExtractionJob) -> ExtractionJob | None:
-    # The generation first, the transcript second: a clear wipes transcripts and bumps the
-    # generation in one transaction, so a transcript read after the generation either is gone
-    # or belongs to a batch that _store will see was cleared.
-    generation = selectors.purge_generation(job.subject_id)
-    transcript = job_selectors.job_transcript(job.pk)
-    reason = skip_reason(job.subject_id)
-    if reason is None and not transcript:
-        reason = "the transcript was erased before extraction"
+def _skip_reason(run: services.JobRun, memory: MemorySettings) -> str | None:
+    """`skip_reason`, and an erased transcript, from what job_begin read (same order)."""
+    if not memory.memory_enabled:
+        return "memory is disabled"
+    if run.learning_paused:
+        return "the traveller paused learning"
+    if not settings.ANTHROPIC_API_KEY:
+        return "no model configured (ANTHROPIC_API_KEY is empty)"
+    transcript = run.job.transcript
+    if not (isinstance(transcript, list) and transcript):
+        return "the transcript was erased before extraction"
+    return None
+
+
+def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | None:
+    # job_begin read the generation and the transcript in one snapshot: a clear wipes
+    # transcripts and bumps the generation in one transaction, so the transcript is either
+    # gone or belongs to a batch that _store will see was cleared.
+    job = run.job
+    reason = _skip_reason(run, memory)
     if reason is not None:
         logger.info("extraction job %s skipped: %s", job.pk, reason)
         return services.job_finish(job.pk, status=JobStatus.SKIPPED, reason=reason)
 
-    memory = selectors.memory_settings()
     if MemoryWriteFilter(memory.blocked_patterns or []).invalid_patterns:
-        # Fail closed, and before the transcript is sent anywhere.
+        # Fail closed, and before the transcript is sent anywhere (job_begin counted no attempt).
         logger.error("extraction job %s refused: the write filter is misconfigured", job.pk)
         return services.job_finish(
             job.pk, status=JobStatus.FAILED, reason=FILTER_MISCONFIGURED_REASON
         )
     held = [
-        HeldFact(key=fact.key, value=fact.value, category=fact.category, status=fact.status)
-        for fact in selectors.subject_facts(job.subject_id)
+        HeldFact(key=key, value=value, category=category, status=status)
+        for key, value, category, status in run.held
     ]
-    services.job_attempted(job.pk, model=memory.memory_model)
     try:
         proposal = propose_facts(
             client=model_client(),
             model=memory.memory_model,
-            messages=list(transcript or []),
+            messages=list(job.transcript),
             held=held,
             max_new_facts=memory.max_new_facts,
             blocked_patterns=list(memory.blocked_patterns or []),
@@ -402,14 +436,16 @@ def _extract(job: ExtractionJob) -> ExtractionJob | None:
             raise TransientModelError(reason, retry_after=_retry_after(exc)) from None
         logger.warning("extraction job %s failed: %s", job.pk, reason)
         return services.job_finish(job.pk, status=JobStatus.FAILED, reason=reason)
-    return _store(job, proposal, generation)
+    return _store(job, proposal, run.purge_generation)
 
 
 def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> ExtractionJob | None:
     """Write the batch once, together with the job's end, unless a clear or pause got there
-    first. The generation is re-read after fact_upsert has locked the subject row, so a clear
-    committed at any moment before our commit is seen and the whole write rolls back; a pause
-    is refused by fact_upsert itself (FactLearningPaused), under the same lock."""
+    first. The statement that ends the job checks the generation again after fact_upsert has
+    locked the subject row, so a clear committed at any moment before our commit is seen and
+    the whole write rolls back; a pause is refused by fact_upsert itself (FactLearningPaused),
+    under the same lock. The same statement refuses a job another delivery already finished
+    (it waits for that delivery's commit on the job row), so facts are written once."""
     outcome = {
         "proposed": proposal.proposed,
         "duplicates": proposal.duplicates,
@@ -422,10 +458,6 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
     }
     try:
         with transaction.atomic():
-            if services.job_lock_unfinished(job.pk) is None:
-                return None  # another delivery of the same job finished it
-            if selectors.purge_generation(job.subject_id) != generation:
-                raise _Discard(DISCARDED_REASON)
             try:
                 result = fact_services.fact_upsert(
                     subject_id=job.subject_id,
@@ -441,26 +473,29 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
                 raise _Discard(PAUSED_DURING_REASON) from None
             except FactMemoryDisabled:
                 raise _Discard(DISABLED_DURING_REASON) from None
-            if selectors.purge_generation(job.subject_id) != generation:
-                raise _Discard(DISCARDED_REASON)
-            finished = services.job_finish(
+            finished = services.job_succeed(
                 job.pk,
-                status=JobStatus.SUCCEEDED,
+                purge_generation=generation,
                 stored=len(result.created),
                 updated=len(result.updated),
                 sent_to_review=len(result.sent_to_review),
                 **{**outcome, "duplicates": proposal.duplicates + len(result.unchanged)},
             )
+            if finished is None:
+                if job_selectors.job_is_finished(job.pk):
+                    raise _AlreadyFinished
+                raise _Discard(DISCARDED_REASON)
+    except _AlreadyFinished:
+        return None  # another delivery of the same job finished it; our write is rolled back
     except _Discard as discard:
         logger.info("extraction job %s: %s", job.pk, discard.reason)
         return services.job_finish(
             job.pk, status=JobStatus.SUCCEEDED, reason=discard.reason, **outcome
         )
-    if finished is not None:  # counts only, never values
-        logger.info(
-            "extraction job %s succeeded: proposed=%d stored=%d updated=%d duplicates=%d "
-            "blocked=%d invalid=%d to_review=%d",
-            job.pk, finished.proposed, finished.stored, finished.updated, finished.duplicates,
-            finished.blocked, finished.invalid, finished.sent_to_review,
-        )
+    logger.info(  # counts only, never values
+        "extraction job %s succeeded: proposed=%d stored=%d updated=%d duplicates=%d "
+        "blocked=%d invalid=%d to_review=%d",
+        job.pk, finished.proposed, finished.stored, finished.updated, finished.duplicates,
+        finished.blocked, finished.invalid, finished.sent_to_review,
+    )
     return finished

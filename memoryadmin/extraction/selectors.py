@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from .models import ExtractionJob
+from .models import FINISHED_STATUSES, ExtractionJob
 
 _MAX_ID = 2**63 - 1  # bigint; a larger id in a URL must be a 404, not a database error
 
@@ -31,6 +31,12 @@ def job_transcript(job_id: int) -> list[dict[str, str]] | None:
     """The transcript as it is now (it may have been wiped since the job row was loaded)."""
     rows = ExtractionJob.objects.filter(pk=job_id).values_list("transcript", flat=True)
     return next(iter(rows), None)
+
+
+def job_is_finished(job_id: int) -> bool:
+    """True when the job ended (or is gone): a later delivery of it must not write again."""
+    status = ExtractionJob.objects.filter(pk=job_id).values_list("status", flat=True).first()
+    return status is None or status in FINISHED_STATUSES
 
 
 def jobs_for_subject(subject_id: str, *, limit: int = 20) -> list[ExtractionJob]:

@@ -7,15 +7,18 @@ the model call and the write).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import socket
+import socketserver
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from typing import Any
 
 import pytest
@@ -107,7 +110,7 @@ def _close_thread_connections() -> None:
 
 
 class FakeAnthropic:
-    """Threaded HTTP server on 127.0.0.1:<free port>. `script(...)` queues replies; when the
+    """Threaded HTTP/1.1 server on 127.0.0.1:<free port>. `script(...)` queues replies; when the
     queue is empty `fallback` answers (a 500 'no scripted answer' unless set)."""
 
     def __init__(self) -> None:
@@ -116,7 +119,7 @@ class FakeAnthropic:
         self.fallback: Reply | None = None
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
 
@@ -147,51 +150,7 @@ class FakeAnthropic:
         return self.fallback or api_error(500, "fake server: no scripted answer")
 
     def start(self) -> FakeAnthropic:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-                return
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                if self.path.split("?")[0] != "/v1/messages":
-                    self._send(api_error(404, "unknown path"))
-                    return
-                try:
-                    payload = json.loads(raw)
-                except ValueError:
-                    self._send(api_error(400, "body is not JSON"))
-                    return
-                with fake._lock:
-                    fake.requests.append(payload)
-                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                reply = fake._next()
-                if reply.callback is not None:
-                    try:
-                        reply.callback()
-                    finally:
-                        _close_thread_connections()
-                if reply.delay:
-                    time.sleep(reply.delay)
-                self._send(reply)
-
-            def _send(self, reply: Reply) -> None:
-                data = json.dumps(reply.body).encode()
-                self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.send_header("request-id", f"req_fake{next(_ids):06d}")
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _Server(self)
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -200,11 +159,118 @@ class FakeAnthropic:
         return self
 
     def stop(self) -> None:
-        """Stop answering; the port is closed, so clients get connection errors."""
+        """Stop answering: the port is closed and so are the open connections, so clients
+        get connection errors (a kept-alive connection would otherwise still be answered)."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server.close_connections()
             self._server = None
+
+    def _answer(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
+        if method != "POST" or path.split("?")[0] != "/v1/messages":
+            return api_error(404, "unknown path")
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            return api_error(400, "body is not JSON")
+        with self._lock:
+            self.requests.append(payload)
+            self.headers.append(headers)
+        reply = self._next()
+        if reply.callback is not None:
+            try:
+                reply.callback()
+            finally:
+                _close_thread_connections()
+        if reply.delay:
+            time.sleep(reply.delay)
+        return reply
+
+
+def _response(reply: Reply) -> bytes:
+    """Status line, headers and body as one buffer, sent in one write."""
+    data = json.dumps(reply.body).encode()
+    try:
+        phrase = HTTPStatus(reply.status).phrase
+    except ValueError:
+        phrase = "Status"
+    headers = {
+        "content-type": "application/json",
+        "content-length": str(len(data)),
+        "request-id": f"req_fake{next(_ids):06d}",
+        **reply.headers,
+    }
+    head = f"HTTP/1.1 {reply.status} {phrase}\r\n" + "".join(
+        f"{name}: {value}\r\n" for name, value in headers.items()
+    )
+    return head.encode("latin-1") + b"\r\n" + data
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """HTTP/1.1 with keep-alive, as little of it as the SDK needs, so the fake answers about as
+    fast as a real local server: it runs in the caller's process, and http.server's request
+    parsing (the email package) and its separate writes of headers and body cost more than
+    the client's own work. Nagle is off and each answer leaves in one write: a body written
+    after its headers waits for the client's delayed ACK (about 40 ms on Linux loopback)."""
+
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def handle(self) -> None:
+        self.server.track(self.connection)
+        try:
+            while self._one_request():
+                pass
+        except OSError:  # the client went away, or stop() closed the connection
+            return
+        finally:
+            self.server.untrack(self.connection)
+
+    def _one_request(self) -> bool:
+        line = self.rfile.readline(65537)
+        parts = line.split()
+        if len(parts) < 3:
+            return False  # closed, or not HTTP
+        headers: dict[str, str] = {}
+        while True:
+            header = self.rfile.readline(65537)
+            if header in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = header.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        raw = self.rfile.read(int(headers.get("content-length") or 0))
+        reply = self.server.fake._answer(
+            parts[0].decode("latin-1"), parts[1].decode("latin-1"), headers, raw
+        )
+        self.wfile.write(_response(reply))
+        return headers.get("connection", "").lower() != "close"
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, fake: FakeAnthropic) -> None:
+        self.fake = fake
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def track(self, conn: socket.socket) -> None:
+        with self._open_lock:
+            self._open.add(conn)
+
+    def untrack(self, conn: socket.socket) -> None:
+        with self._open_lock:
+            self._open.discard(conn)
+
+    def close_connections(self) -> None:
+        with self._open_lock:
+            open_now, self._open = self._open, set()
+        for conn in open_now:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
 
 @contextmanager
