@@ -62,14 +62,17 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryadmin.middleware.NoStoreMiddleware",
     "csp.middleware.CSPMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Sessions, the staff user and messages are Django's own, skipped under /api/: the agent API
+    # authenticates each request with a bearer token and never has a session (middleware.py).
+    "memoryadmin.middleware.BrowserSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "memoryadmin.middleware.StripNulQueryMiddleware",
+    # Every view under /api/ is CSRF-exempt (no cookies there); kept for every other page.
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "memoryadmin.staff.middleware.IdleTimeoutMiddleware",
-    "memoryadmin.staff.security.SecondFactorMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "memoryadmin.middleware.BrowserAuthenticationMiddleware",
+    "memoryadmin.staff.middleware.IdleTimeoutMiddleware",  # staff sessions; skips /api/
+    "memoryadmin.staff.security.SecondFactorMiddleware",  # staff pages; skips /api/
+    "memoryadmin.middleware.BrowserMessageMiddleware",
     "portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff pages stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
