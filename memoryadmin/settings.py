@@ -326,6 +326,9 @@ MEMORY_PREPARED_STATEMENTS = env_bool("MEMORY_PREPARED_STATEMENTS", True)
 # --- The agent-facing API.
 # Per service token; a token's own rate (ServiceToken.throttle_rate) overrides it.
 API_THROTTLE_RATE = os.environ.get("API_THROTTLE_RATE", "600/min")
+# On Redis a process may take up to this many numbers of a token's count at once (never more than
+# 1% of its limit), so a busy token does not pay a Redis round trip per request; 1: every request.
+API_THROTTLE_LEASE_MAX = int(os.environ.get("API_THROTTLE_LEASE_MAX", "50"))
 API_IDEMPOTENCY_TTL_HOURS = int(os.environ.get("API_IDEMPOTENCY_TTL_HOURS", "24"))
 API_HEALTH_BROKER_TIMEOUT_SECONDS = float(os.environ.get("API_HEALTH_BROKER_TIMEOUT_SECONDS", "2"))
 REST_FRAMEWORK = {
