@@ -393,18 +393,23 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
         rows.append(Row("2 agent write (HTTP)", "PUT facts (3), 1 client", got["put"],
                         baseline=wbase))
 
-        # Throughput under 32 concurrent clients (one connection each).
-        seconds = ctx.load_seconds
-        const = await _load(lean, lambda i: CONSTANT_PATH, seconds)
-        tier_load = await _load(
-            lean, lambda i: f"/api/v1/subjects/{subjects[i % len(subjects)]}/tier-one", seconds
-        )
-        crow = Row("1 agent read (HTTP)", f"constant view, {CLIENTS} clients", const[1],
-                   throughput=const[0])
+        # Throughput under 32 concurrent clients (one connection each), the two loads taking
+        # turns in short rounds so that the machine's other work hits them alike.
+        paths = {"constant": lambda i: CONSTANT_PATH,
+                 "tier": lambda i: f"/api/v1/subjects/{subjects[i % len(subjects)]}/tier-one"}
+        done: dict[str, list] = {name: [0.0, []] for name in paths}  # seconds, samples
+        rounds = 4
+        for index in range(rounds):
+            for name in (list(paths) if index % 2 == 0 else list(reversed(paths))):
+                took, samples = await _load(lean, paths[name], ctx.load_seconds / rounds)
+                done[name][0] += took
+                done[name][1] += samples
+        crow = Row("1 agent read (HTTP)", f"constant view, {CLIENTS} clients",
+                   done["constant"][1], throughput=len(done["constant"][1]) / done["constant"][0])
         rows.append(crow)
-        rows.append(Row("1 agent read (HTTP)", f"GET tier-one, {CLIENTS} clients", tier_load[1],
-                        throughput=tier_load[0], baseline=crow,
-                        target="throughput >= 60% of constant", limit=0.6))
+        rows.append(Row("1 agent read (HTTP)", f"GET tier-one, {CLIENTS} clients",
+                        done["tier"][1], throughput=len(done["tier"][1]) / done["tier"][0],
+                        baseline=crow, target="throughput >= 60% of constant", limit=0.6))
 
 
 # Under /api/, so that it passes through exactly the middleware the agent API does.
@@ -428,7 +433,8 @@ async def _wait_up(client: LeanHttp) -> None:
 
 async def _load(connect: Callable[[], LeanHttp], path_for: Callable[[int], str],
                 seconds: float) -> tuple[float, list]:
-    """CLIENTS clients, each on its own connection, as fast as answers come back."""
+    """CLIENTS clients, each on its own connection, as fast as answers come back, for about
+    `seconds`; returns the seconds it took and the latency of each request."""
     samples: list[float] = []
     counter = iter(range(10**9))
     deadline = time.perf_counter() + seconds
@@ -445,7 +451,7 @@ async def _load(connect: Callable[[], LeanHttp], path_for: Callable[[int], str],
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(CLIENTS)))
-    return len(samples) / (time.perf_counter() - started), samples
+    return time.perf_counter() - started, samples
 
 
 class gunicorn_server:  # noqa: N801 - used as a context manager

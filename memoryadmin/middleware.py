@@ -10,9 +10,10 @@ from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.utils.cache import add_never_cache_headers
+from django.utils.http import http_date
 
 API_PREFIX = "/api/"
+NO_STORE = "max-age=0, no-cache, no-store, must-revalidate, private"
 
 
 def is_api_request(request: HttpRequest) -> bool:
@@ -58,7 +59,11 @@ class NoStoreMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         if not response.has_header("Cache-Control"):
-            add_never_cache_headers(response)
+            # What add_never_cache_headers writes when there is no Cache-Control yet, without
+            # parsing and merging directives on every answer.
+            if not response.has_header("Expires"):
+                response.headers["Expires"] = http_date()
+            response.headers["Cache-Control"] = NO_STORE
         return response
 
 

@@ -76,6 +76,42 @@ def test_api_answers_are_not_stored_either(agent_for_policies):
     assert "no-store" in response["Cache-Control"]
 
 
+@pytest.mark.parametrize("tail", ["tier-one", "facts", "facts/search?q=aisle", "nothing"])
+def test_agent_answers_carry_every_response_policy_and_no_session(agent_for_policies, tail):
+    """The API skips the browser-only middleware (sessions, staff user, messages), never the
+    response policies; the hot reads answer outside DRF's machinery, with the same headers."""
+    from django.http import HttpResponse
+    from django.utils.cache import add_never_cache_headers
+
+    never_cached = HttpResponse()
+    add_never_cache_headers(never_cached)
+    response = agent_for_policies.get(f"/api/v1/subjects/FF-1/{tail}")
+
+    assert response.status_code == (404 if tail == "nothing" else 200)
+    assert response["Cache-Control"] == never_cached["Cache-Control"]
+    assert response.has_header("Expires")
+    assert _csp(response)["default-src"] == ["'self'"]
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == "same-origin"
+    assert not response.cookies
+    assert "Cookie" not in response.get("Vary", "")
+
+
+def test_staff_pages_keep_sessions_and_csrf(client):
+    """What the API skips still runs for every page a browser uses."""
+    from django.test import Client
+
+    page = client.get("/login/")
+    strict = Client(enforce_csrf_checks=True)
+    refused = strict.post("/login/", {"username": "x", "password": "y"})
+
+    assert page.status_code == 200
+    assert "csrftoken" in page.cookies
+    assert "Cookie" in page["Vary"]
+    assert refused.status_code == 403
+
+
 @pytest.fixture
 def agent_for_policies(db):
     from rest_framework.test import APIClient
