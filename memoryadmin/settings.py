@@ -61,7 +61,7 @@ MIDDLEWARE = [
     # Static files are answered here, before sessions and the rest: cheap, cacheable, no cookies.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryadmin.middleware.NoStoreMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "memoryadmin.middleware.CSPMiddleware",  # django-csp's, the site-wide header built once
     # Sessions, the staff user and messages are Django's own, skipped under /api/: the agent API
     # authenticates each request with a bearer token and never has a session (middleware.py).
     "memoryadmin.middleware.BrowserSessionMiddleware",

@@ -53,6 +53,22 @@ def test_every_page_has_a_strict_content_security_policy(viewer_client, url):
     assert not any("http" in value for values in csp.values() for value in values)
 
 
+@pytest.mark.parametrize("url", ["/login/", "/staff/", "/api/v1/subjects/FF-1/tier-one"])
+def test_the_site_policy_header_is_the_one_django_csp_builds(viewer_client, agent_for_policies,
+                                                              url, settings):
+    """The header is built once per process; it must say what django-csp would say, and follow
+    the setting when it changes."""
+    from csp.utils import build_policy
+
+    client = agent_for_policies if url.startswith("/api/") else viewer_client
+    assert _csp(client.get(url)) == _csp({"Content-Security-Policy": build_policy()})
+
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+    changed = _csp(client.get(url))
+    assert changed["default-src"] == ["'none'"]
+    assert changed == _csp({"Content-Security-Policy": build_policy()})
+
+
 def test_only_the_redoc_page_allows_inline_styles_and_never_inline_scripts(client):
     csp = _csp(client.get("/api/v1/redoc/"))
 
