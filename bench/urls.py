@@ -1,5 +1,6 @@
 """The app's URLs plus one constant JSON view: the ceiling the agent API is compared with, served
-by the same gunicorn, through the same middleware. Used only by bench/wsgi.py."""
+by the same gunicorn, through the same middleware (it lives under /api/, so it skips the
+browser-only middleware exactly as the API does). Used only by bench/wsgi.py."""
 
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
@@ -11,4 +12,4 @@ def constant(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"facts": []})
 
 
-urlpatterns = [path("bench/constant", constant), *app_urlpatterns]
+urlpatterns = [path("api/bench/constant", constant), *app_urlpatterns]

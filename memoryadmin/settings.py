@@ -61,15 +61,18 @@ MIDDLEWARE = [
     # Static files are answered here, before sessions and the rest: cheap, cacheable, no cookies.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryadmin.middleware.NoStoreMiddleware",
-    "csp.middleware.CSPMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "memoryadmin.middleware.CSPMiddleware",  # django-csp's, the site-wide header built once
+    # Sessions, the staff user and messages are Django's own, skipped under /api/: the agent API
+    # authenticates each request with a bearer token and never has a session (middleware.py).
+    "memoryadmin.middleware.BrowserSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "memoryadmin.middleware.StripNulQueryMiddleware",
+    # Every view under /api/ is CSRF-exempt (no cookies there); kept for every other page.
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "memoryadmin.staff.middleware.IdleTimeoutMiddleware",
-    "memoryadmin.staff.security.SecondFactorMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "memoryadmin.middleware.BrowserAuthenticationMiddleware",
+    "memoryadmin.staff.middleware.IdleTimeoutMiddleware",  # staff sessions; skips /api/
+    "memoryadmin.staff.security.SecondFactorMiddleware",  # staff pages; skips /api/
+    "memoryadmin.middleware.BrowserMessageMiddleware",
     "portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff pages stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
@@ -323,6 +326,9 @@ MEMORY_PREPARED_STATEMENTS = env_bool("MEMORY_PREPARED_STATEMENTS", True)
 # --- The agent-facing API.
 # Per service token; a token's own rate (ServiceToken.throttle_rate) overrides it.
 API_THROTTLE_RATE = os.environ.get("API_THROTTLE_RATE", "600/min")
+# On Redis a process may take up to this many numbers of a token's count at once (never more than
+# 1% of its limit), so a busy token does not pay a Redis round trip per request; 1: every request.
+API_THROTTLE_LEASE_MAX = int(os.environ.get("API_THROTTLE_LEASE_MAX", "50"))
 API_IDEMPOTENCY_TTL_HOURS = int(os.environ.get("API_IDEMPOTENCY_TTL_HOURS", "24"))
 API_HEALTH_BROKER_TIMEOUT_SECONDS = float(os.environ.get("API_HEALTH_BROKER_TIMEOUT_SECONDS", "2"))
 REST_FRAMEWORK = {

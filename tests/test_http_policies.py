@@ -53,6 +53,22 @@ def test_every_page_has_a_strict_content_security_policy(viewer_client, url):
     assert not any("http" in value for values in csp.values() for value in values)
 
 
+@pytest.mark.parametrize("url", ["/login/", "/staff/", "/api/v1/subjects/FF-1/tier-one"])
+def test_the_site_policy_header_is_the_one_django_csp_builds(viewer_client, agent_for_policies,
+                                                              url, settings):
+    """The header is built once per process; it must say what django-csp would say, and follow
+    the setting when it changes."""
+    from csp.utils import build_policy
+
+    client = agent_for_policies if url.startswith("/api/") else viewer_client
+    assert _csp(client.get(url)) == _csp({"Content-Security-Policy": build_policy()})
+
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+    changed = _csp(client.get(url))
+    assert changed["default-src"] == ["'none'"]
+    assert changed == _csp({"Content-Security-Policy": build_policy()})
+
+
 def test_only_the_redoc_page_allows_inline_styles_and_never_inline_scripts(client):
     csp = _csp(client.get("/api/v1/redoc/"))
 
@@ -74,6 +90,42 @@ def test_api_answers_are_not_stored_either(agent_for_policies):
 
     assert response.status_code == 200
     assert "no-store" in response["Cache-Control"]
+
+
+@pytest.mark.parametrize("tail", ["tier-one", "facts", "facts/search?q=aisle", "nothing"])
+def test_agent_answers_carry_every_response_policy_and_no_session(agent_for_policies, tail):
+    """The API skips the browser-only middleware (sessions, staff user, messages), never the
+    response policies; the hot reads answer outside DRF's machinery, with the same headers."""
+    from django.http import HttpResponse
+    from django.utils.cache import add_never_cache_headers
+
+    never_cached = HttpResponse()
+    add_never_cache_headers(never_cached)
+    response = agent_for_policies.get(f"/api/v1/subjects/FF-1/{tail}")
+
+    assert response.status_code == (404 if tail == "nothing" else 200)
+    assert response["Cache-Control"] == never_cached["Cache-Control"]
+    assert response.has_header("Expires")
+    assert _csp(response)["default-src"] == ["'self'"]
+    assert response["X-Frame-Options"] == "DENY"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Referrer-Policy"] == "same-origin"
+    assert not response.cookies
+    assert "Cookie" not in response.get("Vary", "")
+
+
+def test_staff_pages_keep_sessions_and_csrf(client):
+    """What the API skips still runs for every page a browser uses."""
+    from django.test import Client
+
+    page = client.get("/login/")
+    strict = Client(enforce_csrf_checks=True)
+    refused = strict.post("/login/", {"username": "x", "password": "y"})
+
+    assert page.status_code == 200
+    assert "csrftoken" in page.cookies
+    assert "Cookie" in page["Vary"]
+    assert refused.status_code == 403
 
 
 @pytest.fixture

@@ -10,14 +10,25 @@ a number with the cache's atomic `incr` (INCR in Redis), so no two requests can 
 one allowed. The window slides: the previous fixed window still counts in proportion to how much
 of it overlaps the last `period` seconds.
 
-On Redis the three steps of an allowed request (create the window's counter, take a number, read
-the previous window) travel as one MULTI/EXEC pipeline: one round trip per request instead of
-four, on the agent's hot path.
+On Redis the decision is one small Lua script (EVALSHA): read both windows and count the
+request only if it is allowed. Redis runs a script atomically, so the limit holds across every
+worker and a refused request never touches the count. The script and its client are made once
+per process (building a redis-py client per request, as the cache API does, cost more than the
+round trip).
+
+So that a busy token does not pay a Redis round trip on every request, the script may hand a
+process a few numbers at once (a lease: at most 1% of the limit, at most
+API_THROTTLE_LEASE_MAX), which the process then gives out without asking. The numbers are
+counted in Redis when leased, so all workers together still never admit more than the limit; a
+lease left unused when its window ends counts without having been used, so a token can be
+refused a few requests early (at most a lease per process per window). A limit under 200 per
+period is counted request by request, exactly as before.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from typing import Any
 
@@ -38,25 +49,90 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), _PERIODS[period.strip()[0]]
 
 
-def _take_number(key: str, previous_key: str, timeout: int) -> tuple[int, int]:
-    """Count this request in its window; return (its number, the previous window's count)."""
+# KEYS: this window's counter, the previous window's. ARGV: the limit, the share of the previous
+# window still in view, the counter's lifetime in seconds, how many numbers the caller would like.
+# Returns how many were granted (and counted): 0 means refused.
+_ALLOW_SCRIPT = """
+local taken = tonumber(redis.call('GET', KEYS[1]) or '0')
+local earlier = tonumber(redis.call('GET', KEYS[2]) or '0')
+local room = math.floor(tonumber(ARGV[1]) - earlier * tonumber(ARGV[2]) - taken)
+if room < 1 then
+  return 0
+end
+local grant = math.min(room, tonumber(ARGV[4]))
+if redis.call('INCRBY', KEYS[1], grant) == grant then
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+end
+return grant
+"""
+
+
+class _RedisCounts:
+    """Per process and Redis server: the registered script and the leases it handed out."""
+
+    def __init__(self, backend: RedisCache) -> None:
+        self.script = backend._cache.get_client(write=True).register_script(_ALLOW_SCRIPT)
+        self.lock = threading.Lock()
+        self.leases: dict[str, tuple[str, int]] = {}  # slot -> (window key, numbers left)
+
+    def take(self, slot: str, key: str, previous_key: str, *, limit: int, overlap: float,
+             timeout: int) -> bool:
+        with self.lock:
+            window, left = self.leases.get(slot, ("", 0))
+            if window == key and left > 0:
+                self.leases[slot] = (key, left - 1)
+                return True
+        want = max(1, min(int(getattr(settings, "API_THROTTLE_LEASE_MAX", 50)), limit // 100))
+        granted = int(self.script(keys=[key, previous_key],
+                                  args=[limit, repr(overlap), timeout, want]))
+        if granted > 1:
+            with self.lock:
+                window, left = self.leases.get(slot, ("", 0))
+                self.leases[slot] = (key, (left if window == key else 0) + granted - 1)
+        return granted > 0
+
+
+_redis_counts: dict[tuple[str, ...], _RedisCounts] = {}
+_redis_counts_lock = threading.Lock()
+
+
+def _counts_for(backend: RedisCache) -> _RedisCounts:
+    servers = tuple(backend._servers)
+    counts = _redis_counts.get(servers)
+    if counts is None:
+        with _redis_counts_lock:
+            counts = _redis_counts.setdefault(servers, _RedisCounts(backend))
+    return counts
+
+
+def throttle_leases_clear() -> None:
+    """Forget the numbers this process holds (tests: after clearing the cache)."""
+    with _redis_counts_lock:
+        _redis_counts.clear()
+
+
+def _allow(slot: str, key: str, previous_key: str, *, limit: int, overlap: float,
+           timeout: int) -> bool:
+    """Count this request in its window if the sliding count stays within `limit`."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        current = backend.make_and_validate_key(key)
-        previous = backend.make_and_validate_key(previous_key)
-        pipe = backend._cache.get_client(current, write=True).pipeline(transaction=True)
-        pipe.set(current, 0, nx=True, ex=timeout)
-        pipe.incr(current)
-        pipe.get(previous)
-        _, taken, earlier = pipe.execute()
-        return int(taken), int(earlier or 0)
+        return _counts_for(backend).take(
+            slot, backend.make_and_validate_key(key), backend.make_and_validate_key(previous_key),
+            limit=limit, overlap=overlap, timeout=timeout,
+        )
+    # Process-local cache (the embedded default, one process): take a number, give it back if
+    # it is over the limit.
     cache.add(key, 0, timeout=timeout)
     try:
         taken = cache.incr(key)
     except ValueError:  # expired between add and incr
         cache.set(key, 1, timeout=timeout)
         taken = 1
-    return taken, cache.get(previous_key, 0)
+    if taken + cache.get(previous_key, 0) * overlap <= limit:
+        return True
+    with contextlib.suppress(ValueError):  # a refused request does not count
+        cache.decr(key)
+    return False
 
 
 class TokenRateThrottle(BaseThrottle):
@@ -71,14 +147,10 @@ class TokenRateThrottle(BaseThrottle):
         now = time.time()
         window = int(now // period)
         overlap = 1.0 - (now - window * period) / period  # share of the previous window in view
-        key = f"throttle:token:{token.pk}:{period}:{window}"
-        taken, earlier = _take_number(
-            key, f"throttle:token:{token.pk}:{period}:{window - 1}", timeout=2 * period + 1
-        )
-        if taken + earlier * overlap <= limit:
+        slot = f"throttle:token:{token.pk}:{period}"
+        if _allow(slot, f"{slot}:{window}", f"{slot}:{window - 1}", limit=limit,
+                  overlap=overlap, timeout=2 * period + 1):
             return True
-        with contextlib.suppress(ValueError):  # a refused request does not count
-            cache.decr(key)
         self._wait = max(1.0, (window + 1) * period - now)
         return False
 

@@ -14,6 +14,8 @@ from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 
+from memoryadmin.middleware import is_api_request
+
 TOUCHED = "_idle_touched"
 REFRESH_SECONDS = 60
 
@@ -23,6 +25,8 @@ class IdleTimeoutMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_api_request(request):  # bearer tokens, no session to keep alive
+            return self.get_response(request)
         response = self.get_response(request)
         session = getattr(request, "session", None)
         user = getattr(request, "user", None)

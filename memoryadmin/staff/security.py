@@ -22,6 +22,8 @@ from django.utils.http import urlencode
 from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from memoryadmin.middleware import is_api_request
+
 from .roles import PRIVACY_ADMIN, role_of
 
 OTP_REQUIRED_SESSION_KEY = "staff_otp_required"
@@ -57,6 +59,8 @@ class SecondFactorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_api_request(request):  # not a staff page: bearer tokens, no staff session
+            return self.get_response(request)
         if self._must_verify(request):
             target = reverse("otp-verify")
             return redirect(f"{target}?{urlencode({'next': request.get_full_path()})}")

@@ -13,6 +13,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from memoryadmin.api.models import IdempotencyRecord, Scope, ServiceToken
+from memoryadmin.api.throttling import throttle_leases_clear
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.facts.models import FactEvent, MemoryFact, Subject
@@ -60,8 +61,10 @@ def _fresh_throttle_counts():
     """Throttle counters live in the default cache; never let one test's requests count in
     another's."""
     cache.clear()
+    throttle_leases_clear()
     yield
     cache.clear()
+    throttle_leases_clear()
 
 
 @pytest.fixture

@@ -108,9 +108,7 @@ def test_the_shared_cache_is_redis_whenever_the_broker_is():
     ) == ["django.core.cache.backends.redis.RedisCache", "redis://127.0.0.1:6379/5"]
 
 
-def test_on_redis_the_limit_holds_with_one_round_trip_per_request(make_agent, settings):
-    """Production counts in Redis: the window's counter is created, taken and read with the
-    previous window in one MULTI/EXEC; the limit and the 429 are the same as anywhere."""
+def _redis_cache(settings, prefix: str):
     import os
 
     from django.core.cache import caches
@@ -119,17 +117,61 @@ def test_on_redis_the_limit_holds_with_one_round_trip_per_request(make_agent, se
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15"),
-            "KEY_PREFIX": "throttle-test",
+            "KEY_PREFIX": prefix,
         }
     }
-    settings.API_THROTTLE_RATE = "3/min"
     backend = caches["default"]
     backend.clear()
+    return backend
+
+
+def test_on_redis_the_limit_holds_and_a_refused_request_is_not_counted(make_agent, settings):
+    """Production counts in Redis, deciding in one script per request (a limit this small is
+    never leased out): the limit and the 429 are the same as anywhere."""
+    backend = _redis_cache(settings, "throttle-test")
+    settings.API_THROTTLE_RATE = "3/min"
     busy = make_agent(name="redis-busy-host")
     statuses = [busy.get(facts_url("FF-0005")).status_code for _ in range(4)]
     assert statuses == [200, 200, 200, 429]
     [key] = [k for k in backend._cache.get_client().keys("throttle-test:*throttle:token:*")]
     client = backend._cache.get_client()
-    assert int(client.get(key)) == 3  # the refused request was given back
+    assert int(client.get(key)) == 3  # the refused request was not counted
     assert 0 < client.ttl(key) <= 121
+    backend.clear()
+
+
+def _admitted_in_a_worker(rate: str, tries: int, queue) -> None:
+    """One gunicorn worker's share of the traffic: its own process, its own Redis connection
+    and leases, the same token."""
+    from types import SimpleNamespace
+
+    from memoryadmin.api.models import ServiceToken
+    from memoryadmin.api.throttling import TokenRateThrottle, throttle_leases_clear
+
+    throttle_leases_clear()  # nothing inherited from the parent
+    request = SimpleNamespace(auth=ServiceToken(pk=987654, name="shared", throttle_rate=rate))
+    queue.put(sum(TokenRateThrottle().allow_request(request, None) for _ in range(tries)))
+
+
+@pytest.mark.parametrize("rate", ["60/min", "2000/min"])  # exact counting, and leased numbers
+def test_workers_sharing_a_token_admit_exactly_its_limit_together(settings, rate):
+    """Four processes racing on one token over Redis admit exactly the limit between them, no
+    more (atomic counting) and, when they keep asking, no less (no lease is left unused)."""
+    import multiprocessing
+
+    from memoryadmin.api.throttling import parse_rate
+
+    backend = _redis_cache(settings, "throttle-workers")
+    limit, _ = parse_rate(rate)
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    workers = [context.Process(target=_admitted_in_a_worker, args=(rate, limit, queue))
+               for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    admitted = [queue.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(10)
+
+    assert sum(admitted) == limit
     backend.clear()

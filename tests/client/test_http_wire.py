@@ -246,3 +246,21 @@ def test_one_store_can_be_used_from_successive_event_loops():
 def test_a_token_is_required():
     with pytest.raises(ValueError):
         HttpMemoryStore("http://127.0.0.1:1", "")
+
+
+def test_calls_from_one_loop_share_one_kept_alive_connection():
+    """An agent host pays the TCP connect once, not on every call, when the server keeps the
+    connection open (HTTP/1.1 keep-alive)."""
+
+    async def calls(store: HttpMemoryStore) -> list[int]:
+        try:
+            return [await store.purge_generation(f"t-{n}") for n in range(5)]
+        finally:
+            await store.aclose()
+
+    with CannedHttpServer([Canned(200, {"purge_generation": 4})]) as server:
+        address = server.url.removeprefix("http://").split(":")
+        with DroppingProxy((address[0], int(address[1])), drop=0) as proxy:
+            assert asyncio.run(calls(HttpMemoryStore(proxy.url, "mat_secret"))) == [4] * 5
+    assert len(server.seen) == 5
+    assert proxy.connections == 1
