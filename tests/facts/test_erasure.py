@@ -33,7 +33,7 @@ def upsert(subject_id: str, *pairs: tuple[str, str]) -> None:
 # copy of a value must register an eraser with facts.erasure and be listed here.
 HOLDS_VALUES = {
     "facts.MemoryFact": "the row itself (erasure.erase_facts / erase_subject)",
-    "facts.FactEvent": "snapshots blanked and key hashed (erasure._redact_history)",
+    "facts.FactEvent": "snapshots blanked, key replaced by its stored hash (erasure.erase_facts)",
     "api.IdempotencyRecord": "api.idempotency",
     "extraction.ExtractionJob": "extraction.transcripts",
 }

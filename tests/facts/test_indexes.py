@@ -23,8 +23,9 @@ PURPOSE = {
         "GIN trigram (PostgreSQL only): the staff search by words in fact values (ILIKE)"
     ),
     ("memory_fact_event", "memory_fact_event_pkey"): "primary key",
-    ("memory_fact_event", "fact_event_subject_key"): (
-        "a fact's history, and redacting a fact's events when it is erased"
+    ("memory_fact_event", "fact_event_subject_hash"): (
+        "a fact's history by the keyed hash each event stores, and finding a fact's events "
+        "when it is erased (the erasure then updates no indexed column: a HOT update)"
     ),
     ("memory_fact_event", "fact_event_subject_time"): "a traveller's timeline, newest first",
     ("memory_fact_event", "fact_event_clear_receipt"): (
