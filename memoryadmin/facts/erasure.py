@@ -176,17 +176,16 @@ def native_ready() -> bool:
 
 async def erase_facts_async(
     cursor: Any, rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
-) -> int:
+) -> None:
     """`erase_facts` on an async psycopg cursor, inside the caller's transaction (the caller
-    holds the locks and checked `native_ready()`). Returns how many rows were deleted."""
-    if not rows:
-        return 0
+    holds the locks and checked `native_ready()`). Only sends the statement, so that a caller in
+    pipeline mode can queue its COMMIT behind it; the cursor's rows are then the (subject_id,
+    key) of the facts deleted."""
     in_sql, in_python = _split(on_facts=True)
     if in_python:
         raise RuntimeError("an eraser without SQL cannot run on an async connection")
     params = _params_erase_facts(rows, action=action, reason=reason, now=timezone.now())
     await cursor.execute(_sql_erase_facts(in_sql), params)
-    return len(await cursor.fetchall())
 
 
 # --- SQLite (the embedded default): the ORM, a few statements per batch -------------------------

@@ -926,16 +926,24 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
     `erasure.native_ready()`. A traveller never stored has nothing to delete (no row is made)."""
     clean_subject_id(subject_id)
     rows = [(subject_id, normalize_key(key), actor)]
-    async with conn.transaction():
-        cursor = conn.cursor()
-        async with conn.pipeline():
-            # The lock runs first; the erasing statement then takes its own snapshot, so it
-            # sees every event a writer that held the lock before us committed.
-            await cursor.execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
-            deleted = await erasure.erase_facts_async(
-                cursor, rows, action=EventAction.DELETED, reason=_clean_reason(reason)
+    erasing = conn.cursor()
+    if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
+        async with conn.transaction():
+            await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+            await erasure.erase_facts_async(
+                erasing, rows, action=EventAction.DELETED, reason=_clean_reason(reason)
             )
-    return bool(deleted)
+        return bool(await erasing.fetchall())
+    # One round trip: in pipeline mode on an autocommit connection, the statements up to the
+    # Sync form one implicit transaction, committed at the Sync (or rolled back whole on an
+    # error). The lock runs first; the erasing statement then takes its own snapshot, so it
+    # sees every event that a writer who held the lock before us committed.
+    async with conn.pipeline():
+        await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+        await erasure.erase_facts_async(
+            erasing, rows, action=EventAction.DELETED, reason=_clean_reason(reason)
+        )
+    return bool(await erasing.fetchall())
 
 
 def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> FactEvent:
