@@ -121,8 +121,11 @@ def _sql_erase_facts(registrations: list[_Registration]) -> str:
         " WITH ORDINALITY AS v(subject_id, key, digest, kind, user_id, label, n)),"
         " m AS (SELECT * FROM unnest(%(m_subjects)s::text[], %(m_keys)s::text[],"
         " %(m_hashes)s::text[]) AS m(subject_id, key, hash)),"
-        ' gone AS (DELETE FROM "memory_fact" AS f USING v'
-        " WHERE f.subject_id = v.subject_id AND f.key = v.key RETURNING f.subject_id, f.key),"
+        # LATERAL with OFFSET 0 is not flattened: each fact is found through its unique index
+        # (a join lets the planner hash the whole table for a chunk of 1,000).
+        ' gone AS (DELETE FROM "memory_fact" AS f WHERE f.id IN (SELECT hit.id FROM v'
+        ' CROSS JOIN LATERAL (SELECT x.id FROM "memory_fact" AS x WHERE x.subject_id ='
+        " v.subject_id AND x.key = v.key OFFSET 0) AS hit) RETURNING f.subject_id, f.key),"
         f' redacted AS (UPDATE "{_TABLE}" AS e SET key = e.key_hash, before = NULL,'
         " after = NULL, redacted_at = COALESCE(e.redacted_at, %(now)s)"
         " FROM gone JOIN m ON m.subject_id = gone.subject_id AND m.key = gone.key"
@@ -141,15 +144,16 @@ def _sql_erase_facts(registrations: list[_Registration]) -> str:
 def _params_erase_facts(
     rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str, now: datetime
 ) -> dict[str, Any]:
+    hashes = [history_hashes(subject_id, key) for subject_id, key, _ in rows]
     matches = [
         (subject_id, key, digest)
-        for subject_id, key, _ in rows
-        for digest in history_hashes(subject_id, key)
+        for (subject_id, key, _), candidates in zip(rows, hashes, strict=True)
+        for digest in candidates
     ]
     return {
         "subjects": [row[0] for row in rows],
         "keys": [row[1] for row in rows],
-        "digests": [key_digest(subject_id, key) for subject_id, key, _ in rows],
+        "digests": [candidates[0] for candidates in hashes],  # today's SECRET_KEY
         "kinds": [str(actor.kind) for _, _, actor in rows],
         "users": [getattr(actor.user, "pk", None) for _, _, actor in rows],
         "labels": [actor.label[:200] for _, _, actor in rows],

@@ -34,8 +34,9 @@ PURPOSE = {
     ("memory_fact_event", "memory_fact_event_created_at_44147f3f"): (
         "the audit retention sweep deletes the oldest events"
     ),
-    ("memory_fact_event", "memory_fact_event_actor_user_id_1412d171"): (
-        "FK: deleting a staff user sets actor_user to NULL"
+    ("memory_fact_event", "fact_event_actor_user"): (
+        "partial (actor_user not null): FK, deleting a staff user sets actor_user to NULL; "
+        "the events of the agent, extraction and the sweeps are not in it"
     ),
     ("memory_subject", "memory_subject_pkey"): "primary key",
     ("memory_subject", "memory_subject_subject_id_key"): (
