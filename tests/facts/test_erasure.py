@@ -166,4 +166,4 @@ def test_erasing_takes_the_same_number_of_statements_for_1_or_60_facts(call):
     small = _statements(call, 1, "few-facts")
     large = _statements(call, 60, "many-facts")
     assert small == large
-    assert small <= 10
+    assert small <= 6  # fact_delete: the lock and one erasing statement (savepoints aside)
