@@ -241,3 +241,23 @@ def test_native_delete_of_nothing_writes_nothing(host_loop):
     assert not Subject.objects.filter(subject_id="n-never-seen").exists()
     assert on_loop(host_loop, native.delete_fact("n-none", "seat")) is True
     assert on_loop(host_loop, native.delete_fact("n-none", "seat")) is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_native_delete_waits_for_a_writer_and_erases_what_it_wrote(host_loop):
+    """The lock comes first and the erasing statement takes its snapshot after it: a value that
+    a concurrent upsert commits while the delete waits is erased with the rest."""
+    native = DjangoMemoryStore(native=True)
+    upsert("n-race", ("seat_note", "First value Wq1"))
+    with transaction.atomic():
+        upsert("n-race", ("seat_note", "Written meanwhile Wq2"))  # holds the traveller's lock
+        pending = asyncio.run_coroutine_threadsafe(
+            native.delete_fact("n-race", "seat_note"), host_loop
+        )
+        with pytest.raises(TimeoutError):
+            pending.result(0.5)
+    assert pending.result(10) is True
+    assert occurrences("Wq1") == {} and occurrences("Wq2") == {}
+    assert [e.action for e in selectors.fact_history("n-race", "seat_note")] == [
+        EventAction.CREATED, EventAction.UPDATED, EventAction.DELETED,
+    ]
