@@ -1345,16 +1345,16 @@ def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> Ch
     if not rows:
         return ChunkResult(done=0, more=False)
     rules = retention.enabled_rules()
-    actors: dict[int | None, Actor] = {}
+    actors: dict[tuple[str, str, bool], Actor] = {}  # a chunk repeats the same topics
     doomed = []
     for subject_id, key, category, sensitive, pinned in rows:
-        rule = None if pinned else matching_rule(
-            rules, key=key, category=category, sensitive=sensitive
-        )
-        if rule is None:
-            actor = PINNED_EXPIRY_ACTOR
-        else:
-            actor = actors.setdefault(rule.pk, Actor.retention(rule))
+        actor = PINNED_EXPIRY_ACTOR
+        if not pinned:
+            topic = (key, category, sensitive)
+            if topic not in actors:
+                rule = matching_rule(rules, key=key, category=category, sensitive=sensitive)
+                actors[topic] = PINNED_EXPIRY_ACTOR if rule is None else Actor.retention(rule)
+            actor = actors[topic]
         doomed.append((subject_id, key, actor))
     erased = erasure.erase_facts(
         doomed, action=EventAction.DELETED, reason="Expired under the retention policy."
