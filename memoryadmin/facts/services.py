@@ -938,11 +938,16 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
     # Sync form one implicit transaction, committed at the Sync (or rolled back whole on an
     # error). The lock runs first; the erasing statement then takes its own snapshot, so it
     # sees every event that a writer who held the lock before us committed.
+    # A generic plan: psycopg prepares the statement after a few calls, but PostgreSQL would go
+    # on planning each call afresh (its custom plans look cheaper), which costs more than the
+    # erasure itself (measured: p50 7-8 ms against 4 ms, on a loaded machine).
     async with conn.pipeline():
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
         await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
         await erasure.erase_facts_async(
             erasing, rows, action=EventAction.DELETED, reason=_clean_reason(reason)
         )
+        await conn.execute("RESET plan_cache_mode")
     return bool(await erasing.fetchall())
 
 
