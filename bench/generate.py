@@ -10,6 +10,9 @@ migrated first (`manage.py migrate`); the memory tables are emptied before loadi
 
 This is test data for a benchmark, written straight into the tables on purpose: no service, no
 audit. Deterministic for a given preset (seeded).
+
+Every event stores the keyed hash of its key (`FactEvent.key_hash`, HMAC with SECRET_KEY): run
+this with the SECRET_KEY the app (bench/run.py) will use, or erasure would not find the events.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import psycopg
+
+from memoryadmin.facts.keyhash import key_digest
 
 
 @dataclass(frozen=True)
@@ -102,8 +107,24 @@ def _facts_for(subject: str, count: int, rng: random.Random, now: datetime):
                tag(rng.randint(0, 10**6)) if rng.random() < 0.9 else "")
 
 
+def _secret() -> str:
+    """The app's SECRET_KEY: Django's when configured (bench/run.py), else the environment's."""
+    from django.conf import settings
+
+    if settings.configured:
+        return settings.SECRET_KEY
+    secret = os.environ.get("SECRET_KEY", "")
+    if not secret:
+        raise SystemExit(
+            "generate.py: set SECRET_KEY to the one bench/run.py will run with (every event "
+            "stores a keyed hash of its key; with another secret, erasure would not find them)"
+        )
+    return secret
+
+
 def load(conninfo: str, preset: Preset, *, seed: int = 12) -> dict[str, float]:
     rng = random.Random(seed)
+    secret = _secret()
     now = datetime.now(UTC)
     started = time.perf_counter()
     heavy = heavy_ids(preset)
@@ -139,19 +160,20 @@ def load(conninfo: str, preset: Preset, *, seed: int = 12) -> dict[str, float]:
                         keys_by_subject.append((subject, key, value))
         events_written = 0
         with conn.cursor().copy(
-            "COPY memory_fact_event (subject_id, key, action, actor_kind, actor_label, reason,"
-            " before, after, session_tag, created_at) FROM STDIN"
+            "COPY memory_fact_event (subject_id, key, key_hash, action, actor_kind, actor_label,"
+            " reason, before, after, session_tag, created_at) FROM STDIN"
         ) as copy:
             per_fact, spare = divmod(preset.events, max(1, len(keys_by_subject)))
             for index, (subject, key, value) in enumerate(keys_by_subject):
+                key_hash = key_digest(subject, key, secret=secret)
                 for step in range(per_fact + (1 if index < spare else 0)):
                     action = "created" if step == 0 else rng.choice(ACTIONS[1:])
                     kind, label = rng.choice(ACTORS)
                     after = json.dumps({"value": value, "version": step + 1})
                     before = None if step == 0 else after
                     created = now - timedelta(days=400 - step, seconds=index)
-                    copy.write_row((subject, key, action, kind, label, "generated", before,
-                                    after, tag(index), created))
+                    copy.write_row((subject, key, key_hash, action, kind, label, "generated",
+                                    before, after, tag(index), created))
                     events_written += 1
         conn.commit()
         conn.autocommit = True

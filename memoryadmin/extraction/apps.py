@@ -8,6 +8,8 @@ class ExtractionConfig(AppConfig):
     def ready(self) -> None:
         from memoryadmin.facts.erasure import register_eraser
 
-        from .services import extraction_erase
+        from .services import EXTRACTION_ERASE_SQL, extraction_erase
 
-        register_eraser("extraction.transcripts", extraction_erase)
+        register_eraser(
+            "extraction.transcripts", extraction_erase, sql=EXTRACTION_ERASE_SQL, on_facts=False
+        )

@@ -4,33 +4,43 @@ a reviewer's rejection or the retention sweep.
 Erasing a fact removes its row, blanks the value snapshots of every event about it, replaces the
 fact's key in the history by a keyed hash (so a fact's events still group, but the topic is gone),
 records one event for the erasure, and calls every registered eraser so that copies of the value
-kept elsewhere go too. Apps above `facts` (stored API replies, extraction transcripts, exports)
-register their eraser from their `AppConfig.ready()`; `facts` never imports them.
+kept elsewhere go too. Every event carries its keyed hash from the start (`FactEvent.key_hash`,
+see `keyhash`): events are found through (subject_id, key_hash), and erasing copies the hash over
+the unindexed `key` and blanks the snapshots, so the history's indexes are left alone.
+
+Apps above `facts` (stored API replies, extraction transcripts, exports) register their eraser
+from their `AppConfig.ready()`; `facts` never imports them.
 
 Every entry point is a fixed number of SQL statements whatever the number of facts: one traveller
-with 5 or 5,000 facts, or a sweep chunk of 1,000 facts across 1,000 travellers.
+with 5 or 5,000 facts, or a sweep chunk of 1,000 facts across 1,000 travellers. On PostgreSQL it
+is one statement: the DELETE, the redaction, the erasure events and the erasers that give their
+SQL (`register_eraser(..., sql=...)`) are data-modifying parts of one WITH query. The same
+statement runs on the store's native async connection (`erase_facts_async`).
 
 Callers are the services (`facts.services`), which hold the locks; nothing else calls these.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from django.db import connection
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 
 from .actors import Actor
+from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
 from .models import EventAction, FactEvent, MemoryFact
 
-# A hashed key starts with "#", which normalize_key never leaves in a real key.
-DIGEST_PREFIX = "#"
-_DIGEST_SALT = "memoryadmin.facts.erasure.key-digest"
-_DIGEST_HEX_LENGTH = 40
-_DIGEST = re.compile(rf"^#[0-9a-f]{{{_DIGEST_HEX_LENGTH}}}$")
+__all__ = [
+    "DIGEST_PREFIX", "Erased", "erase_facts", "erase_facts_async", "erase_subject",
+    "history_hashes", "is_key_digest", "key_digest", "native_ready", "register_eraser",
+    "registered_erasers",
+]
 
 
 @dataclass(frozen=True)
@@ -51,157 +61,234 @@ class Erased:
 
 
 Eraser = Callable[[Erased], None]
-_ERASERS: dict[str, Eraser] = {}
 
 
-def register_eraser(name: str, eraser: Eraser) -> None:
+@dataclass(frozen=True)
+class _Registration:
+    erase: Eraser
+    sql: str | None
+    on_facts: bool
+
+
+_ERASERS: dict[str, _Registration] = {}
+
+
+def register_eraser(
+    name: str, eraser: Eraser, *, sql: str | None = None, on_facts: bool = True
+) -> None:
     """Called from an AppConfig.ready() by each app that keeps a copy of a fact value.
 
     The eraser runs inside the erasing transaction and must be set-based (a fixed number of
-    statements whatever the size of `Erased`). Registering the same name again replaces it."""
-    _ERASERS[name] = eraser
+    statements whatever the size of `Erased`). Registering the same name again replaces it.
+
+    `sql`, optional, is the same work as one PostgreSQL data-modifying statement (UPDATE or
+    DELETE, no RETURNING) over the travellers in the WITH query `erased_subjects(subject_id)`,
+    and may use the parameter `%(now)s`: it then becomes part of the erasing statement itself
+    (no statement of its own, and usable on the store's async connection). `on_facts=False`
+    says the eraser has nothing to do when single facts go (only on "forget everything")."""
+    _ERASERS[name] = _Registration(eraser, sql, on_facts)
 
 
 def registered_erasers() -> dict[str, Eraser]:
-    return dict(_ERASERS)
-
-
-def key_digest(subject_id: str, key: str) -> str:
-    """The keyed hash that stands in for an erased key. HMAC-SHA256 with a key derived from
-    SECRET_KEY, over subject and key, so the same topic of two travellers does not correlate and
-    nobody without the secret can test guesses against it."""
-    mac = salted_hmac(_DIGEST_SALT, f"{subject_id}\x00{key}", algorithm="sha256")
-    return DIGEST_PREFIX + mac.hexdigest()[:_DIGEST_HEX_LENGTH]
-
-
-def is_key_digest(key: str) -> bool:
-    return bool(_DIGEST.match(key))
+    return {name: registration.erase for name, registration in _ERASERS.items()}
 
 
 def history_keys(subject_id: str, key: str) -> list[str]:
-    """The keys under which a fact's history is stored: its own, and its digest once erased."""
+    """The keys under which a fact's history is shown: its own, and its digest once erased."""
     if is_key_digest(key):
         return [key]
     return [key, key_digest(subject_id, key)]
 
 
-# --- the statements ----------------------------------------------------------------------------
+# --- PostgreSQL: one statement ------------------------------------------------------------------
+
+_TABLE = FactEvent._meta.db_table
 
 
-def _redact_history(rows: Sequence[tuple[str, str, str]]) -> None:
-    """One UPDATE: blank the snapshots and hash the key of every event of these facts.
-    `rows` are (subject_id, key, digest)."""
-    if not rows:
-        return
-    table = FactEvent._meta.db_table
-    now = timezone.now()
-    if connection.vendor == "postgresql":
-        # Arrays: one short statement whatever the size. The LATERAL subquery with OFFSET 0 is
-        # not flattened, so each fact's events are found through (subject_id, key, created_at)
-        # instead of a scan of the whole history per chunk.
-        sql = (
-            f'UPDATE "{table}" AS e SET key = m.digest, before = NULL, after = NULL, '  # noqa: S608
-            "redacted_at = COALESCE(e.redacted_at, %s) FROM ("
-            "SELECT hit.id, v.digest "
-            "FROM unnest(%s::varchar[], %s::varchar[], %s::varchar[]) "
-            "AS v(subject_id, key, digest) "
-            f'CROSS JOIN LATERAL (SELECT x.id FROM "{table}" AS x '
-            "WHERE x.subject_id = v.subject_id AND x.key = v.key OFFSET 0) AS hit) AS m "
-            "WHERE e.id = m.id"
-        )
-        params: list[object] = [now, *(list(column) for column in zip(*rows, strict=True))]
-    else:  # SQLite (the embedded default)
-        source = "({}) AS v".format(
-            " UNION ALL ".join(["SELECT %s AS subject_id, %s AS key, %s AS digest"] * len(rows))
-        )
-        params = [now, *(value for row in rows for value in row)]
-        sql = (
-            f'UPDATE "{table}" SET key = v.digest, before = NULL, after = NULL, '  # noqa: S608
-            f"redacted_at = COALESCE(redacted_at, %s) FROM {source} "
-            f'WHERE "{table}".subject_id = v.subject_id AND "{table}".key = v.key'
-        )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-
-
-def _record_erasures(
-    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
-) -> None:
-    """One INSERT: the event that says who erased which fact. `rows` are
-    (subject_id, digest, actor)."""
-    if connection.vendor != "postgresql":
-        FactEvent.objects.bulk_create(
-            [
-                FactEvent(
-                    subject_id=subject_id,
-                    key=digest,
-                    action=action,
-                    actor_kind=actor.kind,
-                    actor_user=actor.user,
-                    actor_label=actor.label[:200],
-                    reason=reason,
-                )
-                for subject_id, digest, actor in rows
-            ]
-        )
-        return
-    table = FactEvent._meta.db_table
-    columns = list(zip(*[
-        (subject_id, digest, actor.kind, getattr(actor.user, "pk", None), actor.label[:200])
-        for subject_id, digest, actor in rows
-    ], strict=True))
-    sql = (
-        f'INSERT INTO "{table}" (subject_id, key, action, actor_kind, actor_user_id, '  # noqa: S608
-        "actor_label, reason, session_tag, created_at) "
-        "SELECT v.subject_id, v.key, %s, v.kind, v.user_id, v.label, %s, '', %s "
-        "FROM unnest(%s::varchar[], %s::varchar[], %s::varchar[], %s::integer[], "
-        "%s::varchar[]) AS v(subject_id, key, kind, user_id, label)"
+def _eraser_parts(registrations: list[_Registration]) -> str:
+    return "".join(
+        f", eraser_{i} AS ({registration.sql})" for i, registration in enumerate(registrations)
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [action, reason, timezone.now(), *(list(c) for c in columns)])
 
 
-def _run_erasers(erased: Erased) -> None:
-    for eraser in _ERASERS.values():
-        eraser(erased)
+def _sql_erase_facts(registrations: list[_Registration]) -> str:
+    """Delete the facts named in `v`, blank and hash their history (found by subject and each
+    candidate hash in `m`), record one erasure event per fact that went, run the erasers' SQL.
+    Every part reads `gone`, so nothing happens for a fact that was not there."""
+    return (
+        "WITH v AS (SELECT * FROM unnest(%(subjects)s::text[], %(keys)s::text[],"
+        " %(digests)s::text[], %(kinds)s::text[], %(users)s::integer[], %(labels)s::text[])"
+        " WITH ORDINALITY AS v(subject_id, key, digest, kind, user_id, label, n)),"
+        " m AS (SELECT * FROM unnest(%(m_subjects)s::text[], %(m_keys)s::text[],"
+        " %(m_hashes)s::text[]) AS m(subject_id, key, hash)),"
+        # LATERAL with OFFSET 0 is not flattened: each fact is found through its unique index
+        # (a join lets the planner hash the whole table for a chunk of 1,000).
+        ' gone AS (DELETE FROM "memory_fact" AS f WHERE f.id IN (SELECT hit.id FROM v'
+        ' CROSS JOIN LATERAL (SELECT x.id FROM "memory_fact" AS x WHERE x.subject_id ='
+        " v.subject_id AND x.key = v.key OFFSET 0) AS hit) RETURNING f.subject_id, f.key),"
+        f' redacted AS (UPDATE "{_TABLE}" AS e SET key = e.key_hash, before = NULL,'
+        " after = NULL, redacted_at = COALESCE(e.redacted_at, %(now)s)"
+        " FROM gone JOIN m ON m.subject_id = gone.subject_id AND m.key = gone.key"
+        " WHERE e.subject_id = m.subject_id AND e.key_hash = m.hash AND e.key <> e.key_hash),"
+        f' recorded AS (INSERT INTO "{_TABLE}" (subject_id, key, key_hash, action, actor_kind,'
+        " actor_user_id, actor_label, reason, session_tag, created_at)"
+        " SELECT v.subject_id, v.digest, v.digest, %(action)s, v.kind, v.user_id, v.label,"
+        " %(reason)s, '', %(now)s FROM v JOIN gone"
+        " ON gone.subject_id = v.subject_id AND gone.key = v.key ORDER BY v.n),"
+        " erased_subjects AS (SELECT DISTINCT subject_id FROM gone)"
+        f"{_eraser_parts(registrations)}"
+        " SELECT subject_id, key FROM gone"
+    )
+
+
+def _params_erase_facts(
+    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str, now: datetime
+) -> dict[str, Any]:
+    hashes = [history_hashes(subject_id, key) for subject_id, key, _ in rows]
+    matches = [
+        (subject_id, key, digest)
+        for (subject_id, key, _), candidates in zip(rows, hashes, strict=True)
+        for digest in candidates
+    ]
+    return {
+        "subjects": [row[0] for row in rows],
+        "keys": [row[1] for row in rows],
+        "digests": [candidates[0] for candidates in hashes],  # today's SECRET_KEY
+        "kinds": [str(actor.kind) for _, _, actor in rows],
+        "users": [getattr(actor.user, "pk", None) for _, _, actor in rows],
+        "labels": [actor.label[:200] for _, _, actor in rows],
+        "m_subjects": [match[0] for match in matches],
+        "m_keys": [match[1] for match in matches],
+        "m_hashes": [match[2] for match in matches],
+        "action": str(action),
+        "reason": reason,
+        "now": now,
+    }
+
+
+def _split(*, on_facts: bool) -> tuple[list[_Registration], list[_Registration]]:
+    """The erasers that apply, as (those run inside the statement, those called in Python)."""
+    applying = [r for r in _ERASERS.values() if r.on_facts or not on_facts]
+    return [r for r in applying if r.sql], [r for r in applying if not r.sql]
+
+
+def native_ready() -> bool:
+    """Whether a fact can be erased on an async connection: every eraser that applies to facts
+    gave its SQL (a Python eraser runs on Django's connection, another transaction)."""
+    return not _split(on_facts=True)[1]
+
+
+async def erase_facts_async(
+    cursor: Any, rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
+) -> None:
+    """`erase_facts` on an async psycopg cursor, inside the caller's transaction (the caller
+    holds the locks and checked `native_ready()`). Only sends the statement, so that a caller in
+    pipeline mode can queue its COMMIT behind it; the cursor's rows are then the (subject_id,
+    key) of the facts deleted."""
+    in_sql, in_python = _split(on_facts=True)
+    if in_python:
+        raise RuntimeError("an eraser without SQL cannot run on an async connection")
+    params = _params_erase_facts(rows, action=action, reason=reason, now=timezone.now())
+    await cursor.execute(_sql_erase_facts(in_sql), params)
+
+
+# --- SQLite (the embedded default): the ORM, a few statements per batch -------------------------
+
+_SQLITE_BATCH = 200  # SQLite limits the depth of an expression tree
+
+
+def _redact_orm(condition: Q, now: datetime) -> None:
+    FactEvent.objects.filter(condition).exclude(key=F("key_hash")).update(
+        key=F("key_hash"), before=None, after=None,
+        redacted_at=Coalesce(F("redacted_at"), now),
+    )
+
+
+def _erase_facts_orm(
+    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str, now: datetime
+) -> list[tuple[str, str]]:
+    gone: list[tuple[str, str]] = []
+    for start in range(0, len(rows), _SQLITE_BATCH):
+        batch = rows[start:start + _SQLITE_BATCH]
+        named = Q()
+        for subject_id, key, _ in batch:
+            named |= Q(subject_id=subject_id, key=key)
+        present = set(MemoryFact.objects.filter(named).values_list("subject_id", "key"))
+        batch = [row for row in batch if (row[0], row[1]) in present]
+        if not batch:
+            continue
+        MemoryFact.objects.filter(named).delete()
+        hashed = Q()
+        for subject_id, key, _ in batch:
+            hashed |= Q(subject_id=subject_id, key_hash__in=history_hashes(subject_id, key))
+        _redact_orm(hashed, now)
+        FactEvent.objects.bulk_create([
+            FactEvent(
+                subject_id=subject_id, key=key_digest(subject_id, key),
+                key_hash=key_digest(subject_id, key), action=action, actor_kind=actor.kind,
+                actor_user=actor.user, actor_label=actor.label[:200], reason=reason,
+                created_at=now,
+            )
+            for subject_id, key, actor in batch
+        ])
+        gone += [(subject_id, key) for subject_id, key, _ in batch]
+    return gone
 
 
 # --- entry points ------------------------------------------------------------------------------
 
 
 def erase_facts(
-    rows: Sequence[tuple[int, str, str, Actor]], *, action: EventAction, reason: str
+    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
 ) -> int:
-    """Erase the given facts: (pk, subject_id, key, actor) each. Used for one fact and for a
-    sweep chunk; the caller has locked the rows. Returns how many rows were deleted."""
+    """Erase the given facts: (subject_id, key, actor) each. Used for one fact and for a sweep
+    chunk; the caller holds the locks (a fact that is not there is skipped: no event, no
+    eraser). Returns how many rows were deleted."""
     if not rows:
         return 0
-    deleted, _ = MemoryFact.objects.filter(pk__in=[row[0] for row in rows]).delete()
-    hashed = [(subject_id, key, key_digest(subject_id, key)) for _, subject_id, key, _ in rows]
-    _redact_history(hashed)
-    _record_erasures(
-        [(subject_id, digest, row[3]) for row, (subject_id, _, digest) in zip(rows, hashed,
-                                                                             strict=True)],
-        action=action,
-        reason=reason,
-    )
-    _run_erasers(Erased(facts=tuple((subject_id, key) for subject_id, key, _ in hashed)))
-    return deleted
+    now = timezone.now()
+    in_sql, in_python = _split(on_facts=True)
+    if connection.vendor == "postgresql":
+        params = _params_erase_facts(rows, action=action, reason=reason, now=now)
+        with connection.cursor() as cursor:
+            cursor.execute(_sql_erase_facts(in_sql), params)
+            gone = [tuple(row) for row in cursor.fetchall()]
+    else:
+        in_python += in_sql
+        gone = _erase_facts_orm(rows, action=action, reason=reason, now=now)
+    if gone:
+        erased = Erased(facts=tuple((subject_id, key) for subject_id, key in gone))
+        for registration in in_python:
+            registration.erase(erased)
+    return len(gone)
 
 
 def erase_subject(subject_id: str) -> int:
-    """Forget everything about one traveller: every fact, every value in their history, every
-    copy elsewhere. Records no per-fact event (the caller records one "cleared" event). The
-    caller has locked the subject. Returns how many facts were deleted."""
-    deleted, _ = MemoryFact.objects.filter(subject_id=subject_id).delete()
-    # Keys with history but no fact any more (erased before keys were hashed) go too.
-    keys = list(
-        FactEvent.objects.filter(subject_id=subject_id)
-        .exclude(key="")
-        .exclude(key__startswith=DIGEST_PREFIX)
-        .values_list("key", flat=True)
-        .distinct()
-    )
-    _redact_history([(subject_id, key, key_digest(subject_id, key)) for key in keys])
-    _run_erasers(Erased(cleared_subjects=(subject_id,)))
+    """Forget everything about one traveller: every fact, every value in their history (any
+    event still showing a key in plain), every copy elsewhere. Records no per-fact event (the
+    caller records one "cleared" event). The caller has locked the subject. Returns how many
+    facts were deleted."""
+    now = timezone.now()
+    in_sql, in_python = _split(on_facts=False)
+    if connection.vendor == "postgresql":
+        sql = (
+            'WITH gone AS (DELETE FROM "memory_fact" WHERE subject_id = %(subject)s'
+            " RETURNING 1),"
+            f' redacted AS (UPDATE "{_TABLE}" SET key = key_hash, before = NULL, after = NULL,'
+            " redacted_at = COALESCE(redacted_at, %(now)s)"
+            " WHERE subject_id = %(subject)s AND key <> '' AND key <> key_hash),"
+            " erased_subjects AS (SELECT %(subject)s::text AS subject_id)"
+            f"{_eraser_parts(in_sql)}"
+            " SELECT count(*) FROM gone"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, {"subject": subject_id, "now": now})
+            [(deleted,)] = cursor.fetchall()
+    else:
+        in_python += in_sql
+        deleted, _ = MemoryFact.objects.filter(subject_id=subject_id).delete()
+        _redact_orm(Q(subject_id=subject_id) & ~Q(key=""), now)
+    erased = Erased(cleared_subjects=(subject_id,))
+    for registration in in_python:
+        registration.erase(erased)
     return deleted

@@ -6,10 +6,14 @@ needs through `facts.selectors`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
 from memoryadmin.client.types import KEY_MAX_LENGTH, SESSION_ID_MAX_LENGTH, VALUE_MAX_LENGTH
+
+from .keyhash import DIGEST_LENGTH, DIGEST_PREFIX, event_key_hash
 
 SUBJECT_ID_MAX_LENGTH = 128
 
@@ -138,11 +142,25 @@ class MemoryFact(models.Model):
         return f"{self.subject_id}:{self.key}"
 
 
+class FactEventManager(models.Manager["FactEvent"]):
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[FactEvent]:
+        """Fill `key_hash` as `FactEvent.save` does (bulk_create bypasses save)."""
+        objs = list(objs)
+        for event in objs:
+            event.fill_key_hash()
+        return super().bulk_create(objs, *args, **kwargs)
+
+
 class FactEvent(models.Model):
-    """Append-only history: who did what to which fact, when and why. Values are erasable."""
+    """Append-only history: who did what to which fact, when and why. Values are erasable.
+
+    `key_hash` is the keyed hash of (subject_id, key), written with the event (`keyhash`): the
+    history of a fact is found through it, and erasing the fact copies it over `key` and blanks
+    the snapshots, so the update touches no indexed column (a HOT update)."""
 
     subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     key = models.CharField(max_length=KEY_MAX_LENGTH, blank=True, default="")
+    key_hash = models.CharField(max_length=DIGEST_LENGTH, blank=True, default="", editable=False)
     action = models.CharField(max_length=32, choices=EventAction.choices)
     actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)
     actor_user = models.ForeignKey(
@@ -151,6 +169,7 @@ class FactEvent(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
+        db_index=False,  # partial index below: most events have no staff user
     )
     actor_label = models.CharField(max_length=200, blank=True, default="")
     reason = models.CharField(max_length=500, blank=True, default="")
@@ -160,16 +179,41 @@ class FactEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     redacted_at = models.DateTimeField(null=True, blank=True)
 
+    objects = FactEventManager()
+
     class Meta:
         db_table = "memory_fact_event"
         indexes = [
-            models.Index(fields=["subject_id", "key", "created_at"], name="fact_event_subject_key"),
+            models.Index(
+                fields=["subject_id", "key_hash", "created_at"], name="fact_event_subject_hash"
+            ),
             models.Index(fields=["subject_id", "created_at"], name="fact_event_subject_time"),
+            # For the FK's SET NULL when a staff user is deleted. Partial: the agent's,
+            # extraction's and the sweep's events (nearly all) are not written to it.
+            models.Index(
+                fields=["actor_user"], name="fact_event_actor_user",
+                condition=models.Q(actor_user__isnull=False),
+            ),
+        ]
+        constraints = [
+            # An event about a fact without its hash could not be found, so not erased.
+            models.CheckConstraint(
+                condition=models.Q(key="") | models.Q(key_hash__startswith=DIGEST_PREFIX),
+                name="fact_event_key_hashed",
+            ),
         ]
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
         return f"{self.subject_id}:{self.key} {self.action} by {self.actor_kind}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.fill_key_hash()
+        super().save(*args, **kwargs)
+
+    def fill_key_hash(self) -> None:
+        if self.key and not self.key_hash:
+            self.key_hash = event_key_hash(self.subject_id, self.key)
 
 
 class MemorySettings(models.Model):

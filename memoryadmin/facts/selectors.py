@@ -28,7 +28,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from .erasure import history_keys
+from .keyhash import history_hashes
 from .models import (
     Category,
     EventAction,
@@ -333,10 +333,13 @@ def subject_fact(subject_id: str, key: str) -> MemoryFact | None:
 
 
 def fact_history(subject_id: str, key: str) -> QuerySet[FactEvent]:
-    """Every event of one fact, including those from before it was last erased (stored under the
-    key's digest). `key` may itself be a digest, as an erased fact's events show it."""
+    """Every event of one fact, including those from before it was last erased (their key is
+    now the digest). `key` may itself be a digest, as an erased fact's events show it. Found
+    through the keyed hash every event stores (fact_event_subject_hash)."""
     return (
-        FactEvent.objects.filter(subject_id=subject_id, key__in=history_keys(subject_id, key))
+        FactEvent.objects.filter(
+            subject_id=subject_id, key_hash__in=history_hashes(subject_id, key)
+        )
         .select_related("actor_user")
         .order_by("created_at", "id")
     )

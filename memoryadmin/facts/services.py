@@ -32,6 +32,7 @@ from .errors import (
     FactNotFound,
     FactStateError,
 )
+from .keyhash import event_key_hash
 from .models import (
     SUBJECT_ID_MAX_LENGTH,
     ActorKind,
@@ -268,11 +269,11 @@ _SQL_UPDATE_FACTS = (
     " expiry_pinned, version) WHERE f.id = r.id"
 )
 _SQL_INSERT_EVENTS = (
-    'INSERT INTO "memory_fact_event" (subject_id, key, action, actor_kind, actor_user_id,'
-    " actor_label, reason, before, after, session_tag, created_at)"
-    " SELECT %s, r.key, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s"
-    " FROM unnest(%b::text[], %b::text[], %b::jsonb[], %b::jsonb[]) WITH ORDINALITY"
-    " AS r(key, action, before, after, n) ORDER BY r.n"
+    'INSERT INTO "memory_fact_event" (subject_id, key, key_hash, action, actor_kind,'
+    " actor_user_id, actor_label, reason, before, after, session_tag, created_at)"
+    " SELECT %s, r.key, r.key_hash, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s"
+    " FROM unnest(%b::text[], %b::text[], %b::text[], %b::jsonb[], %b::jsonb[])"
+    " WITH ORDINALITY AS r(key, key_hash, action, before, after, n) ORDER BY r.n"
 )
 
 
@@ -411,6 +412,7 @@ def _upsert_statements(
                 session_tag,
                 now,
                 [event[0] for event in events],
+                [event_key_hash(subject_id, event[0]) for event in events],
                 [str(event[1]) for event in events],
                 [event[2] for event in events],
                 [event[3] for event in events],
@@ -893,7 +895,7 @@ def fact_approve(
 
 def _remove(fact: MemoryFact, *, action: EventAction, actor: Actor, reason: str) -> None:
     erasure.erase_facts(
-        [(fact.pk, fact.subject_id, fact.key, actor)], action=action, reason=_clean_reason(reason)
+        [(fact.subject_id, fact.key, actor)], action=action, reason=_clean_reason(reason)
     )
 
 
@@ -922,13 +924,60 @@ def fact_delete(
     reason: str = "",
     expected_version: int | None = None,
 ) -> bool:
-    """Erase one fact. True when something was deleted (the upstream delete_fact contract)."""
-    try:
-        fact = _load_for_update(subject_id, key, expected_version)
-    except FactNotFound:
-        return False
-    _remove(fact, action=EventAction.DELETED, actor=actor, reason=reason)
-    return True
+    """Erase one fact. True when something was deleted (the upstream delete_fact contract).
+
+    Without `expected_version` the fact is not read first: after the traveller's lock, one
+    statement deletes it (if there) and erases its history and copies."""
+    if expected_version is not None:
+        try:
+            fact = _load_for_update(subject_id, key, expected_version)
+        except FactNotFound:
+            return False
+        _remove(fact, action=EventAction.DELETED, actor=actor, reason=reason)
+        return True
+    clean_subject_id(subject_id)
+    _lock_subject(subject_id)
+    return bool(erasure.erase_facts(
+        [(subject_id, normalize_key(key), actor)],
+        action=EventAction.DELETED,
+        reason=_clean_reason(reason),
+    ))
+
+
+_SQL_LOCK_SUBJECT_ONLY = 'SELECT 1 FROM "memory_subject" WHERE subject_id = %s FOR UPDATE'
+
+
+async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Actor,
+                            reason: str = "") -> bool:
+    """`fact_delete` on an async psycopg connection, in one transaction of its own, for
+    DjangoMemoryStore's native path: the traveller's lock and the erasing statement sent
+    together (pipeline mode, one round trip). PostgreSQL only; the caller checked
+    `erasure.native_ready()`. A traveller never stored has nothing to delete (no row is made)."""
+    clean_subject_id(subject_id)
+    rows = [(subject_id, normalize_key(key), actor)]
+    erasing = conn.cursor()
+    if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
+        async with conn.transaction():
+            await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+            await erasure.erase_facts_async(
+                erasing, rows, action=EventAction.DELETED, reason=_clean_reason(reason)
+            )
+        return bool(await erasing.fetchall())
+    # One round trip: in pipeline mode on an autocommit connection, the statements up to the
+    # Sync form one implicit transaction, committed at the Sync (or rolled back whole on an
+    # error). The lock runs first; the erasing statement then takes its own snapshot, so it
+    # sees every event that a writer who held the lock before us committed.
+    # A generic plan: psycopg prepares the statement after a few calls, but PostgreSQL would go
+    # on planning each call afresh (its custom plans look cheaper), which costs more than the
+    # erasure itself (measured: p50 7-8 ms against 4 ms, on a loaded machine).
+    async with conn.pipeline():
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
+        await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+        await erasure.erase_facts_async(
+            erasing, rows, action=EventAction.DELETED, reason=_clean_reason(reason)
+        )
+        await conn.execute("RESET plan_cache_mode")
+    return bool(await erasing.fetchall())
 
 
 def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> FactEvent:
@@ -1212,12 +1261,14 @@ def _import_chunk(
         FactEvent,
         [
             _plain_row(FactEvent, subject_id=fact.subject_id, key=fact.key,
+                       key_hash=event_key_hash(fact.subject_id, fact.key),
                        action=EventAction.CREATED, after=_snapshot(fact),
                        session_tag=fact.source_session_id, **event)
             for fact in new_rows
         ]
         + [
             _plain_row(FactEvent, subject_id=fact.subject_id, key=fact.key,
+                       key_hash=event_key_hash(fact.subject_id, fact.key),
                        action=EventAction.UPDATED,
                       before=before, after=_snapshot(fact),
                       session_tag=sessions[(fact.subject_id, fact.key)], **event)
@@ -1323,22 +1374,22 @@ def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> Ch
         MemoryFact.objects.select_for_update(skip_locked=True, of=("self",))
         .filter(expires_at__lte=now, subject__legal_hold=False)
         .order_by()
-        .values_list("pk", "subject_id", "key", "category", "sensitive", "expiry_pinned")[:limit]
+        .values_list("subject_id", "key", "category", "sensitive", "expiry_pinned")[:limit]
     )
     if not rows:
         return ChunkResult(done=0, more=False)
     rules = retention.enabled_rules()
-    actors: dict[int | None, Actor] = {}
+    actors: dict[tuple[str, str, bool], Actor] = {}  # a chunk repeats the same topics
     doomed = []
-    for pk, subject_id, key, category, sensitive, pinned in rows:
-        rule = None if pinned else matching_rule(
-            rules, key=key, category=category, sensitive=sensitive
-        )
-        if rule is None:
-            actor = PINNED_EXPIRY_ACTOR
-        else:
-            actor = actors.setdefault(rule.pk, Actor.retention(rule))
-        doomed.append((pk, subject_id, key, actor))
+    for subject_id, key, category, sensitive, pinned in rows:
+        actor = PINNED_EXPIRY_ACTOR
+        if not pinned:
+            topic = (key, category, sensitive)
+            if topic not in actors:
+                rule = matching_rule(rules, key=key, category=category, sensitive=sensitive)
+                actors[topic] = PINNED_EXPIRY_ACTOR if rule is None else Actor.retention(rule)
+            actor = actors[topic]
+        doomed.append((subject_id, key, actor))
     erased = erasure.erase_facts(
         doomed, action=EventAction.DELETED, reason="Expired under the retention policy."
     )

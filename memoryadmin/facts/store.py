@@ -6,7 +6,8 @@ selectors' own SQL (`selectors.SQL_*`, so the rows are the same by construction)
 psycopg pool opened beside Django's connections, one pool per event loop (one of its
 connections kept aside for single reads, see `_Native`). Upserts run
 `services.fact_upsert_async` on the same pool (the same plan, statements and audit events as
-`fact_upsert`); deletes and clears go through their services in Django's thread.
+`fact_upsert`), deletes `services.fact_delete_async` (the same one erasing statement as
+`fact_delete`, with the erasers' SQL in it); clears go through their service in Django's thread.
 
 Tests run inside a transaction on Django's connection that a second connection cannot see, so
 the test suite turns the native path off (`MEMORY_STORE_NATIVE_ASYNC`) except where it tests
@@ -31,7 +32,7 @@ from psycopg.pq import TransactionStatus
 from memoryadmin.client.text import clamp_query
 from memoryadmin.client.types import MemoryCategory, MemoryFact
 
-from . import selectors, services
+from . import erasure, selectors, services
 from .actors import Actor
 from .validation import normalize_key, session_tag
 
@@ -278,12 +279,21 @@ class DjangoMemoryStore:
             )
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
-        return await sync_to_async(services.fact_delete)(
-            subject_id=subject_id,
-            key=normalize_key(key),
-            actor=self.actor,
-            reason="deleted by the agent",
-        )
+        if not (self.native and erasure.native_ready()):
+            return await sync_to_async(services.fact_delete)(
+                subject_id=subject_id,
+                key=normalize_key(key),
+                actor=self.actor,
+                reason="deleted by the agent",
+            )
+        async with _connection() as conn:
+            return await services.fact_delete_async(
+                conn=conn,
+                subject_id=subject_id,
+                key=key,
+                actor=self.actor,
+                reason="deleted by the agent",
+            )
 
     async def clear(self, subject_id: str) -> None:
         await sync_to_async(services.subject_clear)(

@@ -33,7 +33,7 @@ def upsert(subject_id: str, *pairs: tuple[str, str]) -> None:
 # copy of a value must register an eraser with facts.erasure and be listed here.
 HOLDS_VALUES = {
     "facts.MemoryFact": "the row itself (erasure.erase_facts / erase_subject)",
-    "facts.FactEvent": "snapshots blanked and key hashed (erasure._redact_history)",
+    "facts.FactEvent": "snapshots blanked, key replaced by its stored hash (erasure.erase_facts)",
     "api.IdempotencyRecord": "api.idempotency",
     "extraction.ExtractionJob": "extraction.transcripts",
 }
@@ -166,4 +166,4 @@ def test_erasing_takes_the_same_number_of_statements_for_1_or_60_facts(call):
     small = _statements(call, 1, "few-facts")
     large = _statements(call, 60, "many-facts")
     assert small == large
-    assert small <= 10
+    assert small <= 6  # fact_delete: the lock and one erasing statement (savepoints aside)

@@ -23,8 +23,9 @@ PURPOSE = {
         "GIN trigram (PostgreSQL only): the staff search by words in fact values (ILIKE)"
     ),
     ("memory_fact_event", "memory_fact_event_pkey"): "primary key",
-    ("memory_fact_event", "fact_event_subject_key"): (
-        "a fact's history, and redacting a fact's events when it is erased"
+    ("memory_fact_event", "fact_event_subject_hash"): (
+        "a fact's history by the keyed hash each event stores, and finding a fact's events "
+        "when it is erased (the erasure then updates no indexed column: a HOT update)"
     ),
     ("memory_fact_event", "fact_event_subject_time"): "a traveller's timeline, newest first",
     ("memory_fact_event", "fact_event_clear_receipt"): (
@@ -33,8 +34,9 @@ PURPOSE = {
     ("memory_fact_event", "memory_fact_event_created_at_44147f3f"): (
         "the audit retention sweep deletes the oldest events"
     ),
-    ("memory_fact_event", "memory_fact_event_actor_user_id_1412d171"): (
-        "FK: deleting a staff user sets actor_user to NULL"
+    ("memory_fact_event", "fact_event_actor_user"): (
+        "partial (actor_user not null): FK, deleting a staff user sets actor_user to NULL; "
+        "the events of the agent, extraction and the sweeps are not in it"
     ),
     ("memory_subject", "memory_subject_pkey"): "primary key",
     ("memory_subject", "memory_subject_subject_id_key"): (

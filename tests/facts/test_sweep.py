@@ -142,6 +142,8 @@ def test_statements_grow_with_chunks_not_with_facts(settings):
     small = sweep(5_000)  # 5 full chunks and an empty one
     large = sweep(200_000)  # 200 full chunks and an empty one
     per_chunk = (large - small) / (200 - 5)
-    assert per_chunk == int(per_chunk) and per_chunk <= 10
+    # BEGIN, the SELECT ... FOR UPDATE SKIP LOCKED, the enabled rules (who expired each fact),
+    # one erasing statement (erasers included), COMMIT.
+    assert per_chunk == int(per_chunk) and per_chunk <= 5
     assert large == small + per_chunk * 195
     print(f"sweep of 200,000 facts: {large} statements, {per_chunk:.0f} per chunk")
