@@ -4,7 +4,7 @@ selectors. An agent host that runs inside this Django project uses it instead of
 The agent's reads run on every turn, so on PostgreSQL they do not hop to a thread: they run the
 selectors' own SQL (`selectors.SQL_*`, so the rows are the same by construction) on a native async
 psycopg pool opened beside Django's connections, one pool per event loop (one of its
-connections kept aside for single reads, see `_Native`). Upserts run
+connections kept aside for the loop's calls when it is free, see `_Native`). Upserts run
 `services.fact_upsert_async` on the same pool (the same plan, statements and audit events as
 `fact_upsert`), deletes `services.fact_delete_async` (the same one erasing statement as
 `fact_delete`, with the erasers' SQL in it); clears go through their service in Django's thread.
