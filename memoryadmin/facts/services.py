@@ -68,6 +68,7 @@ from .validation import (
 )
 
 REASON_MAX_LENGTH = 500
+_TX_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE (no psycopg import where SQLite is used)
 
 
 @dataclass(frozen=True)
@@ -247,34 +248,57 @@ _SQL_NEW_SUBJECT = (
 _SQL_EXISTING = (
     f'SELECT {_FACT_COLUMNS} FROM "memory_fact" WHERE subject_id = %s AND key = ANY(%s)'
 )
-# One statement per kind of change, whatever the batch size: rows travel as arrays, in binary
-# (%b): the text form escapes every quote of the JSON snapshots, which cost more than the I/O.
+# One statement per kind of change, whatever the batch size. The rows travel as one JSON
+# document each (jsonb_to_recordset), not as arrays: psycopg dumps arrays element by element in
+# Python, which cost more than running the statements.
 _SQL_INSERT_FACTS = (
     'INSERT INTO "memory_fact" (subject_id, key, value, category, updated_at,'
     " source_session_id, created_at, origin, status, sensitive, expires_at, expiry_pinned,"
     " version)"
     " SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive,"
     " r.expires_at, false, 1"
-    " FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::boolean[],"
-    " %b::timestamptz[]) WITH ORDINALITY AS r(key, value, category, status, sensitive,"
-    " expires_at, n) ORDER BY r.n"
+    " FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,"
+    " status text, sensitive boolean, expires_at timestamptz)) WITH ORDINALITY"
+    " AS r(key, value, category, status, sensitive, expires_at, n) ORDER BY r.n"
 )
 _SQL_UPDATE_FACTS = (
     'UPDATE "memory_fact" AS f SET value = r.value, category = r.category, updated_at = %s,'
     " source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,"
     " expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version"
-    " FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[], %b::text[],"
-    " %b::boolean[], %b::timestamptz[], %b::boolean[], %b::integer[])"
-    " AS r(id, value, category, source_session_id, status, sensitive, expires_at,"
-    " expiry_pinned, version) WHERE f.id = r.id"
+    " FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,"
+    " source_session_id text, status text, sensitive boolean, expires_at timestamptz,"
+    " expiry_pinned boolean, version integer) WHERE f.id = r.id"
 )
 _SQL_INSERT_EVENTS = (
     'INSERT INTO "memory_fact_event" (subject_id, key, key_hash, action, actor_kind,'
     " actor_user_id, actor_label, reason, before, after, session_tag, created_at)"
     " SELECT %s, r.key, r.key_hash, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s"
-    " FROM unnest(%b::text[], %b::text[], %b::text[], %b::jsonb[], %b::jsonb[])"
-    " WITH ORDINALITY AS r(key, key_hash, action, before, after, n) ORDER BY r.n"
+    " FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, key_hash text, action text,"
+    " before jsonb, after jsonb)) WITH ORDINALITY"
+    " AS r(key, key_hash, action, before, after, n) ORDER BY r.n"
 )
+_INSERT_COLUMNS = ("key", "value", "category", "status", "sensitive", "expires_at")
+_UPDATE_COLUMNS = (
+    "id", "value", "category", "source_session_id", "status", "sensitive", "expires_at",
+    "expiry_pinned", "version",
+)
+
+
+def _json_rows(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    return json.dumps(
+        [{name: row[name] for name in columns} for row in rows],
+        default=lambda value: value.isoformat(),  # the datetimes (expires_at)
+    )
+
+
+def _json_events(subject_id: str, events: list[tuple[str, str, str | None, str]]) -> str:
+    """The events' document; their snapshots are already JSON text, spliced in as they are."""
+    parts = []
+    for key, action, before, after in events:
+        head = json.dumps({"key": key, "key_hash": event_key_hash(subject_id, key),
+                           "action": str(action)})
+        parts.append(f'{head[:-1]},"before":{before or "null"},"after":{after}}}')
+    return "[" + ",".join(parts) + "]"
 
 
 @dataclass(frozen=True)
@@ -377,29 +401,17 @@ def _upsert_statements(
     updates: list[dict[str, Any]],
     events: list[tuple[str, str, str | None, str]],
 ) -> list[tuple[str, list[Any]]]:
-    """The PostgreSQL statements of a planned upsert: at most three, rows travelling as arrays."""
+    """The PostgreSQL statements of a planned upsert: at most three, each batch of rows one JSON
+    document."""
     statements: list[tuple[str, list[Any]]] = []
     if inserts:
         statements.append((
             _SQL_INSERT_FACTS,
-            [subject_id, now, session_tag, now, str(actor.origin)]
-            + [
-                [row[name] for row in inserts]
-                for name in ("key", "value", "category", "status", "sensitive", "expires_at")
-            ],
+            [subject_id, now, session_tag, now, str(actor.origin),
+             _json_rows(inserts, _INSERT_COLUMNS)],
         ))
     if updates:
-        statements.append((
-            _SQL_UPDATE_FACTS,
-            [now]
-            + [
-                [row[name] for row in updates]
-                for name in (
-                    "id", "value", "category", "source_session_id", "status", "sensitive",
-                    "expires_at", "expiry_pinned", "version",
-                )
-            ],
-        ))
+        statements.append((_SQL_UPDATE_FACTS, [now, _json_rows(updates, _UPDATE_COLUMNS)]))
     if events:
         statements.append((
             _SQL_INSERT_EVENTS,
@@ -411,11 +423,7 @@ def _upsert_statements(
                 _clean_reason(reason),
                 session_tag,
                 now,
-                [event[0] for event in events],
-                [event_key_hash(subject_id, event[0]) for event in events],
-                [str(event[1]) for event in events],
-                [event[2] for event in events],
-                [event[3] for event in events],
+                _json_events(subject_id, events),
             ],
         ))
     return statements
@@ -672,7 +680,8 @@ async def fact_upsert_async(
 ) -> UpsertResult:
     """`fact_upsert` on an async psycopg connection, in one transaction of its own: the same
     validation, plan, statements and audit events, for DjangoMemoryStore's native path (no hop
-    to Django's thread). PostgreSQL only; `config` is the caller's fresh `memory_config()`.
+    to Django's thread). PostgreSQL only; `conn` is in autocommit mode (the store's are);
+    `config` is the caller's fresh `memory_config()`.
 
     Two round trips in pipeline mode: BEGIN, the lock and the read; then the writes and
     COMMIT (a new traveller adds one)."""
@@ -683,34 +692,43 @@ async def fact_upsert_async(
         return UpsertResult()
     now = timezone.now()
     keys = list(cleaned)
-    async with conn.pipeline(), conn.transaction():
-        lock, read = conn.cursor(), conn.cursor()
-        await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
-        await read.execute(_SQL_EXISTING, [subject_id, keys])
-        row = await lock.fetchone()
-        found = await read.fetchall()
-        if row is None:  # a new traveller: create, lock, and read again once locked
-            await lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+    # BEGIN and COMMIT by hand on the autocommit connection: psycopg's transaction() inside a
+    # pipeline syncs on entry and on exit, which would double the round trips.
+    try:
+        async with conn.pipeline():
+            lock, read = conn.cursor(), conn.cursor()
+            await lock.execute("BEGIN")
             await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
             await read.execute(_SQL_EXISTING, [subject_id, keys])
             row = await lock.fetchone()
             found = await read.fetchall()
-        _upsert_check_paused(actor, bool(row[0]))
-        plan = _upsert_plan(
-            cleaned=cleaned,
-            existing={r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found},
-            use_paused=bool(row[1]),
-            actor=actor,
-            session_tag=session_tag,
-            expected_versions=None,
-            config=config,
-            now=now,
-        )
-        for sql, params in _upsert_statements(
-            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
-            now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
-        ):
-            await lock.execute(sql, params)
+            if row is None:  # a new traveller: create, lock, and read again once locked
+                await lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+                await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+                await read.execute(_SQL_EXISTING, [subject_id, keys])
+                row = await lock.fetchone()
+                found = await read.fetchall()
+            _upsert_check_paused(actor, bool(row[0]))
+            plan = _upsert_plan(
+                cleaned=cleaned,
+                existing={r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found},
+                use_paused=bool(row[1]),
+                actor=actor,
+                session_tag=session_tag,
+                expected_versions=None,
+                config=config,
+                now=now,
+            )
+            for sql, params in _upsert_statements(
+                subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+                now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+            ):
+                await lock.execute(sql, params)
+            await lock.execute("COMMIT")
+    except BaseException:
+        if not conn.broken and conn.info.transaction_status != _TX_IDLE:
+            await conn.rollback()
+        raise
     return plan.result
 
 
