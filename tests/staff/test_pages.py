@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import html
 from datetime import timedelta
 
 import pytest
 from django.contrib.sessions.models import Session
+from django.urls import reverse
 from django.utils import timezone
 
 from memoryadmin.extraction.models import ExtractionJob, JobStatus
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
-from memoryadmin.facts.models import FactEvent
+from memoryadmin.facts.models import FactEvent, MemoryFact
 from tests.factories import FactFactory
 
 pytestmark = pytest.mark.django_db
@@ -30,16 +32,44 @@ def _facts(subject_id: str, count: int) -> None:
 
 
 @pytest.mark.parametrize("count", [5, 500])
-def test_traveller_page_has_constant_queries(client, viewer, count, django_assert_max_num_queries):
+def test_traveller_page_has_constant_queries(client, editor, count, django_assert_max_num_queries):
     _facts("T-Q", count)
-    client.force_login(viewer)
-    with django_assert_max_num_queries(12):
-        response = client.get("/staff/travellers/T-Q/")
-    body = response.content.decode()
-    assert response.status_code == 200
-    assert body.count('id="fact-topic_') == min(count, 100)
-    if count > 100:
-        assert "1–100 of 500" in body
+    client.force_login(editor)
+    for params in ({}, {"sort": "key"}, {"page": "10"}):
+        with django_assert_max_num_queries(12):
+            response = client.get("/staff/travellers/T-Q/", params)
+        assert response.status_code == 200
+    body = client.get("/staff/travellers/T-Q/").content.decode()
+    assert body.count('id="fact-topic_') == min(count, 50)
+    assert body.count('name="keys"') == min(count, 50)  # every row can be selected
+    if count > 50:
+        assert "1–50 of 500" in body and "page 1 of 10" in body
+        last = client.get("/staff/travellers/T-Q/", {"page": "10"}).content.decode()
+        assert "451–500 of 500" in last and 'id="fact-topic_499"' in last
+
+
+def test_row_links_are_the_reversed_urls_whatever_the_key(client, editor):
+    """The links are built from one reversal per URL name; they must equal reverse() itself."""
+    keys = ["座位偏好", "seat.pref-2", "a b%c", "semi;colon@home"]
+    for key in keys:
+        FactFactory(subject_id="T-U:1@x", key=key, value="V")
+    services.fact_flag_sensitive(subject_id="T-U:1@x", key=keys[0], actor=Actor.system("t"))
+    client.force_login(editor)
+    body = client.get(reverse("staff:traveller", args=["T-U:1@x"])).content.decode()
+    for fact in MemoryFact.objects.filter(subject_id="T-U:1@x"):
+        key = fact.key
+        expected = [reverse("staff:fact", args=["T-U:1@x", key]),
+                    reverse("staff:fact_edit", args=["T-U:1@x", key]),
+                    reverse("staff:fact_expiry", args=["T-U:1@x", key]),
+                    reverse("staff:fact_action", args=["T-U:1@x", key, "expire"]),
+                    reverse("staff:fact_action", args=["T-U:1@x", key, "delete"])]
+        expected.append(reverse("staff:fact_action", args=["T-U:1@x", key,
+                                                           "unflag" if fact.sensitive else "flag"]))
+        if fact.sensitive:
+            expected.append(reverse("staff:fact_reveal", args=["T-U:1@x", key]))
+        for url in expected:
+            assert f'href="{html.escape(url)}"' in body, url
+        assert client.get(reverse("staff:fact", args=["T-U:1@x", key])).status_code == 200
 
 
 @pytest.mark.parametrize("count", [5, 5000])
