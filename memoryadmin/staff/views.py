@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from datetime import time as dt_time
 from functools import wraps
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -192,13 +192,18 @@ def _fact_link_parts(subject_id: str) -> dict[str, tuple[str, str]]:
 
 
 def _fact_rows(
-    facts: Any, *, subject_id: str, tier_one: set[str], revealed: set[str]
+    facts: Any, *, subject_id: str, tier_one: set[str], revealed: set[str], back: str = ""
 ) -> list[dict[str, Any]]:
     """Everything a row shows, computed here once: the template only prints it (the filters,
     `{% url %}` tags and include it used per row cost about 1 ms a row)."""
     now = timezone.now()
     soon = now + timedelta(days=7)
     links = _fact_link_parts(subject_id)
+    if back:  # every link but the history returns to this page and sort afterwards
+        links = {
+            name: (head, tail if name == "history" else f"{tail}{back}")
+            for name, (head, tail) in links.items()
+        }
     categories = dict(MemoryFact._meta.get_field("category").flatchoices)
     rows = []
     for fact in facts:
@@ -240,11 +245,14 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     facts = selectors.staff_subject_facts_qs(subject_id, sort=sort)
     page = _page(request, facts, FACTS_PER_PAGE)
     tier = {fact.key for fact in selectors.tier_one(subject_id)}
+    # On a later page or another sort, actions come back here rather than to the first page.
+    here = request.get_full_path() if "page" in request.GET or sort else ""
     rows = _fact_rows(
         page.object_list,
         subject_id=subject_id,
         tier_one=tier,
         revealed=_revealed(request, subject_id),
+        back=f"?{urlencode({'next': here})}" if here else "",
     )
     return render(
         request,
@@ -266,6 +274,7 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
                 )
             ],
             "qs": _query_without_page(request),
+            "here": here,
         },
     )
 
@@ -509,7 +518,7 @@ def fact_edit(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = _subject_or_404(subject_id)
     fact = _fact_or_404(subject_id, key)
     masked = fact.sensitive and fact.key not in _revealed(request, subject_id)
-    context = {"subject": subject, "fact": fact, "masked": masked}
+    context = {"subject": subject, "fact": fact, "masked": masked, "next": _next_url(request, "")}
     if request.method == "GET":
         initial = {"category": fact.category, "version": fact.version}
         if not masked:
@@ -537,7 +546,7 @@ def fact_edit(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
         form.add_error("value", exc.message)
         return render(request, "staff/fact_edit.html", context, status=400)
     messages.success(request, f"Saved {fact.key}. The agent sees the new value from now on.")
-    return redirect(_traveller_url(subject_id, fact.key))
+    return redirect(_next_url(request, _traveller_url(subject_id, fact.key)))
 
 
 def _conflict(request, subject, fact: MemoryFact, yours: dict[str, Any]) -> HttpResponse:
@@ -565,7 +574,7 @@ def _conflict(request, subject, fact: MemoryFact, yours: dict[str, Any]) -> Http
 def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = _subject_or_404(subject_id)
     fact = _fact_or_404(subject_id, key)
-    context = {"subject": subject, "fact": fact}
+    context = {"subject": subject, "fact": fact, "next": _next_url(request, "")}
     if request.method == "GET":
         initial = {"version": fact.version}
         if fact.expires_at:
@@ -597,7 +606,7 @@ def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         messages.success(request, f"{fact.key} now expires on {day:%d %b %Y}.")
     else:
         messages.success(request, f"{fact.key} follows the retention rules again.")
-    return redirect(_traveller_url(subject_id, fact.key))
+    return redirect(_next_url(request, _traveller_url(subject_id, fact.key)))
 
 
 @staff_required(EDITOR)
@@ -639,7 +648,8 @@ def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     wanted = request.POST.getlist("keys")[:FACTS_PER_PAGE]
     facts = selectors.staff_facts_by_keys(subject_id, wanted)
     form = BulkForm(request.POST, keys=[fact.key for fact in facts])
-    context = {"subject": subject, "form": form, "facts": facts}
+    back = _next_url(request, "")
+    context = {"subject": subject, "form": form, "facts": facts, "next": back}
     if not form.is_valid():
         return render(request, "staff/bulk_confirm.html", context, status=400)
     data = form.cleaned_data
@@ -658,10 +668,10 @@ def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
         )
     except (FactNotFound, FactError) as exc:
         messages.error(request, f"Nothing was changed: {exc.message}")
-        return redirect(_traveller_url(subject_id))
+        return redirect(back or _traveller_url(subject_id))
     noun = "fact" if done == 1 else "facts"
     messages.success(request, f"{label}: {done} {noun}.")
-    return redirect(_traveller_url(subject_id))
+    return redirect(back or _traveller_url(subject_id))
 
 
 @staff_required(EDITOR)

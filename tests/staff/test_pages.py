@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+import re
 from datetime import timedelta
+from urllib.parse import quote
 
 import pytest
 from django.contrib.sessions.models import Session
@@ -240,3 +242,44 @@ def test_staff_sessions_end_after_30_idle_minutes(client, viewer, settings):
     Session.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
     response = client.get("/staff/")
     assert response.status_code == 302 and response["Location"].startswith("/login/")
+
+
+def test_actions_from_a_later_page_or_another_sort_come_back_to_it(client, editor):
+    """With 50 rows a page, a change made on page 2 (sorted by key) returns to page 2 sorted by
+    key, not to the first page where the fact is not."""
+    _facts("T-B", 60)
+    client.force_login(editor)
+    here = "/staff/travellers/T-B/?sort=key&page=2"
+    back = "?next=" + quote(here, safe="")
+    body = client.get(here).content.decode()
+    rows = re.findall(r'<tr id="fact-(topic_\d+)"', body)
+    assert len(rows) == 10 and rows == sorted(rows)  # the last 10 keys in key order
+    key = rows[0]
+    assert f'href="/staff/travellers/T-B/facts/{key}/expire/{html.escape(back)}"' in body
+    assert f'href="/staff/travellers/T-B/facts/{key}/"' in body  # history: no detour
+    assert f'<input type="hidden" name="next" value="{html.escape(here)}">' in body
+
+    expire = f"/staff/travellers/T-B/facts/{key}/expire/{back}"
+    form = client.get(expire).content.decode()
+    assert f'href="{html.escape(here)}">Cancel' in form
+    done = client.post(expire, {"reason": "Outdated", "version": 1, "next": here})
+    assert done.status_code == 302 and done["Location"] == here
+
+    edit = f"/staff/travellers/T-B/facts/{rows[1]}/edit/{back}"
+    assert f'href="{html.escape(here)}">Cancel' in client.get(edit).content.decode()
+    saved = client.post(edit, {"value": "Window", "category": "preference", "reason": "Call",
+                               "version": 1})
+    assert saved["Location"] == here
+
+    data = {"keys": rows[2:4], "action": "expire", "reason": "Outdated", "next": here}
+    confirm = client.post("/staff/travellers/T-B/bulk/", data).content.decode()
+    assert f'<input type="hidden" name="next" value="{html.escape(here)}">' in confirm
+    applied = client.post("/staff/travellers/T-B/bulk/", {**data, "confirmed": "True"})
+    assert applied["Location"] == here
+    assert MemoryFact.objects.filter(subject_id="T-B", expires_at__isnull=False).count() == 3
+
+    # Only this site's addresses are followed.
+    elsewhere = {**data, "confirmed": "True", "next": "https://evil.example/"}
+    assert client.post("/staff/travellers/T-B/bulk/", elsewhere)["Location"] == (
+        "/staff/travellers/T-B/"
+    )
