@@ -132,14 +132,16 @@ def test_a_long_memory_is_shown_a_page_at_a_time_in_its_groups(signed_in):
     assert 'rel="next"' in first and 'href="?page=2"' in first and 'rel="prev"' not in first
     assert 'aria-current="page">1</a>' in first
     # Every group with facts can be reached from any page, empty ones show where they'd start.
-    assert 'href="?page=2#group-constraint">Your travel rules</a> (15)' in first
+    count = '</a><span class="count">({})</span>'
+    assert 'href="?page=2#group-constraint">Your travel rules' + count.format(15) in first
+    assert 'href="/portal/#group-preference">Your preferences' + count.format(30) in first
     assert "About you and your trips" not in first
 
     second = text(client.get("/portal/", {"page": "2"}))
     assert cards(second) == [f"Preference number {n}" for n in range(20, 30)] + [
         f"Constraint number {n}" for n in range(10)
     ]
-    assert "Your preferences <span class=\"continued\">(continued)</span>" in second
+    assert '<h2 id="group-preference">Your preferences, continued</h2>' in second
     assert '<h2 id="group-constraint">Your travel rules</h2>' in second
     assert 'rel="prev"' in second and 'rel="next"' in second
 
