@@ -13,11 +13,15 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
+from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from memoryadmin.facts import selectors
-from memoryadmin.facts.models import ActorKind, Category, EventAction, FactEvent, FactStatus
+from memoryadmin.facts.models import ActorKind, Category, EventAction, FactStatus
 from memoryadmin.facts.models import MemoryFact as Fact
+
+# 20 cards are a few screens on a phone: enough to scan, short enough to load fast.
+FACTS_PER_PAGE = 20
 
 GROUPS = (
     (
@@ -65,6 +69,7 @@ class FactCard:
     pending: bool
     paused: bool
     expired: bool
+    short: str  # the words cut to 60 characters, for the links' accessible names
 
     @property
     def key(self) -> str:
@@ -82,7 +87,7 @@ def when_html(moment: datetime) -> str:
     )
 
 
-def source_sentence(fact: Fact, event: FactEvent | None) -> str:
+def source_sentence(fact: Fact, event: selectors.FactSource | None) -> str:
     """Who last wrote these words, and when, as one escaped sentence."""
     if event is None:  # history trimmed by audit retention: fall back to the fact's own origin
         kind = _ORIGIN_KIND.get(fact.origin)
@@ -102,34 +107,97 @@ class Group:
     title: Any
     intro: Any
     cards: list[FactCard]
+    count: int  # the group's facts on every page
+    page: int  # the page where the group starts
+    continued: bool  # the group started on an earlier page
 
 
-def traveller_view(subject_id: str) -> dict[str, Any]:
-    """Everything the overview page shows, in three queries whatever the number of facts."""
-    subject = selectors.subject_get(subject_id)
+@dataclass(frozen=True)
+class GroupLink:
+    """"Your travel rules (12)", linking to the page where that group starts."""
+
+    category: str
+    title: Any
+    count: int
+    page: int
+
+
+def page_number(raw: str | None, pages: int) -> int:
+    """The page asked for, made sensible: not a number is the first page, past the end the last."""
+    try:
+        number = int(str(raw or "1").strip())
+    except ValueError:
+        return 1
+    return min(max(number, 1), pages)
+
+
+def page_links(number: int, pages: int) -> list[int | None]:
+    """Page numbers to offer, GOV.UK style: the first, the last, the current one and its
+    neighbours; None where numbers are left out (shown as an ellipsis)."""
+    wanted = {1, pages, number - 1, number, number + 1}
+    shown: list[int | None] = []
+    for page in range(1, pages + 1):
+        if page in wanted:
+            shown.append(page)
+        elif shown and shown[-1] is not None:
+            shown.append(None)
+    return shown
+
+
+def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any]:
+    """Everything the overview page shows, one page of facts at a time: three queries whatever
+    the number of facts (the subject with its counts, the page with its sources, the session)."""
+    overview = selectors.portal_overview(subject_id)
+    subject = overview.subject
     paused_use = bool(subject and subject.memory_use_paused)
-    facts = selectors.subject_facts(subject_id)
-    sources = selectors.fact_sources(subject_id)
+    pages = max(1, -(-overview.total // FACTS_PER_PAGE))
+    number = page_number(page, pages)
+    offset = (number - 1) * FACTS_PER_PAGE
+    rows = (
+        selectors.portal_facts_page(subject_id, offset=offset, limit=FACTS_PER_PAGE)
+        if overview.total
+        else []
+    )
     now = timezone.now()
     by_category: dict[str, list[FactCard]] = {}
-    for fact in sorted(facts, key=lambda item: (item.created_at, item.pk)):
+    for fact, source in rows:
         by_category.setdefault(fact.category, []).append(
             FactCard(
                 fact=fact,
-                source=source_sentence(fact, sources.get(fact.key)),
+                source=source_sentence(fact, source),
                 pending=fact.status == FactStatus.PENDING_REVIEW,
                 paused=paused_use,
                 expired=fact.expires_at is not None and fact.expires_at <= now,
+                short=Truncator(fact.value).chars(60),
             )
         )
-    groups = [
-        Group(category, title, intro, by_category.get(category, []))
-        for category, title, intro in GROUPS
-    ]
+    groups: list[Group] = []
+    links: list[GroupLink] = []
+    start = 0  # where the group's first fact is in the whole list
+    for category, title, intro in GROUPS:
+        count = overview.by_category.get(category, 0)
+        # An empty group shows where it would start: on the page the group before it ends.
+        first_page = start // FACTS_PER_PAGE + 1 if count else max(1, -(-start // FACTS_PER_PAGE))
+        first_page = min(first_page, pages)
+        cards = by_category.get(category, [])
+        if cards or (not count and first_page == number):
+            groups.append(Group(category, title, intro, cards, count, first_page,
+                                continued=bool(cards) and start < offset))
+        if count:
+            links.append(GroupLink(category, title, count, first_page))
+        start += count
     return {
         "groups": groups,
-        "fact_count": len(facts),
+        "group_links": links if pages > 1 else [],
+        "fact_count": overview.total,
+        "page_number": number,
+        "from_page": f"?page={number}" if number > 1 else "",  # edit and delete come back here
+        "page_count": pages,
+        "page_links": page_links(number, pages) if pages > 1 else [],
+        "first_shown": offset + 1,
+        "last_shown": offset + len(rows),
         "learning_paused": bool(subject and subject.memory_paused),
         "use_paused": paused_use,
         "memory_enabled": selectors.memory_settings().memory_enabled,
     }
+

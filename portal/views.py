@@ -52,6 +52,16 @@ def _own_fact(request: HttpRequest, key: str) -> MemoryFact | None:
     return selectors.subject_fact(request.portal_subject_id, key)
 
 
+def _list_url(request: HttpRequest) -> str:
+    """The page of the list the traveller came from: the change and delete links carry it as
+    `?page=N`, so saving or deleting returns there (anything else is the first page)."""
+    url = reverse("portal:home")
+    raw = request.GET.get("page", "")
+    if raw.isascii() and raw.isdigit() and 1 < int(raw) <= 100_000:
+        return f"{url}?page={int(raw)}"
+    return url
+
+
 def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
     """The portal's own "not found" page, in the traveller's language and style."""
     return render(request, "portal/not_found.html", status=404)
@@ -106,7 +116,7 @@ def sign_out(request: HttpRequest) -> HttpResponse:
 @require_GET
 @portal_session_required
 def home(request: HttpRequest) -> HttpResponse:
-    context = traveller_view(request.portal_subject_id)
+    context = traveller_view(request.portal_subject_id, page=request.GET.get("page"))
     context["choices"] = ChoicesForm(
         initial={"learn": not context["learning_paused"], "use": not context["use_paused"]}
     )
@@ -159,8 +169,12 @@ def fact_edit(request: HttpRequest, key: str) -> HttpResponse:
             return not_found(request)
         else:
             messages.success(request, _("Saved. The assistant will use your wording from now on."))
-            return redirect("portal:home")
-    return render(request, "portal/fact_edit.html", {"fact": fact, "form": form})
+            return redirect(_list_url(request))
+    return render(
+        request,
+        "portal/fact_edit.html",
+        {"fact": fact, "form": form, "list_url": _list_url(request)},
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -177,8 +191,10 @@ def fact_delete(request: HttpRequest, key: str) -> HttpResponse:
             reason="deleted by the traveller in the privacy portal",
         )
         messages.success(request, _("Deleted. The assistant no longer remembers it."))
-        return redirect("portal:home")
-    return render(request, "portal/fact_delete.html", {"fact": fact})
+        return redirect(_list_url(request))
+    return render(
+        request, "portal/fact_delete.html", {"fact": fact, "list_url": _list_url(request)}
+    )
 
 
 # --- the two switches ----------------------------------------------------------------------------
@@ -235,7 +251,7 @@ def export(request: HttpRequest) -> HttpResponse:
 @portal_session_required
 def forget(request: HttpRequest) -> HttpResponse:
     """Step one: what will go and what will not."""
-    count = len(selectors.subject_facts(request.portal_subject_id))
+    count = selectors.portal_overview(request.portal_subject_id).total
     return render(request, "portal/forget.html", {"fact_count": count})
 
 
@@ -251,7 +267,7 @@ def forget_confirm(request: HttpRequest) -> HttpResponse:
             reason="the traveller chose 'forget everything' in the privacy portal",
         )
         return redirect("portal:receipt", number=receipt.number)
-    count = len(selectors.subject_facts(request.portal_subject_id))
+    count = selectors.portal_overview(request.portal_subject_id).total
     return render(request, "portal/forget_confirm.html", {"form": form, "fact_count": count})
 
 

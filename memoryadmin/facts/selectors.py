@@ -405,16 +405,93 @@ def subject_events(subject_id: str) -> list[FactEvent]:
     return list(FactEvent.objects.filter(subject_id=subject_id).order_by("created_at", "id"))
 
 
-def fact_sources(subject_id: str) -> dict[str, FactEvent]:
-    """Per key, the event that last set the fact's value (created or updated): who wrote the
-    words the traveller sees, and when. One query for all of a traveller's facts."""
-    latest: dict[str, FactEvent] = {}
-    events = FactEvent.objects.filter(
-        subject_id=subject_id, action__in=[EventAction.CREATED, EventAction.UPDATED]
-    ).only("key", "action", "actor_kind", "created_at")
-    for event in events.order_by("created_at", "id"):
-        latest[event.key] = event
-    return latest
+# --- portal reads: the traveller's list is paginated, so each is a fixed number of queries ------
+
+PORTAL_GROUP_ORDER = (Category.PREFERENCE, Category.CONSTRAINT, Category.CONTEXT)
+
+
+@dataclass(frozen=True)
+class PortalOverview:
+    """The traveller's switches and how many facts they hold, per group, for the portal page."""
+
+    subject: Subject | None
+    total: int
+    by_category: dict[str, int]
+
+
+def portal_overview(subject_id: str) -> PortalOverview:
+    """The subject row with its fact counts per category: one query whatever the number of facts
+    (the counts drive the sentence at the top, the pager and where each group starts)."""
+    per_category = {
+        f"n_{category}": Count("facts", filter=Q(facts__category=category))
+        for category in PORTAL_GROUP_ORDER
+    }
+    subject = (
+        Subject.objects.filter(subject_id=subject_id)
+        .annotate(n_total=Count("facts"), **per_category)
+        .first()
+    )
+    if subject is None:
+        return PortalOverview(None, 0, dict.fromkeys(PORTAL_GROUP_ORDER, 0))
+    counts = {category: getattr(subject, f"n_{category}") for category in PORTAL_GROUP_ORDER}
+    return PortalOverview(subject, subject.n_total, counts)
+
+
+class FactSource(NamedTuple):
+    """The event that last set a fact's words: who wrote them, and when."""
+
+    actor_kind: str
+    action: str
+    created_at: datetime
+
+
+def portal_facts_page(
+    subject_id: str, *, offset: int, limit: int
+) -> list[tuple[MemoryFact, FactSource | None]]:
+    """One page of a traveller's facts in the portal's order (preferences, travel rules, context;
+    oldest first within each), each with the event that last set its value (created or updated;
+    None when audit retention trimmed it). One query: the source is a correlated lookup on
+    (subject_id, key, created_at) for the page's rows only, not the traveller's whole history."""
+    from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
+
+    latest = FactEvent.objects.filter(
+        subject_id=subject_id,
+        key=OuterRef("key"),
+        action__in=[EventAction.CREATED, EventAction.UPDATED],
+    ).order_by("-created_at", "-id")
+    group_order = Case(
+        *(When(category=c, then=Value(i)) for i, c in enumerate(PORTAL_GROUP_ORDER)),
+        default=Value(len(PORTAL_GROUP_ORDER)),
+        output_field=IntegerField(),
+    )
+    order = ("group_order", "created_at", "id")
+    # The page's ids first (a sort of the traveller's rows, no lookups), then the sources for
+    # those rows only: in one statement the lookups would run for every row before the OFFSET.
+    page_ids = (
+        MemoryFact.objects.filter(subject_id=subject_id)
+        .annotate(group_order=group_order)
+        .order_by(*order)
+        .values("id")[offset : offset + limit]
+    )
+    rows = (
+        MemoryFact.objects.filter(id__in=page_ids)
+        .annotate(
+            group_order=group_order,
+            source_kind=Subquery(latest.values("actor_kind")[:1]),
+            source_action=Subquery(latest.values("action")[:1]),
+            source_at=Subquery(latest.values("created_at")[:1]),
+        )
+        .order_by(*order)
+    )
+    return [
+        (
+            fact,
+            FactSource(fact.source_kind, fact.source_action, fact.source_at)
+            if fact.source_at is not None
+            else None,
+        )
+        for fact in rows
+    ]
 
 
 EXPORT_FIELDS = ("subject_id", "key", "value", "category", "updated_at", "source_session_id")

@@ -268,3 +268,55 @@ def test_the_pages_without_a_session_are_clear_and_accessible(new_page, live_ser
         response = page.goto(f"{live_server.url}{path}")
         assert response.status == status, path
         check(page, f"{name}-{lang}")
+
+
+# Things a frequent flyer's assistant might have picked up over the years, per language.
+MANY = {
+    "en": ("Likes {} on flights", ["tea with milk", "the aisle on short hops", "a blanket",
+                                   "quiet rows", "an early boarding call", "fruit for breakfast",
+                                   "sparkling water", "a window over the wing"]),
+    "zh-hant": ("搭機時喜歡{}", ["奶茶", "短程坐走道", "多一條毯子", "安靜的座位區", "提早登機",
+                               "早餐吃水果", "氣泡水", "機翼旁的窗邊座位"]),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hant"])
+def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
+    """45 things remembered: three pages of at most 20, plain links (the portal has no script at
+    all) with large targets, and a change made on page 2 comes back to page 2."""
+    words = LANGUAGES[lang]
+    pattern, things = MANY[lang]
+    subject = f"FF-PAGES-{lang.upper()}"
+    for n in range(45):
+        category = "preference" if n < 30 else "constraint"
+        FactFactory(subject_id=subject, key=f"habit_{n:02d}", category=category,
+                    value=f"{pattern.format(things[n % len(things)])} ({n + 1})",
+                    actor=Actor.extraction(f"turn-{n}"))
+    page = new_page(viewport=PHONE, locale=words["locale"])
+    page.goto(link(live_server, subject))
+    assert page.locator("li.card").count() == 20
+    assert page.locator("script").count() == 0
+    pager = page.get_by_role("navigation", name=re.compile("Pages|分頁"))
+    for target in pager.locator("a").all():  # 44 px or more to tap
+        box = target.bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, target.inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+    pager.get_by_role("link", name=re.compile("^(Next page|下一頁)$")).click()
+    assert page.url.endswith("/portal/?page=2")
+    assert page.locator("li.card").count() == 20
+    assert pager.locator("[aria-current=page]").inner_text() == "2"
+    check(page, f"portal-pages-{lang}")
+
+    card(page, "(21)").get_by_role("link", name=words["change"]).click()
+    page.locator("textarea").fill(words["new_value"])
+    page.get_by_role("button", name=words["save"], exact=True).click()
+    assert page.url.endswith("/portal/?page=2")
+    assert card(page, words["new_value"]).is_visible()
+
+    pager.get_by_role("link", name=re.compile("^(Page 3|第 3 頁)$")).click()
+    assert page.locator("li.card").count() == 5
+    assert page.get_by_role("link", name=words["forget"]).is_visible()  # still on every page
+    pager.get_by_role("link", name=re.compile("^(Previous page|上一頁)$")).click()
+    assert page.url.endswith("/portal/?page=2")
+    assert dialogs_of(page) == []

@@ -92,16 +92,110 @@ def test_fact_values_are_escaped_everywhere(signed_in):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body, url
 
 
-@pytest.mark.parametrize("count", [1, 40])
+def _many(subject_id: str, count: int, category: str = "preference", prefix: str = "topic") -> None:
+    """`count` facts in one batch, numbered in the order they are written."""
+    services.fact_upsert(
+        subject_id=subject_id,
+        facts=[
+            services.FactDraft(f"{prefix}_{n}", f"{category.title()} number {n}", category)
+            for n in range(count)
+        ],
+        actor=Actor.system("test"),
+    )
+
+
+@pytest.mark.parametrize("count", [1, 500])
 def test_the_overview_needs_a_fixed_number_of_queries(signed_in, django_assert_max_num_queries,
                                                      count):
-    for index in range(count):
-        FactFactory(subject_id=A, key=f"topic_{index}", value=f"Fact number {index}")
+    _many(A, count)
     client = signed_in(A)
     client.get("/portal/")  # the session's last-seen time is fresh now
-    for url in ("/portal/", "/portal/download", "/portal/forget", "/portal/facts/topic_0/change"):
+    for url in ("/portal/", "/portal/?page=25", "/portal/download", "/portal/forget",
+                "/portal/forget/confirm", "/portal/facts/topic_0/change"):
         with django_assert_max_num_queries(4):
-            assert client.get(url).status_code == 200
+            assert client.get(url).status_code == 200, url
+
+
+def cards(body: str) -> list[str]:
+    return re.findall(r'<p class="fact-value">([^<]*)</p>', body)
+
+
+def test_a_long_memory_is_shown_a_page_at_a_time_in_its_groups(signed_in):
+    _many(A, 30, "preference", "pref")
+    _many(A, 15, "constraint", "rule")
+    client = signed_in(A)
+
+    first = text(client.get("/portal/"))
+    assert "The assistant remembers 45 things about you" in first
+    assert "Showing 1 to 20 of 45" in first
+    assert cards(first) == [f"Preference number {n}" for n in range(20)]
+    assert 'rel="next"' in first and 'href="?page=2"' in first and 'rel="prev"' not in first
+    assert 'aria-current="page">1</a>' in first
+    # Every group with facts can be reached from any page, empty ones show where they'd start.
+    count = '</a><span class="count">({})</span>'
+    assert 'href="?page=2#group-constraint">Your travel rules' + count.format(15) in first
+    assert 'href="/portal/#group-preference">Your preferences' + count.format(30) in first
+    assert "About you and your trips" not in first
+
+    second = text(client.get("/portal/", {"page": "2"}))
+    assert cards(second) == [f"Preference number {n}" for n in range(20, 30)] + [
+        f"Constraint number {n}" for n in range(10)
+    ]
+    assert '<h2 id="group-preference">Your preferences, continued</h2>' in second
+    assert '<h2 id="group-constraint">Your travel rules</h2>' in second
+    assert 'rel="prev"' in second and 'rel="next"' in second
+
+    third = text(client.get("/portal/", {"page": "3"}))
+    assert cards(third) == [f"Constraint number {n}" for n in range(10, 15)]
+    assert "Showing 41 to 45 of 45" in third and 'rel="next"' not in third
+    assert '<h2 id="group-context">About you and your trips</h2>' in third
+    assert "Nothing here." in third
+    # What the page offers stays on every page.
+    for body in (first, second, third):
+        assert "Save my choices" in body and "Download my data" in body
+        assert "Forget everything" in body and "Sign out" in body
+
+
+def test_a_short_memory_has_no_pager(signed_in):
+    FactFactory(subject_id=A, key="seat_preference", value="Aisle")
+    body = text(signed_in(A).get("/portal/"))
+    assert 'class="pagination"' not in body and "Showing" not in body and "Go straight" not in body
+
+
+@pytest.mark.parametrize(
+    ("page", "shown"),
+    [("abc", 1), ("", 1), ("0", 1), ("-3", 1), ("1e3", 1), ("2.5", 1), ("３", 3), ("999", 3),
+     ("9" * 400, 3), ("%00", 1), (" 2 ", 2)],
+)
+def test_any_page_number_gets_a_sensible_page_never_an_error(signed_in, page, shown):
+    _many(A, 45)
+    response = signed_in(A).get("/portal/", {"page": page})
+    assert response.status_code == 200
+    assert f'aria-current="page">{shown}</a>' in response.content.decode()
+
+
+def test_changing_or_deleting_from_a_later_page_returns_to_it(signed_in):
+    _many(A, 25)
+    client = signed_in(A)
+    page = text(client.get("/portal/", {"page": "2"}))
+    assert 'href="/portal/facts/topic_20/change?page=2"' in page
+    assert 'href="/portal/facts/topic_20/delete?page=2"' in page
+
+    form = text(client.get("/portal/facts/topic_20/change?page=2"))
+    assert 'href="/portal/?page=2"' in form  # Back and Cancel
+    saved = client.post("/portal/facts/topic_20/change?page=2",
+                        {"value": "Window seats", "version": 1})
+    assert saved.status_code == 302 and saved["Location"] == "/portal/?page=2"
+
+    deleted = client.post("/portal/facts/topic_21/delete?page=2")
+    assert deleted.status_code == 302 and deleted["Location"] == "/portal/?page=2"
+    assert cards(text(client.get(deleted["Location"]))) == [
+        "Window seats", *(f"Preference number {n}" for n in range(22, 25))
+    ]
+    # Anything but a plain page number returns to the start of the list.
+    for junk in ("https://evil.example", "1", "0", "x", "２"):
+        form = client.get("/portal/facts/topic_22/change", {"page": junk}).content.decode()
+        assert 'href="/portal/"' in form and 'href="/portal/?page=' not in form, junk
 
 
 def test_pages_carry_no_inline_script_style_or_handlers(signed_in):

@@ -335,3 +335,50 @@ def test_every_staff_page_passes_axe(page, live_server, traveller):
     for path in ("/", f"/travellers/{S}/timeline/", "/review/"):
         page.goto(base + path)
         assert_no_serious_axe_violations(page)
+
+
+def test_a_heavy_traveller_is_paged_sorted_and_bulk_edited_in_place(page, live_server):
+    """A traveller with 120 facts: 50 rows a page, sortable, and a bulk change made on page 2
+    of a sort comes back to page 2 of that sort."""
+    heavy = "FF-HEAVY-1"
+    topics = ["seat", "meal", "lounge", "airport", "baggage", "connection", "cabin", "routes"]
+    services.fact_upsert(
+        subject_id=heavy,
+        facts=[
+            services.FactDraft(
+                f"{topics[n % len(topics)]}_{n:03d}",
+                f"Note {n + 1} about {topics[n % len(topics)]} habits",
+                ("preference", "constraint", "context")[n % 3],
+            )
+            for n in range(120)
+        ],
+        actor=Actor.extraction("turn-1"),
+    )
+    _login(page, live_server, "editor")
+    page.goto(f"{live_server.url}/staff/travellers/{heavy}/")
+    rows = page.locator("table.facts tbody tr")
+    expect(rows).to_have_count(50)
+    expect(page.locator(".pager")).to_contain_text("1–50 of 120")
+    assert_no_serious_axe_violations(page)
+    screenshot(page, "traveller-many-facts")
+
+    page.get_by_role("link", name="key", exact=True).click()
+    page.locator(".pager").get_by_role("link", name="Next ›").click()
+    expect(page).to_have_url(re.compile(r"\?sort=key&page=2$"))
+    expect(page.locator(".pager")).to_contain_text("51–100 of 120")
+    keys = [row.get_attribute("id")[5:] for row in rows.all()]
+    assert keys == sorted(keys) and len(keys) == 50
+    page.get_by_label(f"Select {keys[0]}", exact=True).check()
+    page.get_by_label(f"Select {keys[1]}", exact=True).check()
+    page.get_by_label("Action", exact=True).select_option("expire")
+    page.get_by_label("Reason", exact=True).fill("Traveller says these are out of date")
+    page.get_by_role("button", name="Apply…").click()
+    page.get_by_role("button", name="Expire now: 2 facts").click()
+    expect(page.locator(".flash")).to_contain_text("Expire now: 2 facts.")
+    expect(page).to_have_url(re.compile(r"\?sort=key&page=2$"))
+    expect(page.locator(f"#fact-{keys[0]}")).to_have_class(re.compile("is-expired"))
+    _open_menu_action(page, keys[2], "Flag sensitive")
+    page.get_by_label("Reason").fill("Health detail")
+    page.get_by_role("button", name="Flag sensitive").click()
+    expect(page).to_have_url(re.compile(r"\?sort=key&page=2$"))
+    expect(page.locator(f"#fact-{keys[2]}")).to_contain_text("sensitive")
