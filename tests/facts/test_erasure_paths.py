@@ -5,17 +5,13 @@ erases on its native async connection with the same result as the service."""
 from __future__ import annotations
 
 import asyncio
-import threading
-from collections.abc import Iterator
 
 import pytest
-from asgiref.sync import sync_to_async
-from django.db import IntegrityError, connection, connections, transaction
+from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memoryadmin.api.models import IdempotencyRecord, ServiceToken
 from memoryadmin.facts import erasure, keyhash, selectors, services
-from memoryadmin.facts import store as store_module
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact, Subject
 from memoryadmin.facts.services import FactDraft, ImportDraft
@@ -172,19 +168,6 @@ def test_a_python_eraser_still_runs_inside_the_transaction():
 
 
 # --- the native path ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def host_loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    yield loop
-    asyncio.run_coroutine_threadsafe(store_module.close_pools(), loop).result(10)
-    asyncio.run_coroutine_threadsafe(sync_to_async(connections.close_all)(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
-    loop.close()
 
 
 def on_loop(loop: asyncio.AbstractEventLoop, coroutine):
