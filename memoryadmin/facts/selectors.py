@@ -450,48 +450,39 @@ def portal_facts_page(
 ) -> list[tuple[MemoryFact, FactSource | None]]:
     """One page of a traveller's facts in the portal's order (preferences, travel rules, context;
     oldest first within each), each with the event that last set its value (created or updated;
-    None when audit retention trimmed it). One query: the source is a correlated lookup on
-    (subject_id, key, created_at) for the page's rows only, not the traveller's whole history."""
-    from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
+    None when audit retention trimmed it). Two queries: the page's rows, then the created and
+    updated events of those rows only, found through the keyed hash every event stores
+    (fact_event_subject_hash), not the traveller's whole history."""
+    from django.db.models import Case, IntegerField, Value, When
 
-    latest = FactEvent.objects.filter(
-        subject_id=subject_id,
-        key=OuterRef("key"),
-        action__in=[EventAction.CREATED, EventAction.UPDATED],
-    ).order_by("-created_at", "-id")
     group_order = Case(
         *(When(category=c, then=Value(i)) for i, c in enumerate(PORTAL_GROUP_ORDER)),
         default=Value(len(PORTAL_GROUP_ORDER)),
         output_field=IntegerField(),
     )
-    order = ("group_order", "created_at", "id")
-    # The page's ids first (a sort of the traveller's rows, no lookups), then the sources for
-    # those rows only: in one statement the lookups would run for every row before the OFFSET.
-    page_ids = (
+    facts = list(
         MemoryFact.objects.filter(subject_id=subject_id)
         .annotate(group_order=group_order)
-        .order_by(*order)
-        .values("id")[offset : offset + limit]
+        .order_by("group_order", "created_at", "id")[offset : offset + limit]
     )
-    rows = (
-        MemoryFact.objects.filter(id__in=page_ids)
-        .annotate(
-            group_order=group_order,
-            source_kind=Subquery(latest.values("actor_kind")[:1]),
-            source_action=Subquery(latest.values("action")[:1]),
-            source_at=Subquery(latest.values("created_at")[:1]),
+    if not facts:
+        return []
+    by_hash = {  # hashes under older secrets too (SECRET_KEY_FALLBACKS), as fact_history
+        key_hash: fact.key for fact in facts for key_hash in history_hashes(subject_id, fact.key)
+    }
+    latest: dict[str, FactSource] = {}
+    events = (
+        FactEvent.objects.filter(
+            subject_id=subject_id,
+            key_hash__in=list(by_hash),
+            action__in=[EventAction.CREATED, EventAction.UPDATED],
         )
-        .order_by(*order)
+        .order_by("created_at", "id")
+        .values_list("key_hash", "actor_kind", "action", "created_at")
     )
-    return [
-        (
-            fact,
-            FactSource(fact.source_kind, fact.source_action, fact.source_at)
-            if fact.source_at is not None
-            else None,
-        )
-        for fact in rows
-    ]
+    for key_hash, actor_kind, action, created_at in events:  # the newest of each fact wins
+        latest[by_hash[key_hash]] = FactSource(actor_kind, action, created_at)
+    return [(fact, latest.get(fact.key)) for fact in facts]
 
 
 EXPORT_FIELDS = ("subject_id", "key", "value", "category", "updated_at", "source_session_id")
@@ -678,8 +669,8 @@ def staff_events(
 ) -> QuerySet[FactEvent]:
     """History for the fact page (one key) or the traveller timeline (all keys), newest first."""
     events = FactEvent.objects.filter(subject_id=subject_id).select_related("actor_user")
-    if key is not None:
-        events = events.filter(key=key)
+    if key is not None:  # through the keyed hash (indexed), as fact_history
+        events = events.filter(key_hash__in=history_hashes(subject_id, key))
     if action:
         events = events.filter(action=action)
     if actor_kind:
