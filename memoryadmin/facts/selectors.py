@@ -148,17 +148,16 @@ SQL_SEARCH = (
     f" ORDER BY {_STORED_ORDER}"
 )
 # Every non-sensitive constraint in stored order (they may exceed the cap), then the newest
-# other facts, as many as the cap leaves room for.
+# other facts, as many as the cap leaves room for: that is the first max(cap, constraints) rows
+# of one ordering (constraints first), so one sort and a LIMIT, the count an index scan beside it.
+_PINNED = "f.category = 'constraint'"
 SQL_TIER_ONE = (
-    "SELECT key, value, category, updated_at, source_session_id, version FROM ("
-    f" SELECT {_WIRE}, f.created_at, f.id, f.category = 'constraint' AS pinned,"
-    "  count(*) FILTER (WHERE f.category = 'constraint') OVER () AS pinned_count,"
-    "  row_number() OVER (PARTITION BY f.category = 'constraint'"
-    f"   ORDER BY f.updated_at DESC, {_STORED_ORDER}) AS newest"
-    f" FROM memory_fact f WHERE {_VISIBLE} AND NOT f.sensitive"
-    ") t WHERE pinned OR newest <= %(cap)s - pinned_count"
-    " ORDER BY pinned DESC, CASE WHEN pinned THEN created_at END, CASE WHEN pinned THEN id END,"
-    " updated_at DESC, created_at, id"
+    f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE} AND NOT f.sensitive"
+    f" ORDER BY {_PINNED} DESC, CASE WHEN {_PINNED} THEN f.created_at END,"
+    f" CASE WHEN {_PINNED} THEN f.id END, f.updated_at DESC, {_STORED_ORDER}"
+    " LIMIT greatest(%(cap)s, (SELECT count(*) FROM memory_fact c"
+    " WHERE c.subject_id = %(subject)s AND c.category = 'constraint' AND c.status = 'active'"
+    " AND NOT c.sensitive AND (c.expires_at IS NULL OR c.expires_at > %(now)s)))"
 )
 SQL_PURGE_GENERATION = (
     "SELECT coalesce((SELECT purge_generation FROM memory_subject"
