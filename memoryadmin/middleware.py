@@ -38,7 +38,7 @@ class _BrowserOnly:
     get_response: Callable[[HttpRequest], Any]
 
     def __call__(self, request: HttpRequest) -> Any:
-        if request.path_info.startswith(API_PREFIX):
+        if is_api_request(request):
             return self.get_response(request)  # a coroutine when the chain is async: awaited up
         return super().__call__(request)  # type: ignore[misc]
 

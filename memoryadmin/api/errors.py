@@ -34,6 +34,7 @@ from memoryadmin.facts.errors import (
     FactStateError,
     WriteFilterMisconfigured,
 )
+from memoryadmin.middleware import is_api_request
 
 logger = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonRespon
 
 
 def is_api_path(request: HttpRequest) -> bool:
-    return request.path_info.startswith("/api/")
+    return is_api_request(request)
 
 
 def api_csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
+from psycopg.pq import Format
 
 from .keyhash import history_hashes
 from .models import (
@@ -187,12 +188,9 @@ def hot_cursor() -> Any:
     cursor = _prepared_cursor_class()(raw)
     # Results in binary: the same values, but timestamps are read by psycopg's C loader instead
     # of the text one Django installs (a third of a read's time on this path).
-    cursor.format = _BINARY
+    cursor.format = Format.BINARY
     with db.wrap_database_errors:
         return db._prepare_cursor(cursor)
-
-
-_BINARY = 1  # psycopg.pq.Format.BINARY, without importing psycopg where SQLite is used
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.utils import timezone
+from psycopg.pq import TransactionStatus
 
 from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
 
@@ -68,7 +69,6 @@ from .validation import (
 )
 
 REASON_MAX_LENGTH = 500
-_TX_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE (no psycopg import where SQLite is used)
 
 
 @dataclass(frozen=True)
@@ -726,7 +726,7 @@ async def fact_upsert_async(
                 await lock.execute(sql, params)
             await lock.execute("COMMIT")
     except BaseException:
-        if not conn.broken and conn.info.transaction_status != _TX_IDLE:
+        if not conn.broken and conn.info.transaction_status != TransactionStatus.IDLE:
             await conn.rollback()
         raise
     return plan.result
