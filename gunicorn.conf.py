@@ -14,6 +14,10 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 # a third more requests per second than the sync worker on the same two workers.
 worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gthread")
 threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+# A listening socket per worker (SO_REUSEPORT), the kernel spreading new connections among them.
+# With kept-alive connections and one shared socket, whichever worker woke first could take a
+# burst of new connections and keep them while the other stood idle (seen in the benchmark).
+reuse_port = True
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 20
 keepalive = 5
