@@ -376,7 +376,7 @@ class ClearReceipt:
 def receipt_from_event(event: FactEvent) -> ClearReceipt:
     after = event.after or {}
     return ClearReceipt(
-        number=str(after.get("receipt", "")),
+        number=event.receipt or str(after.get("receipt", "")),
         cleared_at=event.created_at,
         facts_erased=int(after.get("facts_deleted", 0)),
         subject_id=event.subject_id,
@@ -390,7 +390,7 @@ def clear_receipt_get(number: str, *, subject_id: str | None = None) -> ClearRec
     number = number.strip().upper()
     if not number or len(number) > 40:
         return None
-    events = FactEvent.objects.filter(action=EventAction.SUBJECT_CLEARED, after__receipt=number)
+    events = FactEvent.objects.filter(action=EventAction.SUBJECT_CLEARED, receipt=number)
     if subject_id is not None:
         events = events.filter(subject_id=subject_id)
     event = events.order_by("id").first()
@@ -613,7 +613,7 @@ def staff_travellers(query: str = "") -> QuerySet[Subject]:
         for word in words:
             matching = matching.filter(value__icontains=word)
         receipts = FactEvent.objects.filter(
-            action="subject_cleared", after__receipt=query.upper()
+            action=EventAction.SUBJECT_CLEARED, receipt=query.upper()
         ).values("subject_id")
         subjects = subjects.filter(
             Q(subject_id__startswith=query) | Exists(matching) | Q(subject_id__in=receipts)

@@ -158,6 +158,7 @@ def _record(
     before: dict[str, Any] | None = None,
     after: dict[str, Any] | None = None,
     session_tag: str = "",
+    receipt: str = "",
 ) -> FactEvent:
     return FactEvent.objects.create(
         subject_id=subject_id,
@@ -170,6 +171,7 @@ def _record(
         before=before,
         after=after,
         session_tag=session_tag,
+        receipt=receipt,
     )
 
 
@@ -1014,6 +1016,7 @@ def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> 
         actor=actor,
         reason=reason,
         after=after,
+        receipt=receipt,
     )
 
 

@@ -106,6 +106,37 @@ def test_an_erased_key_is_replaced_by_a_keyed_hash_and_its_history_still_groups(
     ]
 
 
+def _event_table_updates() -> tuple[int, int]:
+    """(row updates, of which HOT) of the history table in this transaction so far."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
+            " WHERE relname = 'memory_fact_event'"
+        )
+        row = cursor.fetchone()
+    return (row[0], row[1]) if row else (0, 0)
+
+
+def test_redacting_the_history_writes_no_index():
+    """Blanking and hashing an erased fact's events is a HOT update (new row versions on the same
+    page, no index entry written): no index reads a column that erasing changes, and the table
+    keeps room on its pages. A sweep redacts thousands of events per chunk."""
+    assert connection.vendor == "postgresql"
+    upsert(SUBJECT, (KEY, "Gold lounge member"), ("zqx_meal", "Vegetarian"))
+    upsert(SUBJECT, (KEY, "Platinum lounge member"))
+    services.subject_forget(subject_id="someone-else", actor=Actor.customer("someone-else"))
+    before = _event_table_updates()
+
+    services.fact_delete(subject_id=SUBJECT, key=KEY, actor=Actor.customer(SUBJECT))
+
+    updated, hot = (now - then for now, then in zip(_event_table_updates(), before, strict=True))
+    assert updated == 2  # the created and the updated event, redacted
+    assert hot == updated
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = 'memory_fact_event'")
+        assert "fillfactor=70" in (cursor.fetchone()[0] or [])
+
+
 def test_the_digest_depends_on_the_traveller_and_the_secret(settings):
     first = erasure.key_digest("a", KEY)
     assert first != erasure.key_digest("b", KEY)

@@ -28,8 +28,10 @@ PURPOSE = {
         "when it is erased (the erasure then updates no indexed column: a HOT update)"
     ),
     ("memory_fact_event", "fact_event_subject_time"): "a traveller's timeline, newest first",
-    ("memory_fact_event", "fact_event_clear_receipt"): (
-        "partial (subject_cleared only, portal migration): a forget-everything receipt by number"
+    ("memory_fact_event", "fact_event_receipt"): (
+        "partial (receipt not empty: subject_cleared events): a forget-everything receipt by "
+        "number, on a column of its own (an index on an expression of `after` would make "
+        "every redaction write every index)"
     ),
     ("memory_fact_event", "memory_fact_event_created_at_44147f3f"): (
         "the audit retention sweep deletes the oldest events"
