@@ -22,6 +22,7 @@ Callers are the services (`facts.services`), which hold the locks; nothing else 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -116,11 +117,10 @@ def _sql_erase_facts(registrations: list[_Registration]) -> str:
     candidate hash in `m`), record one erasure event per fact that went, run the erasers' SQL.
     Every part reads `gone`, so nothing happens for a fact that was not there."""
     return (
-        "WITH v AS (SELECT * FROM unnest(%(subjects)s::text[], %(keys)s::text[],"
-        " %(digests)s::text[], %(kinds)s::text[], %(users)s::integer[], %(labels)s::text[])"
-        " WITH ORDINALITY AS v(subject_id, key, digest, kind, user_id, label, n)),"
-        " m AS (SELECT * FROM unnest(%(m_subjects)s::text[], %(m_keys)s::text[],"
-        " %(m_hashes)s::text[]) AS m(subject_id, key, hash)),"
+        "WITH v AS (SELECT * FROM jsonb_to_recordset(%(facts)s::jsonb) AS v(subject_id text,"
+        " key text, digest text, kind text, user_id integer, label text, n integer)),"
+        " m AS (SELECT * FROM jsonb_to_recordset(%(matches)s::jsonb)"
+        " AS m(subject_id text, key text, hash text)),"
         # LATERAL with OFFSET 0 is not flattened: each fact is found through its unique index
         # (a join lets the planner hash the whole table for a chunk of 1,000).
         ' gone AS (DELETE FROM "memory_fact" AS f WHERE f.id IN (SELECT hit.id FROM v'
@@ -150,16 +150,20 @@ def _params_erase_facts(
         for (subject_id, key, _), candidates in zip(rows, hashes, strict=True)
         for digest in candidates
     ]
+    # Each set of rows travels as one JSON document: psycopg dumps a list for an array element
+    # by element in Python, a fifth of a sweep chunk's time for 1,000 facts.
+    facts = [
+        {"subject_id": subject_id, "key": key, "digest": candidates[0],  # today's SECRET_KEY
+         "kind": str(actor.kind), "user_id": getattr(actor.user, "pk", None),
+         "label": actor.label[:200], "n": n}
+        for n, ((subject_id, key, actor), candidates) in enumerate(zip(rows, hashes, strict=True))
+    ]
     return {
-        "subjects": [row[0] for row in rows],
-        "keys": [row[1] for row in rows],
-        "digests": [candidates[0] for candidates in hashes],  # today's SECRET_KEY
-        "kinds": [str(actor.kind) for _, _, actor in rows],
-        "users": [getattr(actor.user, "pk", None) for _, _, actor in rows],
-        "labels": [actor.label[:200] for _, _, actor in rows],
-        "m_subjects": [match[0] for match in matches],
-        "m_keys": [match[1] for match in matches],
-        "m_hashes": [match[2] for match in matches],
+        "facts": json.dumps(facts),
+        "matches": json.dumps([
+            {"subject_id": subject, "key": key, "hash": digest}
+            for subject, key, digest in matches
+        ]),
         "action": str(action),
         "reason": reason,
         "now": now,
