@@ -468,6 +468,9 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
                     actor=Actor.extraction(f"extraction job {job.pk}"),
                     session_tag=job.session_tag,
                     reason=f"learned from turn {job.turn_id}",
+                    # Any error of the write ends this transaction (re-raised below): no
+                    # savepoint needed, two round trips fewer a turn.
+                    savepoint=False,
                 )
             except FactLearningPaused:
                 raise _Discard(PAUSED_DURING_REASON) from None

@@ -625,6 +625,7 @@ def fact_upsert(
     session_tag: str = "",
     expected_versions: Mapping[str, int] | None = None,
     agent_view: bool = False,
+    savepoint: bool = True,
 ) -> UpsertResult:
     """Replace by key. The same value (normalized) is a no-op with no event; anything else is a
     created/updated event and a version bump. Facts from the agent or extraction that touch
@@ -638,7 +639,10 @@ def fact_upsert(
     events; on PostgreSQL they travel in three round trips (pipeline mode). `result.states` is
     what this write committed, key by key; with `agent_view`, `result.agent_facts` is every fact
     the agent may now use, read inside this transaction (so never another writer's later
-    state). One transaction (a savepoint inside a caller's)."""
+    state). One transaction (a savepoint inside a caller's). `savepoint=False` is for a caller
+    whose own transaction ends whenever this raises (it never catches an error of this call
+    and goes on writing): it saves the savepoint's two round trips, and an error here then
+    marks the caller's whole transaction for rollback."""
     config = memory_config()
     cleaned = _upsert_clean(
         subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
@@ -648,7 +652,7 @@ def fact_upsert(
     now = timezone.now()
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.
-    with transaction.atomic(), _pipelined():
+    with transaction.atomic(savepoint=savepoint), _pipelined():
         memory_paused, use_paused, existing = _upsert_read(subject_id, list(cleaned), now)
         _upsert_check_paused(actor, memory_paused)
         plan = _upsert_plan(
