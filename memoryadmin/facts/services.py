@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -650,9 +650,8 @@ def fact_upsert(
     if not cleaned:
         return UpsertResult()
     now = timezone.now()
-    # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
-    # closing sync (the writes' errors) still happens inside it.
-    with transaction.atomic(savepoint=savepoint), _pipelined():
+
+    def upsert() -> UpsertResult:
         memory_paused, use_paused, existing = _upsert_read(subject_id, list(cleaned), now)
         _upsert_check_paused(actor, memory_paused)
         plan = _upsert_plan(
@@ -671,7 +670,37 @@ def fact_upsert(
         )
         if agent_view:
             plan.result.agent_facts = facts_for_agent(subject_id)
-    return plan.result
+        return plan.result
+
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        return _in_own_pipelined_transaction(upsert)
+    # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
+    # closing sync (the writes' errors) still happens inside it.
+    with transaction.atomic(savepoint=savepoint), _pipelined():
+        return upsert()
+
+
+def _in_own_pipelined_transaction(work: Callable[[], Any]) -> Any:
+    """Run `work` in a transaction of its own on Django's connection, BEGIN and COMMIT sent by
+    hand in pipeline mode with its statements: the COMMIT travels with the last writes, as on
+    the store's async path. Django's `atomic` commits on its own round trip (a third for an
+    upsert). Only where no transaction is open (Django's connection is then in autocommit);
+    `work` must not open one (`atomic`) or register `on_commit` callbacks. Any error rolls the
+    whole transaction back before it propagates, as `atomic` would."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.ensure_connection()
+    raw = db.connection
+    try:
+        with db.wrap_database_errors, raw.pipeline(), db.cursor() as control:
+            control.execute("BEGIN")
+            result = work()
+            control.execute("COMMIT")
+    except BaseException:
+        if not raw.broken and raw.info.transaction_status != TransactionStatus.IDLE:
+            with db.wrap_database_errors:
+                raw.rollback()
+        raise
+    return result
 
 
 async def fact_upsert_async(

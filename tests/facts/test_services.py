@@ -413,3 +413,74 @@ def test_erased_values_appear_in_no_table(staff, how):
     for value in gone:
         assert occurrences(value) == {}, value
     assert occurrences(other) == {"memory_fact": 1, "memory_fact_event": 1}
+
+
+# --- fact_upsert outside any transaction: its own, BEGIN and COMMIT sent with its statements -----
+
+
+def _other_connection_sees(subject_id: str) -> tuple[list[str], int]:
+    """What another session reads: committed facts and events only."""
+    import psycopg
+    from django.db import connection
+
+    settings_dict = connection.get_connection_params()
+    settings_dict.pop("cursor_factory", None)
+    settings_dict.pop("context", None)
+    with psycopg.connect(**settings_dict, autocommit=True) as other:
+        keys = [row[0] for row in other.execute(
+            "SELECT key FROM memory_fact WHERE subject_id = %s ORDER BY key", [subject_id]
+        )]
+        [(events,)] = other.execute(
+            "SELECT count(*) FROM memory_fact_event WHERE subject_id = %s", [subject_id]
+        ).fetchall()
+    return keys, events
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upsert_outside_a_transaction_commits_in_one_transaction_of_its_own():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    selectors.memory_config()  # the per-process cache is warm on a busy worker
+    with CaptureQueriesContext(connection) as queries:
+        result = services.fact_upsert(
+            subject_id="own-tx", facts=[FactDraft("seat_preference", "Aisle"),
+                                        FactDraft("meal_note", "Vegetarian")],
+            actor=Actor.agent("host-1"),
+        )
+
+    assert sorted(result.created) == ["meal_note", "seat_preference"]
+    assert _other_connection_sees("own-tx") == (["meal_note", "seat_preference"], 2)
+    sqls = [query["sql"] for query in queries.captured_queries]
+    assert (sqls[0], sqls[-1]) == ("BEGIN", "COMMIT")
+    assert sqls.count("BEGIN") == 1 and sqls.count("COMMIT") == 1
+    assert not any("SAVEPOINT" in sql for sql in sqls)
+    assert connection.connection.info.transaction_status.name == "IDLE"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upsert_refused_after_its_lock_leaves_nothing_behind_and_the_connection_usable():
+    from django.db import connection
+
+    services.fact_upsert(subject_id="own-tx-2", facts=[FactDraft("seat_preference", "Aisle")],
+                         actor=Actor.agent("host-1"))
+    services.subject_set_preferences(subject_id="own-tx-2", actor=Actor.customer("own-tx-2"),
+                                     memory_paused=True)
+    with pytest.raises(FactLearningPaused):  # found once the traveller's row is locked
+        services.fact_upsert(subject_id="own-tx-2", facts=[FactDraft("meal_note", "Vegan")],
+                             actor=Actor.agent("host-1"))
+    with pytest.raises(FactConflict):  # a stale version: nothing at all is written
+        services.fact_upsert(
+            subject_id="own-tx-2",
+            facts=[FactDraft("seat_preference", "Window"), FactDraft("meal_note", "Vegan")],
+            actor=Actor.customer("own-tx-2"), expected_versions={"seat_preference": 99},
+        )
+
+    assert connection.connection.info.transaction_status.name == "IDLE"
+    keys, events = _other_connection_sees("own-tx-2")
+    assert keys == ["seat_preference"]
+    assert selectors.subject_facts("own-tx-2")[0].value == "Aisle"
+    # The connection goes on working, in its own transactions.
+    services.fact_upsert(subject_id="own-tx-2", facts=[FactDraft("meal_note", "Vegan")],
+                         actor=Actor.customer("own-tx-2"))
+    assert _other_connection_sees("own-tx-2")[0] == ["meal_note", "seat_preference"]
