@@ -354,9 +354,10 @@ def _upsert_read(
 @contextmanager
 def _pipelined() -> Iterator[None]:
     """psycopg's pipeline mode on Django's connection (nothing elsewhere, e.g. SQLite):
-    statements whose answers are not needed yet travel together, so an upsert costs three round
-    trips (lock and read; the writes; COMMIT) instead of one per statement. Errors surface at
-    the next fetch or at the closing sync. Nests (psycopg counts levels)."""
+    statements whose answers are not needed yet travel together, so an upsert inside a caller's
+    transaction costs two round trips (lock and read; the writes) instead of one per
+    statement. Errors surface at the next fetch or at the closing sync. Nests (psycopg counts
+    levels)."""
     db = connections[DEFAULT_DB_ALIAS]
     if db.vendor != "postgresql":
         yield
@@ -636,7 +637,8 @@ def fact_upsert(
 
     A fixed number of statements whatever the batch size: lock the subject, read the named
     facts, one INSERT of the new ones, one UPDATE of the changed ones, one INSERT of their
-    events; on PostgreSQL they travel in three round trips (pipeline mode). `result.states` is
+    events; on PostgreSQL they travel in two round trips (pipeline mode), the COMMIT with the
+    writes when this opens the transaction itself. `result.states` is
     what this write committed, key by key; with `agent_view`, `result.agent_facts` is every fact
     the agent may now use, read inside this transaction (so never another writer's later
     state). One transaction (a savepoint inside a caller's). `savepoint=False` is for a caller
