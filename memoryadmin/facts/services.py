@@ -674,7 +674,8 @@ def fact_upsert(
             plan.result.agent_facts = facts_for_agent(subject_id)
         return plan.result
 
-    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+    if (connection.vendor == "postgresql" and not connection.in_atomic_block
+            and connection.get_autocommit()):
         return _in_own_pipelined_transaction(upsert)
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.
