@@ -94,13 +94,6 @@ def registered_erasers() -> dict[str, Eraser]:
     return {name: registration.erase for name, registration in _ERASERS.items()}
 
 
-def history_keys(subject_id: str, key: str) -> list[str]:
-    """The keys under which a fact's history is shown: its own, and its digest once erased."""
-    if is_key_digest(key):
-        return [key]
-    return [key, key_digest(subject_id, key)]
-
-
 # --- PostgreSQL: one statement ------------------------------------------------------------------
 
 _TABLE = FactEvent._meta.db_table

@@ -376,7 +376,7 @@ class ClearReceipt:
 def receipt_from_event(event: FactEvent) -> ClearReceipt:
     after = event.after or {}
     return ClearReceipt(
-        number=event.receipt or str(after.get("receipt", "")),
+        number=event.receipt,
         cleared_at=event.created_at,
         facts_erased=int(after.get("facts_deleted", 0)),
         subject_id=event.subject_id,

@@ -11,20 +11,12 @@ from django.test.utils import CaptureQueriesContext
 from memoryadmin.facts import erasure, selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent
-from memoryadmin.facts.services import FactDraft
 from tests.support.dbscan import occurrences
+from tests.support.writes import agent_upsert
 
 pytestmark = pytest.mark.django_db
 SUBJECT = "erase-me-01"
 KEY = "zqx_lounge_access"  # unlikely to appear anywhere by chance
-
-
-def upsert(subject_id: str, *pairs: tuple[str, str]) -> None:
-    services.fact_upsert(
-        subject_id=subject_id,
-        facts=[FactDraft(key, value) for key, value in pairs],
-        actor=Actor.agent("host-1"),
-    )
 
 
 # --- every table that can hold a value is known ----------------------------------------------
@@ -86,8 +78,8 @@ def test_every_app_eraser_named_above_is_registered():
 
 
 def test_an_erased_key_is_replaced_by_a_keyed_hash_and_its_history_still_groups():
-    upsert(SUBJECT, (KEY, "Gold lounge member"))
-    upsert(SUBJECT, (KEY, "Platinum lounge member"))
+    agent_upsert(SUBJECT, (KEY, "Gold lounge member"))
+    agent_upsert(SUBJECT, (KEY, "Platinum lounge member"))
     services.fact_delete(subject_id=SUBJECT, key=KEY, actor=Actor.customer(SUBJECT))
     assert occurrences(KEY) == {}
     digest = erasure.key_digest(SUBJECT, KEY)
@@ -99,7 +91,7 @@ def test_an_erased_key_is_replaced_by_a_keyed_hash_and_its_history_still_groups(
     assert history[-1].actor_kind == "customer"
 
     # Said again later: the new fact's history includes the erased one's events (values gone).
-    upsert(SUBJECT, (KEY, "Lounge member again"))
+    agent_upsert(SUBJECT, (KEY, "Lounge member again"))
     actions = [event.action for event in selectors.fact_history(SUBJECT, KEY)]
     assert actions == [
         EventAction.CREATED, EventAction.UPDATED, EventAction.DELETED, EventAction.CREATED,
@@ -122,8 +114,8 @@ def test_redacting_the_history_writes_no_index():
     page, no index entry written): no index reads a column that erasing changes, and the table
     keeps room on its pages. A sweep redacts thousands of events per chunk."""
     assert connection.vendor == "postgresql"
-    upsert(SUBJECT, (KEY, "Gold lounge member"), ("zqx_meal", "Vegetarian"))
-    upsert(SUBJECT, (KEY, "Platinum lounge member"))
+    agent_upsert(SUBJECT, (KEY, "Gold lounge member"), ("zqx_meal", "Vegetarian"))
+    agent_upsert(SUBJECT, (KEY, "Platinum lounge member"))
     services.subject_forget(subject_id="someone-else", actor=Actor.customer("someone-else"))
     before = _event_table_updates()
 
@@ -146,8 +138,8 @@ def test_the_digest_depends_on_the_traveller_and_the_secret(settings):
 
 
 def test_clear_hashes_every_key_of_the_traveller_but_keeps_other_travellers():
-    upsert(SUBJECT, (KEY, "Gold"), ("zqx_meal_note", "Vegan"))
-    upsert("someone-else", (KEY, "Silver"))
+    agent_upsert(SUBJECT, (KEY, "Gold"), ("zqx_meal_note", "Vegan"))
+    agent_upsert("someone-else", (KEY, "Silver"))
     services.subject_clear(subject_id=SUBJECT, actor=Actor.customer(SUBJECT))
     keys = set(FactEvent.objects.filter(subject_id=SUBJECT).values_list("key", flat=True))
     assert keys == {
@@ -164,7 +156,7 @@ def test_registered_erasers_are_told_what_was_erased_in_the_same_transaction():
     seen: list[erasure.Erased] = []
     erasure.register_eraser("test.probe", seen.append)
     try:
-        upsert(SUBJECT, (KEY, "Gold"), ("zqx_other", "Other"))
+        agent_upsert(SUBJECT, (KEY, "Gold"), ("zqx_other", "Other"))
         services.fact_delete(subject_id=SUBJECT, key=KEY, actor=Actor.customer(SUBJECT))
         services.subject_clear(subject_id=SUBJECT, actor=Actor.customer(SUBJECT))
     finally:
@@ -178,8 +170,8 @@ def test_registered_erasers_are_told_what_was_erased_in_the_same_transaction():
 
 
 def _statements(call, n_facts: int, subject_id: str) -> int:
-    upsert(subject_id, *[(f"topic_{i}", f"Value number {i}") for i in range(n_facts)])
-    upsert(subject_id, *[(f"topic_{i}", f"Changed value {i}") for i in range(n_facts)])
+    agent_upsert(subject_id, *[(f"topic_{i}", f"Value number {i}") for i in range(n_facts)])
+    agent_upsert(subject_id, *[(f"topic_{i}", f"Changed value {i}") for i in range(n_facts)])
     with CaptureQueriesContext(connection) as queries:
         call(subject_id)
     return len(queries)

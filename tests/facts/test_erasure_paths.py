@@ -14,21 +14,14 @@ from memoryadmin.api.models import IdempotencyRecord, ServiceToken
 from memoryadmin.facts import erasure, keyhash, selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact, Subject
-from memoryadmin.facts.services import FactDraft, ImportDraft
+from memoryadmin.facts.services import ImportDraft
 from memoryadmin.facts.store import DjangoMemoryStore
 from tests.support.dbscan import occurrences
+from tests.support.writes import agent_upsert
 
 from .store_contract import fact, run
 
 STAFF = Actor.system("test-staff")
-
-
-def upsert(subject_id: str, *pairs: tuple[str, str]) -> None:
-    services.fact_upsert(
-        subject_id=subject_id,
-        facts=[FactDraft(key, value) for key, value in pairs],
-        actor=Actor.agent("host-1"),
-    )
 
 
 def stored_reply(subject_id: str, value: str) -> IdempotencyRecord:
@@ -52,7 +45,7 @@ def assert_hashes_consistent() -> None:
 
 @pytest.mark.django_db
 def test_every_way_of_writing_an_event_stores_the_hash_of_its_key():
-    upsert("h-1", ("seat_note", "Aisle Qz1"), ("meal_note", "Vegan Qz2"))  # multi-row INSERT
+    agent_upsert("h-1", ("seat_note", "Aisle Qz1"), ("meal_note", "Vegan Qz2"))  # multi-row INSERT
     fact = selectors.subject_fact("h-1", "seat_note")
     services.fact_edit(  # one event through the ORM
         subject_id="h-1", key="seat_note", expected_version=fact.version, actor=STAFF,
@@ -106,10 +99,10 @@ def test_history_written_before_a_key_rotation_is_still_found_and_erased(setting
     """SECRET_KEY rotated with the old one in SECRET_KEY_FALLBACKS: the events written before
     are found under their old hash, and erasing the fact still blanks them."""
     settings.SECRET_KEY = "the-old-secret-key-for-this-test-0123456789"
-    upsert("r-1", ("seat_note", "Old secret aisle Rk7"))
+    agent_upsert("r-1", ("seat_note", "Old secret aisle Rk7"))
     settings.SECRET_KEY_FALLBACKS = [settings.SECRET_KEY]
     settings.SECRET_KEY = "the-new-secret-key-for-this-test-0123456789"
-    upsert("r-1", ("seat_note", "New secret window Rk8"))
+    agent_upsert("r-1", ("seat_note", "New secret window Rk8"))
     assert [e.action for e in selectors.fact_history("r-1", "seat_note")] == [
         EventAction.CREATED, EventAction.UPDATED,
     ]
@@ -129,7 +122,7 @@ def _count(call) -> int:
 
 @pytest.mark.django_db
 def test_fact_delete_is_the_traveller_lock_and_one_erasing_statement():
-    upsert("c-1", *[(f"topic_{i}", f"Value {i}") for i in range(40)])
+    agent_upsert("c-1", *[(f"topic_{i}", f"Value {i}") for i in range(40)])
     stored_reply("c-1", "Value 3")
     assert _count(
         lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)
@@ -143,8 +136,8 @@ def test_fact_delete_is_the_traveller_lock_and_one_erasing_statement():
 
 @pytest.mark.django_db
 def test_subject_clear_takes_the_same_few_statements_for_any_number_of_facts():
-    upsert("c-2", ("one", "Value 1"))
-    upsert("c-3", *[(f"topic_{i}", f"Value {i}") for i in range(60)])
+    agent_upsert("c-2", ("one", "Value 1"))
+    agent_upsert("c-3", *[(f"topic_{i}", f"Value {i}") for i in range(60)])
     counts = [
         _count(lambda s=s: services.subject_clear(subject_id=s, actor=STAFF))
         for s in ("c-2", "c-3")
@@ -158,7 +151,7 @@ def test_a_python_eraser_still_runs_inside_the_transaction():
     erasure.register_eraser("test.probe", seen.append)
     try:
         assert not erasure.native_ready()
-        upsert("p-1", ("seat_note", "Aisle"))
+        agent_upsert("p-1", ("seat_note", "Aisle"))
         assert services.fact_delete(subject_id="p-1", key="seat_note", actor=STAFF)
         assert not services.fact_delete(subject_id="p-1", key="seat_note", actor=STAFF)
     finally:
@@ -187,8 +180,10 @@ def test_native_delete_erases_exactly_as_the_service_does(host_loop):
     native = DjangoMemoryStore(native=True, actor=Actor.agent("host-1"))
     via_django = DjangoMemoryStore(native=False, actor=Actor.agent("host-1"))
     for subject_id in ("n-native", "n-django"):
-        upsert(subject_id, ("seat_note", f"Aisle Nv9 {subject_id}"), ("meal_note", "Keeps Nv1"))
-        upsert(subject_id, ("seat_note", f"Window Nv8 {subject_id}"))
+        agent_upsert(
+            subject_id, ("seat_note", f"Aisle Nv9 {subject_id}"), ("meal_note", "Keeps Nv1")
+        )
+        agent_upsert(subject_id, ("seat_note", f"Window Nv8 {subject_id}"))
         stored_reply(subject_id, f"Aisle Nv9 {subject_id}")
     assert erasure.native_ready()
 
@@ -231,9 +226,9 @@ def test_native_delete_waits_for_a_writer_and_erases_what_it_wrote(host_loop):
     """The lock comes first and the erasing statement takes its snapshot after it: a value that
     a concurrent upsert commits while the delete waits is erased with the rest."""
     native = DjangoMemoryStore(native=True)
-    upsert("n-race", ("seat_note", "First value Wq1"))
+    agent_upsert("n-race", ("seat_note", "First value Wq1"))
     with transaction.atomic():
-        upsert("n-race", ("seat_note", "Written meanwhile Wq2"))  # holds the traveller's lock
+        agent_upsert("n-race", ("seat_note", "Written meanwhile Wq2"))  # holds the traveller's lock
         pending = asyncio.run_coroutine_threadsafe(
             native.delete_fact("n-race", "seat_note"), host_loop
         )

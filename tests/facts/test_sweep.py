@@ -22,20 +22,12 @@ from memoryadmin.facts.models import (
     MemorySettings,
     RetentionRule,
 )
-from memoryadmin.facts.services import FactDraft
 from memoryadmin.facts.tasks import sweep_audit, sweep_expired
 from tests.support.bulk import Row, load_facts
 from tests.support.dbscan import occurrences
+from tests.support.writes import agent_upsert
 
 STAFF = Actor.system("test-staff")
-
-
-def write(subject_id: str, *pairs: tuple[str, str]) -> None:
-    services.fact_upsert(
-        subject_id=subject_id,
-        facts=[FactDraft(key, value) for key, value in pairs],
-        actor=Actor.agent("host-1"),
-    )
 
 
 def expire(subject_id: str, key: str) -> None:
@@ -51,9 +43,9 @@ def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
     old = timezone.now() - timedelta(days=3)
     load_facts([Row("ruled-1", "meal_note", "Rule-expired vegan Kq2", updated_at=old,
                     expires_at=old + timedelta(days=1))])
-    write("pinned-1", ("seat_note", "Pinned aisle Wz4"), ("bag_note", "Keeps this Pm1"))
+    agent_upsert("pinned-1", ("seat_note", "Pinned aisle Wz4"), ("bag_note", "Keeps this Pm1"))
     expire("pinned-1", "seat_note")
-    write("held-1", ("seat_note", "Held window Hx8"))
+    agent_upsert("held-1", ("seat_note", "Held window Hx8"))
     expire("held-1", "seat_note")
     services.subject_set_legal_hold(subject_id="held-1", hold=True, actor=STAFF, reason="case 7")
     token = ServiceToken.objects.create(name="t", token_hash="x" * 64, prefix="mat_xxxx")
@@ -83,8 +75,8 @@ def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
 @pytest.mark.django_db
 def test_the_audit_sweep_drops_history_older_than_the_retention():
     MemorySettings.objects.update_or_create(pk=1, defaults={"audit_retention_days": 30})
-    write("audit-1", ("seat", "Aisle"), ("meal", "Vegan"))
-    write("audit-held", ("seat", "Window"))
+    agent_upsert("audit-1", ("seat", "Aisle"), ("meal", "Vegan"))
+    agent_upsert("audit-held", ("seat", "Window"))
     services.subject_set_legal_hold(subject_id="audit-held", hold=True, actor=STAFF, reason="c")
     FactEvent.objects.filter(key="seat").update(created_at=timezone.now() - timedelta(days=31))
     assert sweep_audit.apply().get() == 1
