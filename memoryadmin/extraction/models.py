@@ -36,7 +36,7 @@ class ExtractionJob(models.Model):
     token count other hosts' turns or guess their job addresses."""
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH, db_index=True)
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX_LENGTH)
     session_tag = models.CharField(
         max_length=SESSION_TAG_LENGTH, help_text="12-hex tag of the session, never the raw id."
     )

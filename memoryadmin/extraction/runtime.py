@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from memoryadmin.client.prompt import render_memory_block, render_transcript_block
 from memoryadmin.facts import selectors
@@ -137,13 +138,13 @@ def user_content(messages: Sequence[dict[str, str]], held: Sequence[HeldFact]) -
 
 # --- the pure pipeline -------------------------------------------------------------------------
 
-def _tool_inputs(response: Any) -> list[Any]:
+def _tool_inputs(message: dict[str, Any]) -> list[Any]:
     """The input of every tool_use block; a block for another tool yields None (invalid)."""
     inputs = []
-    for block in getattr(response, "content", None) or []:
-        if getattr(block, "type", None) != "tool_use":
+    for block in message.get("content") or []:
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
             continue
-        inputs.append(block.input if block.name == RECORD_FACT_TOOL_NAME else None)
+        inputs.append(block.get("input") if block.get("name") == RECORD_FACT_TOOL_NAME else None)
     return inputs
 
 
@@ -230,24 +231,31 @@ def propose_facts(
     """One Messages call, then every check. No database: the benchmark calls it directly.
 
     API errors propagate (the caller decides what is transient)."""
-    response = client.messages.create(
+    # The answer as plain JSON: building the SDK's typed Message took about a tenth of a turn,
+    # and only the tool calls, the usage and the model are read. Errors are raised as ever.
+    answer = client.messages.with_raw_response.create(
         model=model,
         max_tokens=MAX_TOKENS,
         system=airline_prompt(max_new_facts),
         tools=[RECORD_FACT_TOOL],
         messages=[{"role": "user", "content": user_content(messages, held)}],
-    )
+    ).json()
+    message = answer if isinstance(answer, dict) else {}
     proposal = review_proposals(
-        _tool_inputs(response),
+        _tool_inputs(message),
         held=held,
         max_new_facts=max_new_facts,
         blocked_patterns=blocked_patterns,
     )
-    usage = getattr(response, "usage", None)
-    proposal.input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
-    proposal.output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-    proposal.model = getattr(response, "model", None) or model
+    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+    proposal.input_tokens = _count(usage.get("input_tokens"))
+    proposal.output_tokens = _count(usage.get("output_tokens"))
+    proposal.model = str(message.get("model") or model)
     return proposal
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 # --- the job -----------------------------------------------------------------------------------
@@ -335,10 +343,6 @@ def model_client() -> anthropic.Anthropic:
                 _client[1].close()
             _client = (config, make_client())
         return _client[1]
-
-
-class _AlreadyFinished(Exception):
-    """Rolls back a write when another delivery of the same job finished it first."""
 
 
 class _Discard(Exception):
@@ -456,10 +460,25 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
         "input_tokens": proposal.input_tokens,
         "output_tokens": proposal.output_tokens,
     }
+    ended: list[ExtractionJob] = []
+
+    def end_job(result: fact_services.UpsertResult) -> None:
+        ended.append(services.job_succeed(
+            job,
+            purge_generation=generation,
+            stored=len(result.created),
+            updated=len(result.updated),
+            sent_to_review=len(result.sent_to_review),
+            **{**outcome, "duplicates": proposal.duplicates + len(result.unchanged)},
+        ))
+
+    # Outside any transaction (a worker), fact_upsert opens its own and the job's end travels
+    # with the writes and the COMMIT: two round trips in all. Inside a caller's (a test), a
+    # savepoint keeps a refusal from spoiling it.
     try:
-        with transaction.atomic():
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
             try:
-                result = fact_services.fact_upsert(
+                fact_services.fact_upsert(
                     subject_id=job.subject_id,
                     facts=[
                         fact_services.FactDraft(fact.key, fact.value, fact.category)
@@ -471,30 +490,27 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
                     # Any error of the write ends this transaction (re-raised below): no
                     # savepoint needed, two round trips fewer a turn.
                     savepoint=False,
+                    before_commit=end_job,
                 )
             except FactLearningPaused:
                 raise _Discard(PAUSED_DURING_REASON) from None
             except FactMemoryDisabled:
                 raise _Discard(DISABLED_DURING_REASON) from None
-            finished = services.job_succeed(
-                job.pk,
-                purge_generation=generation,
-                stored=len(result.created),
-                updated=len(result.updated),
-                sent_to_review=len(result.sent_to_review),
-                **{**outcome, "duplicates": proposal.duplicates + len(result.unchanged)},
-            )
-            if finished is None:
-                if job_selectors.job_is_finished(job.pk):
-                    raise _AlreadyFinished
-                raise _Discard(DISCARDED_REASON)
-    except _AlreadyFinished:
-        return None  # another delivery of the same job finished it; our write is rolled back
     except _Discard as discard:
         logger.info("extraction job %s: %s", job.pk, discard.reason)
         return services.job_finish(
             job.pk, status=JobStatus.SUCCEEDED, reason=discard.reason, **outcome
         )
+    except Exception as exc:
+        if not services.job_not_ended(exc):
+            raise
+        if job_selectors.job_is_finished(job.pk):
+            return None  # another delivery of the same job finished it; our write rolled back
+        logger.info("extraction job %s: %s", job.pk, DISCARDED_REASON)
+        return services.job_finish(
+            job.pk, status=JobStatus.SUCCEEDED, reason=DISCARDED_REASON, **outcome
+        )
+    finished = ended[0]
     logger.info(  # counts only, never values
         "extraction job %s succeeded: proposed=%d stored=%d updated=%d duplicates=%d "
         "blocked=%d invalid=%d to_review=%d",

@@ -3,6 +3,7 @@ no FactEvent; the facts a job yields are written by `facts.services.fact_upsert`
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -240,14 +241,35 @@ _SUCCESS_COUNTS = (
     "proposed", "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid",
     "cut_by_cap", "input_tokens", "output_tokens",
 )
+# Ends the job, or refuses: the guard function (migration 0003) raises JOB_NOT_ENDED when the
+# UPDATE matched nothing, so that the statement can travel in one round trip with the facts'
+# writes and the COMMIT, which the error then cancels.
+JOB_NOT_ENDED = "MA001"
 _SQL_SUCCEED = (
-    f"UPDATE {ExtractionJob._meta.db_table} AS j SET status = '{JobStatus.SUCCEEDED.value}',"
+    f"WITH ended AS (UPDATE {ExtractionJob._meta.db_table} AS j"
+    f" SET status = '{JobStatus.SUCCEEDED.value}',"
     " reason = '', retryable = false, model = %(model)s, finished_at = %(now)s,"
     " transcript = NULL, "
     + ", ".join(f"{name} = %({name})s" for name in _SUCCESS_COUNTS)
     + f" WHERE j.id = %(job)s AND j.status NOT IN ({_FINISHED_SQL})"
-    f" AND {_GENERATION} = %(generation)s RETURNING {_JOB_COLUMNS}"
+    f" AND {_GENERATION} = %(generation)s RETURNING 1)"
+    " SELECT extraction_job_must_end(EXISTS (SELECT FROM ended), %(job)s)"
 )
+
+
+class JobNotEnded(Exception):
+    """job_succeed refused: a clear moved the purge generation, or another delivery of the job
+    finished it first (`job_selectors.job_is_finished` tells which)."""
+
+
+def job_not_ended(exc: BaseException) -> bool:
+    """Whether `exc` is job_succeed's refusal: JobNotEnded, or on PostgreSQL the guard's error,
+    which surfaces wherever the statement's round trip ends (at the write's COMMIT)."""
+    if isinstance(exc, JobNotEnded):
+        return True
+    return isinstance(exc, DatabaseError) and getattr(exc.__cause__, "sqlstate", None) == (
+        JOB_NOT_ENDED
+    )
 
 
 def _fast() -> bool:
@@ -335,34 +357,44 @@ def _job_begin_portable(job_id: int, *, may_call: bool, model: str) -> JobRun | 
 
 
 def job_succeed(
-    job_id: int, *, purge_generation: int, model: str = "", **counts: int
-) -> ExtractionJob | None:
-    """Inside the caller's transaction, the one that wrote the job's facts (after fact_upsert
+    job: ExtractionJob, *, purge_generation: int, model: str = "", **counts: int
+) -> ExtractionJob:
+    """Inside the caller's transaction, the one that writes the job's facts (after fact_upsert
     locked the subject row, so a clear committed before is seen and a later one waits): end
     the unfinished job as succeeded, transcript wiped, if the subject's purge generation is
-    still `purge_generation`. One statement, which also locks the job row. None when nothing
-    was ended, because the generation moved (a clear during extraction wins) or another
-    delivery of the job finished it first (`job_selectors.job_is_finished` tells which): the
-    caller then rolls its write back."""
+    still `purge_generation`. One statement, which also locks the job row. When it cannot (the
+    generation moved: a clear during extraction wins; or another delivery finished the job
+    first) it refuses, and the caller's write must roll back: `job_not_ended(exc)` recognizes
+    the refusal.
+
+    On PostgreSQL nothing is fetched: the statement can wait in the pipeline and travel with
+    the writes and the COMMIT (fact_upsert's `before_commit`), and the refusal is an error that
+    cancels that COMMIT. Returns the job as the statement leaves it once committed."""
     unknown = set(counts) - set(_SUCCESS_COUNTS)
     if unknown:
         raise ValueError(f"unknown job fields: {sorted(unknown)}")
     if not _fast():
-        job = ExtractionJob.objects.filter(pk=job_id).first()
-        if job is None or job.is_finished:
-            return None
-        if fact_selectors.purge_generation(job.subject_id) != purge_generation:
-            return None
-        return job_finish(job_id, status=JobStatus.SUCCEEDED, model=model, **counts)
+        current = ExtractionJob.objects.filter(pk=job.pk).first()
+        if current is None or current.is_finished:
+            raise JobNotEnded(job.pk)
+        if fact_selectors.purge_generation(current.subject_id) != purge_generation:
+            raise JobNotEnded(job.pk)
+        ended = job_finish(job.pk, status=JobStatus.SUCCEEDED, model=model, **counts)
+        assert ended is not None
+        return ended
     params: dict[str, Any] = dict.fromkeys(_SUCCESS_COUNTS, 0)
     params.update(counts)
     params.update(
-        job=job_id, generation=purge_generation, model=model[:100], now=timezone.now()
+        job=job.pk, generation=purge_generation, model=model[:100], now=timezone.now()
     )
     with fact_selectors.hot_cursor() as cursor:
         cursor.execute(_SQL_SUCCEED, params)
-        row = cursor.fetchone()
-    return None if row is None else _job_from_row(row)
+    ended = copy.copy(job)
+    ended.status, ended.reason, ended.retryable = JobStatus.SUCCEEDED, "", False
+    ended.model, ended.finished_at, ended.transcript = params["model"], params["now"], None
+    for name in _SUCCESS_COUNTS:
+        setattr(ended, name, params[name])
+    return ended
 
 
 @transaction.atomic

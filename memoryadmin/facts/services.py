@@ -627,6 +627,7 @@ def fact_upsert(
     expected_versions: Mapping[str, int] | None = None,
     agent_view: bool = False,
     savepoint: bool = True,
+    before_commit: Callable[[UpsertResult], None] | None = None,
 ) -> UpsertResult:
     """Replace by key. The same value (normalized) is a no-op with no event; anything else is a
     created/updated event and a version bump. Facts from the agent or extraction that touch
@@ -644,12 +645,19 @@ def fact_upsert(
     state). One transaction (a savepoint inside a caller's). `savepoint=False` is for a caller
     whose own transaction ends whenever this raises (it never catches an error of this call
     and goes on writing): it saves the savepoint's two round trips, and an error here then
-    marks the caller's whole transaction for rollback."""
+    marks the caller's whole transaction for rollback.
+
+    `before_commit(result)` runs after the writes, in the same transaction, for a caller whose
+    own bookkeeping must commit with them or not at all (extraction ends its job there). On
+    PostgreSQL its statements travel with the writes and the COMMIT, so they must not fetch a
+    result: a statement that refuses raises an error, and the whole write rolls back."""
     config = memory_config()
     cleaned = _upsert_clean(
         subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
     )
     if not cleaned:
+        if before_commit is not None:  # nothing to write: it runs alone (or in the caller's)
+            before_commit(UpsertResult())
         return UpsertResult()
     now = timezone.now()
 
@@ -672,6 +680,8 @@ def fact_upsert(
         )
         if agent_view:
             plan.result.agent_facts = facts_for_agent(subject_id)
+        if before_commit is not None:
+            before_commit(plan.result)
         return plan.result
 
     if (connection.vendor == "postgresql" and not connection.in_atomic_block

@@ -133,3 +133,54 @@ def test_stale_jobs_are_failed_and_their_transcripts_wiped() -> None:
     assert (fresh.status, fresh.transcript) == (JobStatus.QUEUED, MESSAGES)
     assert done.status == JobStatus.SUCCEEDED
     assert services.jobs_fail_stale(older_than=timedelta(minutes=60)) == 0  # idempotent
+
+
+@pytest.mark.django_db(transaction=True)
+def test_job_succeed_refuses_a_moved_generation_and_the_facts_roll_back_with_it() -> None:
+    """The end of a job and its facts commit together or not at all: the refusal is an error
+    raised when the write's last round trip (with its COMMIT) comes back."""
+    from memoryadmin.facts import selectors as fact_selectors
+    from memoryadmin.facts import services as fact_services
+    from memoryadmin.facts.actors import Actor
+
+    job = create(subject_id="guarded")
+    run = services.job_begin(job.pk, may_call=True, model="m")
+    assert run is not None
+
+    def end(generation: int):
+        def end_job(result: fact_services.UpsertResult) -> None:
+            services.job_succeed(run.job, purge_generation=generation, stored=len(result.created))
+        return end_job
+
+    with pytest.raises(Exception) as refused:
+        fact_services.fact_upsert(
+            subject_id="guarded", facts=[fact_services.FactDraft("seat_preference", "Aisle")],
+            actor=Actor.extraction(), before_commit=end(run.purge_generation + 1),
+        )
+    assert services.job_not_ended(refused.value)
+    assert fact_selectors.subject_facts("guarded") == []
+    assert ExtractionJob.objects.get(pk=job.pk).status == JobStatus.RUNNING
+
+    fact_services.fact_upsert(
+        subject_id="guarded", facts=[fact_services.FactDraft("seat_preference", "Aisle")],
+        actor=Actor.extraction(), before_commit=end(run.purge_generation),
+    )
+    ended = ExtractionJob.objects.get(pk=job.pk)
+    assert (ended.status, ended.stored, ended.transcript) == (JobStatus.SUCCEEDED, 1, None)
+    assert [fact.key for fact in fact_selectors.subject_facts("guarded")] == ["seat_preference"]
+    # A job already ended is refused as well: facts are written once per job.
+    with pytest.raises(Exception) as again:
+        fact_services.fact_upsert(
+            subject_id="guarded", facts=[fact_services.FactDraft("meal_note", "Vegan")],
+            actor=Actor.extraction(), before_commit=end(run.purge_generation),
+        )
+    assert services.job_not_ended(again.value)
+    assert [fact.key for fact in fact_selectors.subject_facts("guarded")] == ["seat_preference"]
+
+
+def test_job_not_ended_recognizes_only_the_refusal() -> None:
+    from django.db import DatabaseError
+
+    assert services.job_not_ended(services.JobNotEnded(1))
+    assert not services.job_not_ended(DatabaseError("something else"))
+    assert not services.job_not_ended(ValueError("no"))

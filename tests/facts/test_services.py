@@ -484,3 +484,42 @@ def test_an_upsert_refused_after_its_lock_leaves_nothing_behind_and_the_connecti
     services.fact_upsert(subject_id="own-tx-2", facts=[FactDraft("meal_note", "Vegan")],
                          actor=Actor.customer("own-tx-2"))
     assert _other_connection_sees("own-tx-2")[0] == ["meal_note", "seat_preference"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_before_commit_runs_in_the_upserts_own_transaction_and_its_error_undoes_the_write():
+    """A caller's statement sent with the writes and the COMMIT (extraction ends its job so):
+    when it fails, the COMMIT is cancelled and nothing of the write is left."""
+    from django.db import DatabaseError, connection
+
+    from memoryadmin.facts.selectors import hot_cursor
+
+    seen: list[list[str]] = []
+
+    def note(result: services.UpsertResult) -> None:
+        seen.append(sorted(result.created))
+        with hot_cursor() as cursor:  # queued with the writes, not fetched
+            cursor.execute("UPDATE memory_subject SET memory_use_paused = false"
+                           " WHERE subject_id = %s", ["hooked"])
+
+    services.fact_upsert(subject_id="hooked", facts=[FactDraft("seat_preference", "Aisle")],
+                         actor=Actor.agent("host-1"), before_commit=note)
+    assert seen == [["seat_preference"]]
+    assert _other_connection_sees("hooked") == (["seat_preference"], 1)
+
+    def refuse(result: services.UpsertResult) -> None:
+        with hot_cursor() as cursor:
+            cursor.execute("SELECT 1 / 0")
+
+    with pytest.raises(DatabaseError):
+        services.fact_upsert(subject_id="hooked", facts=[FactDraft("meal_note", "Vegan")],
+                             actor=Actor.agent("host-1"), before_commit=refuse)
+    assert _other_connection_sees("hooked") == (["seat_preference"], 1)
+    assert connection.connection.info.transaction_status.name == "IDLE"
+
+
+def test_before_commit_runs_even_when_there_is_nothing_to_write():
+    calls: list[services.UpsertResult] = []
+    services.fact_upsert(subject_id="hooked-empty", facts=[], actor=Actor.agent("host-1"),
+                         before_commit=calls.append)
+    assert len(calls) == 1 and not calls[0].created and not calls[0].updated
