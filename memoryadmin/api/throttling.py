@@ -28,8 +28,10 @@ period is counted request by request, exactly as before.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -43,6 +45,7 @@ from .models import ServiceToken
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+@functools.lru_cache(maxsize=64)
 def parse_rate(rate: str) -> tuple[int, int]:
     """"600/min" -> (600, 60): DRF's notation, the period read from its first letter."""
     count, period = rate.split("/")
@@ -76,14 +79,16 @@ class _RedisCounts:
         self.leases: dict[str, tuple[str, int]] = {}  # slot -> (window key, numbers left)
 
     def take(self, slot: str, key: str, previous_key: str, *, limit: int, overlap: float,
-             timeout: int) -> bool:
+             timeout: int, make_key: Callable[[str], str]) -> bool:
+        """`key` and `previous_key` as the throttle names them; `make_key` gives the cache's
+        full keys, needed (and validated) only when Redis is asked."""
         with self.lock:
             window, left = self.leases.get(slot, ("", 0))
             if window == key and left > 0:
                 self.leases[slot] = (key, left - 1)
                 return True
         want = max(1, min(int(getattr(settings, "API_THROTTLE_LEASE_MAX", 50)), limit // 100))
-        granted = int(self.script(keys=[key, previous_key],
+        granted = int(self.script(keys=[make_key(key), make_key(previous_key)],
                                   args=[limit, repr(overlap), timeout, want]))
         if granted > 1:
             with self.lock:
@@ -117,8 +122,8 @@ def _allow(slot: str, key: str, previous_key: str, *, limit: int, overlap: float
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         return _counts_for(backend).take(
-            slot, backend.make_and_validate_key(key), backend.make_and_validate_key(previous_key),
-            limit=limit, overlap=overlap, timeout=timeout,
+            slot, key, previous_key, limit=limit, overlap=overlap, timeout=timeout,
+            make_key=backend.make_and_validate_key,
         )
     # Process-local cache (the embedded default, one process): take a number, give it back if
     # it is over the limit.
