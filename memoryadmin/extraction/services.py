@@ -380,7 +380,8 @@ def job_succeed(
         if fact_selectors.purge_generation(current.subject_id) != purge_generation:
             raise JobNotEnded(job.pk)
         ended = job_finish(job.pk, status=JobStatus.SUCCEEDED, model=model, **counts)
-        assert ended is not None
+        if ended is None:  # deleted in between
+            raise JobNotEnded(job.pk)
         return ended
     params: dict[str, Any] = dict.fromkeys(_SUCCESS_COUNTS, 0)
     params.update(counts)

@@ -191,19 +191,17 @@ def hot_cursor() -> Any:
     raw = db.connection
     if raw.prepare_threshold is None:  # Django's default; only server-binding cursors care
         raw.prepare_threshold = 5
-    if db.queries_logged or db.execute_wrappers:
-        cursor = _prepared_cursor_class()(raw)
-    else:
-        cursor = _bare_cursor_class()(raw)
-        cursor.django_connection = db
+    wrapped = db.queries_logged or bool(db.execute_wrappers)
+    cursor = (_prepared_cursor_class() if wrapped else _bare_cursor_class())(raw)
     # Results in binary: the same values, but timestamps are read by psycopg's C loader instead
     # of the text one Django installs (a third of a read's time on this path).
     cursor.format = Format.BINARY
-    if isinstance(cursor, _bare_cursor_class()):
-        db.validate_thread_sharing()
-        return cursor
-    with db.wrap_database_errors:
-        return db._prepare_cursor(cursor)
+    if wrapped:
+        with db.wrap_database_errors:
+            return db._prepare_cursor(cursor)
+    db.validate_thread_sharing()
+    cursor.django_connection = db
+    return cursor
 
 
 @dataclass(frozen=True)
@@ -229,9 +227,7 @@ def _prepared_cursor_class() -> type:
 
 @functools.cache
 def _bare_cursor_class() -> type:
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
-    class BareCursor(ServerBindingCursor):
+    class BareCursor(_prepared_cursor_class()):  # type: ignore[misc]
         """What Django's CursorWrapper guarantees, without the wrapper: the broken-transaction
         check, and psycopg's errors turned into Django's (a fetch may raise the error of a
         statement sent earlier in pipeline mode)."""
@@ -243,7 +239,7 @@ def _bare_cursor_class() -> type:
             db = self.django_connection
             db.validate_no_broken_transaction()
             with db.wrap_database_errors:
-                return super().execute(query, params, prepare=True, binary=binary)
+                return super().execute(query, params, binary=binary)
 
         def fetchone(self) -> Any:
             with self.django_connection.wrap_database_errors:
