@@ -693,7 +693,7 @@ def scenario_pages(ctx: Context, rows: list[Row]) -> None:
 
     pages: list[tuple[str, Callable[[str], tuple[Client, str]]]] = []
     try:
-        from portal.services import portal_link_issue
+        from memoryadmin.portal.services import portal_link_issue
 
         def portal_page(subject: str) -> tuple[Client, str]:
             client = Client()

@@ -53,7 +53,7 @@ INSTALLED_APPS = [
     "memoryadmin.extraction",
     "memoryadmin.api",
     "memoryadmin.staff",
-    "portal",
+    "memoryadmin.portal",
 ]
 
 MIDDLEWARE = [
@@ -73,7 +73,7 @@ MIDDLEWARE = [
     "memoryadmin.staff.middleware.IdleTimeoutMiddleware",  # staff sessions; skips /api/
     "memoryadmin.staff.security.SecondFactorMiddleware",  # staff pages; skips /api/
     "memoryadmin.middleware.BrowserMessageMiddleware",
-    "portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff pages stay English
+    "memoryadmin.portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
@@ -235,7 +235,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 900.0,
     },
     "purge-stale-portal-rows": {
-        "task": "portal.tasks.purge_stale_portal_rows_task",
+        "task": "memoryadmin.portal.tasks.purge_stale_portal_rows_task",
         "schedule": 3600.0,
     },
 }

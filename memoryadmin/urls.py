@@ -10,7 +10,7 @@ urlpatterns = [
     path("api/v1/", include("memoryadmin.api.turns")),
     re_path(r"^api/", api_not_found),  # /api/ outside v1: still the JSON shape
     path("healthz", include("memoryadmin.api.health")),
-    path("portal/", include("portal.urls")),
+    path("portal/", include("memoryadmin.portal.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("login/verify/", otp_verify, name="otp-verify"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -15,7 +15,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from portal.services import portal_link_issue
+from memoryadmin.portal.services import portal_link_issue
 
 from .models import Scope
 from .views import COMMON, SUBJECT_PARAM, SubjectView, _doc, _errors

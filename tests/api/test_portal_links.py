@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memoryadmin.api.models import IdempotencyRecord, Scope
-from portal.models import PortalLink
+from memoryadmin.portal.models import PortalLink
 from tests.support.dbscan import occurrences
 
 from .conftest import subject_url

@@ -13,7 +13,7 @@ from memoryadmin.api.tokens import token_issue
 from memoryadmin.client import PortalLink
 from memoryadmin.client.errors import AuthError, Unavailable
 from memoryadmin.client.http import HttpMemoryStore
-from portal.models import PortalLink as PortalLinkRow
+from memoryadmin.portal.models import PortalLink as PortalLinkRow
 from tests.facts.store_contract import run
 
 from .servers import DroppingProxy

@@ -8,8 +8,8 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
-from portal.auth import COOKIE_NAME
-from portal.services import portal_link_issue
+from memoryadmin.portal.auth import COOKIE_NAME
+from memoryadmin.portal.services import portal_link_issue
 from tests.factories import FactFactory
 
 A = "FF-A-0001"

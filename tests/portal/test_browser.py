@@ -15,7 +15,7 @@ from memoryadmin.api.tokens import token_issue
 from memoryadmin.facts import selectors
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
-from portal.services import portal_link_issue
+from memoryadmin.portal.services import portal_link_issue
 from tests.factories import FactFactory
 from tests.support.browser import PHONE, assert_no_serious_axe_violations, dialogs_of, screenshot
 from tests.support.dbscan import occurrences

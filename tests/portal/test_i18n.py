@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from portal.middleware import LANGUAGE_COOKIE
+from memoryadmin.portal.middleware import LANGUAGE_COOKIE
 from tests.factories import FactFactory
 
 from .conftest import A

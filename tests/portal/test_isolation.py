@@ -12,7 +12,7 @@ from django.test import Client
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent, MemoryFact, Subject
-from portal.auth import COOKIE_NAME
+from memoryadmin.portal.auth import COOKIE_NAME
 from tests.factories import FactFactory
 
 from .conftest import A, B, open_url

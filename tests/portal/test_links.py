@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from portal.auth import COOKIE_NAME
-from portal.models import PortalLink, PortalSession
-from portal.services import hash_secret, portal_link_issue
+from memoryadmin.portal.auth import COOKIE_NAME
+from memoryadmin.portal.models import PortalLink, PortalSession
+from memoryadmin.portal.services import hash_secret, portal_link_issue
 from tests.factories import FactFactory, UserFactory
 from tests.support.dbscan import occurrences
 

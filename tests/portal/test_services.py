@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from portal.models import PortalLink, PortalSession
-from portal.services import portal_link_issue
-from portal.tasks import purge_stale_portal_rows_task
+from memoryadmin.portal.models import PortalLink, PortalSession
+from memoryadmin.portal.services import portal_link_issue
+from memoryadmin.portal.tasks import purge_stale_portal_rows_task
 
 from .conftest import A, open_url
 

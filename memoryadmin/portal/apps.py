@@ -2,6 +2,7 @@ from django.apps import AppConfig
 
 
 class PortalConfig(AppConfig):
-    name = "portal"
+    name = "memoryadmin.portal"
+    label = "portal"
     verbose_name = "Traveller privacy portal"
     default_auto_field = "django.db.models.BigAutoField"

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
 from memoryadmin.facts.errors import FactInvalid
-from portal.services import portal_link_issue
+from memoryadmin.portal.services import portal_link_issue
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from importlib import import_module
 
 from django.db import migrations
 
-_created = import_module("portal.migrations.0002_receipt_lookup_index")
+_created = import_module("memoryadmin.portal.migrations.0002_receipt_lookup_index")
 
 
 class Migration(migrations.Migration):
