@@ -17,6 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts.db import hot_cursor, is_postgresql
 from memoryadmin.facts.erasure import Erased
 from memoryadmin.facts.models import MemoryFact, Subject
 from memoryadmin.facts.validation import sanitize_text, session_tag
@@ -272,10 +273,6 @@ def job_not_ended(exc: BaseException) -> bool:
     )
 
 
-def _fast() -> bool:
-    return connection.vendor == "postgresql"
-
-
 def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
     values = list(row[: len(_JOB_FIELDS)])
     for index, field in enumerate(_JOB_FIELDS):
@@ -313,10 +310,10 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
     PostgreSQL itself within a fraction of a second could lose it, and then the job is simply
     queued again, with one attempt fewer, for the reaper to re-send. Inside a caller's
     transaction the caller's commit decides."""
-    if not _fast():
+    if not is_postgresql():
         return _job_begin_portable(job_id, may_call=may_call, model=model)
     sql = _SQL_BEGIN_IN_TRANSACTION if connection.in_atomic_block else _SQL_BEGIN
-    with fact_selectors.hot_cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, {
             "job": job_id, "now": timezone.now(), "may_call": may_call, "model": model[:100],
         })
@@ -373,7 +370,7 @@ def job_succeed(
     unknown = set(counts) - set(_SUCCESS_COUNTS)
     if unknown:
         raise ValueError(f"unknown job fields: {sorted(unknown)}")
-    if not _fast():
+    if not is_postgresql():
         current = ExtractionJob.objects.filter(pk=job.pk).first()
         if current is None or current.is_finished:
             raise JobNotEnded(job.pk)
@@ -388,7 +385,7 @@ def job_succeed(
     params.update(
         job=job.pk, generation=purge_generation, model=model[:100], now=timezone.now()
     )
-    with fact_selectors.hot_cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(_SQL_SUCCEED, params)
     ended = copy.copy(job)
     ended.status, ended.reason, ended.retryable = JobStatus.SUCCEEDED, "", False

@@ -34,6 +34,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .actors import Actor
+from .db import is_postgresql
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
 from .models import EventAction, FactEvent, MemoryFact
 
@@ -245,7 +246,7 @@ def erase_facts(
         return 0
     now = timezone.now()
     in_sql, in_python = _split(on_facts=True)
-    if connection.vendor == "postgresql":
+    if is_postgresql():
         params = _params_erase_facts(rows, action=action, reason=reason, now=now)
         with connection.cursor() as cursor:
             cursor.execute(_sql_erase_facts(in_sql), params)
@@ -267,7 +268,7 @@ def erase_subject(subject_id: str) -> int:
     facts were deleted."""
     now = timezone.now()
     in_sql, in_python = _split(on_facts=False)
-    if connection.vendor == "postgresql":
+    if is_postgresql():
         sql = (
             'WITH gone AS (DELETE FROM "memory_fact" WHERE subject_id = %(subject)s'
             " RETURNING 1),"

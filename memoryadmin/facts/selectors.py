@@ -15,7 +15,6 @@ re-read by other processes within `MEMORY_CONFIG_CACHE_SECONDS`.
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Iterator
@@ -24,11 +23,11 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
-from psycopg.pq import Format
 
+from .db import hot_cursor, is_postgresql
 from .keyhash import history_hashes
 from .models import (
     Category,
@@ -171,96 +170,10 @@ def search_terms(query: str) -> list[str]:
     return query.split()
 
 
-def hot_cursor() -> Any:
-    """A cursor on Django's connection for the agent's fixed statements: server-side binding and
-    a prepared statement per statement text, so PostgreSQL plans each once per connection (the
-    plan cost more than running these statements). Django turns prepared statements off by
-    default for the sake of transaction-mode poolers; `MEMORY_PREPARED_STATEMENTS=false` does
-    the same here.
-
-    Errors are Django's, and a statement refuses to run in a broken transaction, as with any
-    Django cursor. Django's cursor wrapper is used only when something reads it: queries being
-    logged (DEBUG, the test suite's query counts) or an execute wrapper installed; otherwise
-    psycopg's cursor is returned as it is, without the wrapper's layers (about a third of the
-    client's CPU for one of these statements)."""
-    db = connections[DEFAULT_DB_ALIAS]  # once: each `connection.x` is a thread-local lookup
-    if db.vendor != "postgresql" or not getattr(settings, "MEMORY_PREPARED_STATEMENTS", True):
-        return db.cursor()
-    db.close_if_health_check_failed()
-    db.ensure_connection()
-    raw = db.connection
-    if raw.prepare_threshold is None:  # Django's default; only server-binding cursors care
-        raw.prepare_threshold = 5
-    wrapped = db.queries_logged or bool(db.execute_wrappers)
-    cursor = (_prepared_cursor_class() if wrapped else _bare_cursor_class())(raw)
-    # Results in binary: the same values, but timestamps are read by psycopg's C loader instead
-    # of the text one Django installs (a third of a read's time on this path).
-    cursor.format = Format.BINARY
-    if wrapped:
-        with db.wrap_database_errors:
-            return db._prepare_cursor(cursor)
-    db.validate_thread_sharing()
-    cursor.django_connection = db
-    return cursor
-
-
-@dataclass(frozen=True)
-class _LoggedQuery:
-    query: bytes
-
-
-@functools.cache
-def _prepared_cursor_class() -> type:
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
-    class PreparedCursor(ServerBindingCursor):
-        def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
-                    binary: bool | None = None) -> Any:
-            result = super().execute(query, params, prepare=True, binary=binary)
-            # Django's query log reads the last query from `_query`, which psycopg leaves
-            # empty after a prepared execution: keep the statement's text there for it.
-            self._query = _LoggedQuery(query.encode() if isinstance(query, str) else query)
-            return result
-
-    return PreparedCursor
-
-
-@functools.cache
-def _bare_cursor_class() -> type:
-    class BareCursor(_prepared_cursor_class()):  # type: ignore[misc]
-        """What Django's CursorWrapper guarantees, without the wrapper: the broken-transaction
-        check, and psycopg's errors turned into Django's (a fetch may raise the error of a
-        statement sent earlier in pipeline mode)."""
-
-        django_connection: Any
-
-        def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
-                    binary: bool | None = None) -> Any:
-            db = self.django_connection
-            db.validate_no_broken_transaction()
-            with db.wrap_database_errors:
-                return super().execute(query, params, binary=binary)
-
-        def fetchone(self) -> Any:
-            with self.django_connection.wrap_database_errors:
-                return super().fetchone()
-
-        def fetchall(self) -> Any:
-            with self.django_connection.wrap_database_errors:
-                return super().fetchall()
-
-    return BareCursor
-
-
 def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
     with hot_cursor() as cursor:
         cursor.execute(sql, params)
         return [AgentFact._make(row) for row in cursor.fetchall()]
-
-
-def _portable() -> bool:
-    """The SQL above is PostgreSQL's; the embedded SQLite default (`make run`) uses the ORM."""
-    return connection.vendor != "postgresql"
 
 
 def _orm_visible(subject_id: str) -> list[AgentFact]:
@@ -287,7 +200,7 @@ def facts_for_agent(subject_id: str) -> list[AgentFact]:
     or memory is off. In the order the facts were first written."""
     if not memory_settings().memory_enabled:
         return []
-    if _portable():
+    if not is_postgresql():
         return _orm_visible(subject_id)
     return _rows(SQL_FACTS, {"subject": subject_id, "now": timezone.now()})
 
@@ -295,7 +208,7 @@ def facts_for_agent(subject_id: str) -> list[AgentFact]:
 def fact_for_agent(subject_id: str, key: str) -> AgentFact | None:
     if not memory_settings().memory_enabled:
         return None
-    if _portable():
+    if not is_postgresql():
         return next((fact for fact in _orm_visible(subject_id) if fact.key == key), None)
     rows = _rows(SQL_FACT, {"subject": subject_id, "key": key, "now": timezone.now()})
     return rows[0] if rows else None
@@ -307,7 +220,7 @@ def tier_one(subject_id: str, *, cap: int | None = None) -> list[AgentFact]:
     if not config.memory_enabled:
         return []
     cap = config.tier_one_cap if cap is None else cap
-    if _portable():
+    if not is_postgresql():
         sensitive = set(
             MemoryFact.objects.filter(subject_id=subject_id, sensitive=True).values_list(
                 "key", flat=True
@@ -333,7 +246,7 @@ def facts_search(subject_id: str, query: str) -> list[AgentFact]:
         return facts_for_agent(subject_id)
     if not memory_settings().memory_enabled:
         return []
-    if _portable():
+    if not is_postgresql():
         lowered = [term.lower() for term in terms]
         return [
             fact

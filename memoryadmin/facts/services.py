@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
@@ -24,6 +23,7 @@ from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
 
 from . import erasure, retention
 from .actors import Actor
+from .db import hot_cursor, in_own_pipelined_transaction, is_postgresql, pipelined
 from .errors import (
     FactBlocked,
     FactConflict,
@@ -52,7 +52,6 @@ from .selectors import (
     ClearReceipt,
     MemoryConfig,
     facts_for_agent,
-    hot_cursor,
     memory_config,
     memory_settings,
     receipt_from_event,
@@ -328,7 +327,7 @@ def _upsert_read(
 
     The read is a statement of its own after the lock, so under READ COMMITTED it sees what a
     writer that held the lock before us committed (one statement doing both would not)."""
-    if connection.vendor != "postgresql":  # the embedded SQLite default: no FOR UPDATE
+    if not is_postgresql():  # the embedded SQLite default: no FOR UPDATE
         subject = _lock_subject(subject_id)
         rows = MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).values(
             *_FACT_COLUMN_NAMES
@@ -351,22 +350,6 @@ def _upsert_read(
     return bool(row[0]), bool(row[1]), existing
 
 
-@contextmanager
-def _pipelined() -> Iterator[None]:
-    """psycopg's pipeline mode on Django's connection (nothing elsewhere, e.g. SQLite):
-    statements whose answers are not needed yet travel together, so an upsert inside a caller's
-    transaction costs two round trips (lock and read; the writes) instead of one per
-    statement. Errors surface at the next fetch or at the closing sync. Nests (psycopg counts
-    levels)."""
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "postgresql":
-        yield
-        return
-    db.ensure_connection()
-    with db.wrap_database_errors, db.connection.pipeline():
-        yield
-
-
 def _upsert_write(
     *,
     subject_id: str,
@@ -379,7 +362,7 @@ def _upsert_write(
     events: list[tuple[str, str, str | None, str]],
 ) -> None:
     """At most three statements on PostgreSQL; the ORM (a statement per row) elsewhere."""
-    if connection.vendor != "postgresql":
+    if not is_postgresql():
         _upsert_write_orm(
             subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
             inserts=inserts, updates=updates, events=events,
@@ -684,36 +667,13 @@ def fact_upsert(
             before_commit(plan.result)
         return plan.result
 
-    if (connection.vendor == "postgresql" and not connection.in_atomic_block
+    if (is_postgresql() and not connection.in_atomic_block
             and connection.get_autocommit()):
-        return _in_own_pipelined_transaction(upsert)
+        return in_own_pipelined_transaction(upsert)
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.
-    with transaction.atomic(savepoint=savepoint), _pipelined():
+    with transaction.atomic(savepoint=savepoint), pipelined():
         return upsert()
-
-
-def _in_own_pipelined_transaction(work: Callable[[], Any]) -> Any:
-    """Run `work` in a transaction of its own on Django's connection, BEGIN and COMMIT sent by
-    hand in pipeline mode with its statements: the COMMIT travels with the last writes, as on
-    the store's async path. Django's `atomic` commits on its own round trip (a third for an
-    upsert). Only where no transaction is open (Django's connection is then in autocommit);
-    `work` must not open one (`atomic`) or register `on_commit` callbacks. Any error rolls the
-    whole transaction back before it propagates, as `atomic` would."""
-    db = connections[DEFAULT_DB_ALIAS]
-    db.ensure_connection()
-    raw = db.connection
-    try:
-        with db.wrap_database_errors, raw.pipeline(), db.cursor() as control:
-            control.execute("BEGIN")
-            result = work()
-            control.execute("COMMIT")
-    except BaseException:
-        if not raw.broken and raw.info.transaction_status != TransactionStatus.IDLE:
-            with db.wrap_database_errors:
-                raw.rollback()
-        raise
-    return result
 
 
 async def fact_upsert_async(
@@ -1367,7 +1327,7 @@ def _copy_in(model: type[models.Model], rows: Sequence[Any]) -> None:
     multi-row INSERTs for an import of 10^5 facts), bulk_create elsewhere (SQLite)."""
     if not rows:
         return
-    if connection.vendor != "postgresql":
+    if not is_postgresql():
         model.objects.bulk_create([model(**vars(row)) for row in rows], batch_size=500)
         return
     from psycopg.types.json import Jsonb

@@ -34,6 +34,7 @@ from memoryadmin.client.types import MemoryCategory, MemoryFact
 
 from . import erasure, selectors, services
 from .actors import Actor
+from .db import is_postgresql
 from .validation import normalize_key, session_tag
 
 _CATEGORIES = {category.value: category for category in MemoryCategory}
@@ -101,7 +102,7 @@ _natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[_Nat
 
 def native_enabled() -> bool:
     return bool(getattr(settings, "MEMORY_STORE_NATIVE_ASYNC", False)) and (
-        connections["default"].vendor == "postgresql"
+        is_postgresql()
     )
 
 
