@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Browser fixtures (Chromium via Playwright): browser, page, phone_page, new_page.
 pytest_plugins = ["tests.support.browser"]
 
-SERVICES_FILE = str(ROOT / "memoryadmin" / "facts" / "services.py")
+SERVICES_DIR = str(ROOT / "memoryadmin" / "facts" / "services") + "/"
 _WRITE_VERBS = ("INSERT INTO", "UPDATE", "DELETE FROM")
 
 
@@ -22,12 +22,12 @@ class ForeignFactWrite(AssertionError):
 
 def _guard_fact_writes(execute, sql, params, many, context):
     """Fail any INSERT/UPDATE/DELETE on memory_fact whose call stack does not pass through
-    facts/services.py: the audit trail depends on every write going through a service."""
+    the facts/services/ package: the audit trail depends on every write going through a service."""
     head = sql.lstrip()[:300].upper()
     if head.startswith(_WRITE_VERBS) and '"MEMORY_FACT"' in head.split(" WHERE ")[0]:
         frames = [frame.filename for frame in traceback.extract_stack()]
-        if SERVICES_FILE not in frames:
-            raise ForeignFactWrite(f"memory_fact written outside facts/services.py: {sql[:120]}")
+        if not any(name.startswith(SERVICES_DIR) for name in frames):
+            raise ForeignFactWrite(f"memory_fact written outside facts/services/: {sql[:120]}")
     return execute(sql, params, many, context)
 
 

@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import PolicyAction
-from memoryadmin.facts.policy import policy_record
+from memoryadmin.facts.services import policy_record
 from memoryadmin.facts.validation import sanitize_text
 
 from .models import TOKEN_NAME_MAX_LENGTH, Scope, ServiceToken

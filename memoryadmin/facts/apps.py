@@ -17,6 +17,10 @@ class FactsConfig(AppConfig):
         from memoryadmin.celery import app  # noqa: F401
 
         from .models import MemorySettings, RetentionRule
+        from .services.retention import recompute_starter_set
+        from .tasks import recompute_expiry
+
+        recompute_starter_set(recompute_expiry.delay)
 
         # The services that change settings and rules call memory_config_invalidate(); this
         # safety net covers any other save (the admin, the shell, a fixture) so that the

@@ -25,7 +25,9 @@ __all__ = [
     "CleanFact",
     "MemoryWriteFilter",
     "blocked_pattern_errors",
+    "REASON_MAX_LENGTH",
     "classify_sensitive",
+    "clean_reason",
     "normalize_key",
     "normalize_value",
     "sanitize_text",
@@ -35,6 +37,7 @@ __all__ = [
 ]
 
 CATEGORIES = frozenset(Category.values)
+REASON_MAX_LENGTH = 500  # every reason a person or a system gives for a change
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -48,6 +51,11 @@ class CleanFact:
 def normalize_value(value: str) -> str:
     """Lower-case, whitespace-collapsed form used to decide whether two values say the same."""
     return _WHITESPACE.sub(" ", value.strip().lower())
+
+
+def clean_reason(reason: str | None) -> str:
+    """A reason as stored: sanitized and cut to REASON_MAX_LENGTH ("" when none was given)."""
+    return sanitize_text(reason or "")[:REASON_MAX_LENGTH]
 
 
 def session_tag(session_id: str | None) -> str:

@@ -10,7 +10,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from memoryadmin.facts import policy, retention, services
+from memoryadmin.facts import retention, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import (
     MemoryFact,
@@ -20,8 +20,8 @@ from memoryadmin.facts.models import (
     RetentionRun,
     RunStatus,
 )
-from memoryadmin.facts.policy import RuleProposal
-from memoryadmin.facts.services import FactDraft
+from memoryadmin.facts.services import FactDraft, RuleProposal
+from memoryadmin.facts.services import retention as policy
 from tests.support.bulk import Row, load_facts
 
 pytestmark = pytest.mark.django_db

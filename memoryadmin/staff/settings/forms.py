@@ -9,7 +9,7 @@ from django import forms
 
 from memoryadmin.api.models import Scope
 from memoryadmin.facts.models import Category, MemorySettings
-from memoryadmin.facts.policy import RuleProposal
+from memoryadmin.facts.services import RuleProposal
 
 REASON_HELP = "Recorded in the policy history with your name, e.g. a ticket or DPIA reference."
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memoryadmin.api.models import ServiceToken
 from memoryadmin.api.tokens import token_issue, token_revoke, tokens_list
-from memoryadmin.facts import policy, retention, selectors, services
+from memoryadmin.facts import retention, selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
@@ -53,7 +53,7 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         try:
-            policy.memory_settings_update(
+            services.memory_settings_update(
                 values=form.values(), actor=_actor(request), reason=form.cleaned_data["reason"]
             )
         except ValidationError as exc:
@@ -135,9 +135,9 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
         return render(request, "staff/settings/rule_form.html", context,
                       status=400 if request.method == "POST" else 200)
     try:
-        proposal = policy.check_rule(form.proposal(rule_id))
+        proposal = services.check_rule(form.proposal(rule_id))
         if request.POST.get("action") == "confirm":
-            _, run = policy.retention_rule_save(
+            _, run = services.retention_rule_save(
                 proposal=proposal, actor=_actor(request), reason=form.cleaned_data["reason"]
             )
             messages.success(
@@ -151,7 +151,7 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
         return render(request, "staff/settings/rule_form.html", context, status=400)
     if request.POST.get("action") == "change":
         return render(request, "staff/settings/rule_form.html", context)
-    preview = retention.preview(policy.rules_after(proposal=proposal))
+    preview = retention.preview(services.rules_after(proposal=proposal))
     return render(
         request, "staff/settings/rule_preview.html",
         {**context, "proposal": proposal, "preview": preview,
@@ -166,7 +166,7 @@ def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
     form = ReasonForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            policy.retention_rule_delete(
+            services.retention_rule_delete(
                 rule_id=rule.pk, actor=_actor(request), reason=form.cleaned_data["reason"]
             )
         except ValidationError as exc:
@@ -175,7 +175,7 @@ def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
             messages.success(request, f"Deleted the rule “{rule.name}”. Expiry dates are being "
                                       "recomputed.")
             return redirect("settings:retention")
-    preview = retention.preview(policy.rules_after(delete_pk=rule.pk))
+    preview = retention.preview(services.rules_after(delete_pk=rule.pk))
     return render(
         request, "staff/settings/rule_delete.html",
         {"form": form, "rule": rule, "preview": preview, "section": "retention"},
@@ -306,5 +306,5 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 def history(request: HttpRequest) -> HttpResponse:
     return render(
         request, "staff/settings/history.html",
-        {"events": policy.policy_history(), "section": "history"},
+        {"events": services.policy_history(), "section": "history"},
     )

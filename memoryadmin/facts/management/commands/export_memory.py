@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memoryadmin.facts.importing import write_export
+from memoryadmin.facts.memory_files import write_export
 from memoryadmin.facts.selectors import facts_for_export
 
 

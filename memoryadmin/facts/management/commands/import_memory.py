@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import WriteFilterMisconfigured
-from memoryadmin.facts.importing import MemoryFileError, open_memory_file
+from memoryadmin.facts.memory_files import MemoryFileError, open_memory_file
 from memoryadmin.facts.services import IMPORT_CHUNK_SIZE, ImportDraft, ImportResult, facts_import
 
 LISTED_AT_MOST = 50

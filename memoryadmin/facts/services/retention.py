@@ -1,35 +1,152 @@
-"""Policy services: memory settings and retention rules, as privacy admins change them.
-
-Each is keyword-only and one transaction, requires a reason, and writes a PolicyEvent with the
-acting person and the before/after values. Policy changes are serialized by locking the settings
-row, so two admins cannot save rules that tie with each other at the same moment. A rule change
-starts a RetentionRun that a Celery task walks in chunks (facts.tasks.recompute_expiry).
-"""
+"""Retention: the sweeps, the expiry recompute, and the policy services (settings, rules)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
-from . import retention
-from .actors import Actor
-from .models import (
+from .. import erasure, retention
+from ..actors import Actor
+from ..models import (
     KEY_MAX_LENGTH,
+    ActorKind,
     Category,
+    EventAction,
+    FactEvent,
+    MemoryFact,
     MemorySettings,
     PolicyAction,
     PolicyEvent,
     RetentionRule,
     RetentionRun,
+    RunStatus,
+    Subject,
 )
-from .selectors import memory_config_invalidate
-from .validation import sanitize_text, validate_blocked_patterns
+from ..selectors import (
+    memory_config_invalidate,
+)
+from ..validation import (
+    clean_reason,
+    sanitize_text,
+    validate_blocked_patterns,
+)
+from .events import (
+    matching_rule,
+)
 
-REASON_MAX_LENGTH = 500
+PINNED_EXPIRY_ACTOR = Actor(ActorKind.RETENTION, "rule:expiry date set by a person")
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    done: int
+    more: bool
+
+
+@transaction.atomic
+def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
+    """Erase up to `limit` expired facts of travellers without a legal hold, through the one
+    erasure path, each with the rule that expired it as actor. Rows are taken with
+    FOR UPDATE SKIP LOCKED, so sweeps running at once never erase the same fact twice."""
+    now = now or timezone.now()
+    rows = list(
+        MemoryFact.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(expires_at__lte=now, subject__legal_hold=False)
+        .order_by()
+        .values_list("subject_id", "key", "category", "sensitive", "expiry_pinned")[:limit]
+    )
+    if not rows:
+        return ChunkResult(done=0, more=False)
+    rules = retention.enabled_rules()
+    actors: dict[tuple[str, str, bool], Actor] = {}  # a chunk repeats the same topics
+    doomed = []
+    for subject_id, key, category, sensitive, pinned in rows:
+        actor = PINNED_EXPIRY_ACTOR
+        if not pinned:
+            topic = (key, category, sensitive)
+            if topic not in actors:
+                rule = matching_rule(rules, key=key, category=category, sensitive=sensitive)
+                actors[topic] = PINNED_EXPIRY_ACTOR if rule is None else Actor.retention(rule)
+            actor = actors[topic]
+        doomed.append((subject_id, key, actor))
+    erased = erasure.erase_facts(
+        doomed, action=EventAction.DELETED, reason="Expired under the retention policy."
+    )
+    return ChunkResult(done=erased, more=len(rows) == limit)
+
+
+@transaction.atomic
+def events_sweep_old(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
+    """Delete history older than the audit retention (memory settings). The history of a
+    traveller under legal hold is kept: a hold preserves the record."""
+    now = now or timezone.now()
+    row = MemorySettings.objects.filter(pk=1).first() or MemorySettings()  # uncached: a policy
+    cutoff = now - timedelta(days=row.audit_retention_days)
+    ids = list(
+        FactEvent.objects.select_for_update(skip_locked=True)
+        .filter(created_at__lt=cutoff)
+        .exclude(subject_id__in=Subject.objects.filter(legal_hold=True).values("subject_id"))
+        .order_by()
+        .values_list("pk", flat=True)[:limit]
+    )
+    if not ids:
+        return ChunkResult(done=0, more=False)
+    deleted, _ = FactEvent.objects.filter(pk__in=ids).delete()
+    return ChunkResult(done=deleted, more=len(ids) == limit)
+
+
+@transaction.atomic
+def retention_recompute_chunk(*, run_id: int, limit: int = 1000) -> RetentionRun:
+    """Give the next `limit` governed facts (by primary key) the expiry today's rules give them.
+    A newer run makes this one stop: it will cover every fact with the newer rules anyway."""
+    run = RetentionRun.objects.select_for_update().get(pk=run_id)
+    if run.is_finished:
+        return run
+    if RetentionRun.objects.filter(pk__gt=run.pk).exists():
+        run.status = RunStatus.SUPERSEDED
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+        return run
+    ids = list(
+        retention.governed_facts()
+        .filter(pk__gt=run.last_pk)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    if ids:
+        MemoryFact.objects.filter(pk__in=ids).update(
+            expires_at=retention.expiry_expression(retention.enabled_rules())
+        )
+        run.done += len(ids)
+        run.last_pk = ids[-1]
+        run.status = RunStatus.RUNNING
+    if len(ids) < limit:
+        run.status = RunStatus.DONE
+        run.total = max(run.total, run.done)
+        run.finished_at = timezone.now()
+    run.save(update_fields=["done", "last_pk", "status", "total", "finished_at"])
+    return run
+
+
+# --- staff dashboard ----------------------------------------------------------------------------
+
+
+# --- policy: memory settings and retention rules, as privacy admins change them ------------
+#
+# Policy services: memory settings and retention rules, as privacy admins change them.
+#
+# Each is keyword-only and one transaction, requires a reason, and writes a PolicyEvent with the
+# acting person and the before/after values. Policy changes are serialized by locking the settings
+# row, so two admins cannot save rules that tie with each other at the same moment. A rule change
+# starts a RetentionRun that a Celery task walks in chunks (facts.tasks.recompute_expiry).
+
 SETTINGS_FIELDS = (
     "memory_enabled",
     "tier_one_cap",
@@ -54,7 +171,7 @@ def policy_changed() -> None:
 
 
 def _reason(reason: str) -> str:
-    clean = sanitize_text(reason or "")[:REASON_MAX_LENGTH]
+    clean = clean_reason(reason)
     if not clean:
         raise ValidationError({"reason": "Say why you are making this change."})
     return clean
@@ -235,13 +352,24 @@ def check_rule(proposal: RuleProposal) -> RuleProposal:
     return clean
 
 
-def _start_run(event: PolicyEvent) -> RetentionRun:
-    from .tasks import recompute_expiry
+# What starts the background recompute of a run (facts.tasks.recompute_expiry, set from
+# FactsConfig.ready()): the tasks call these services, so the services must not import them.
+_recompute_starter: Callable[[int], object] | None = None
 
+
+def recompute_starter_set(start: Callable[[int], object] | None) -> None:
+    """Name what queues a retention run's recompute (the app's ready() does, once)."""
+    global _recompute_starter
+    _recompute_starter = start
+
+
+def _start_run(event: PolicyEvent) -> RetentionRun:
     run = RetentionRun.objects.create(
         total=retention.governed_facts().count(), policy_event=event
     )
-    transaction.on_commit(lambda: recompute_expiry.delay(run.pk))
+    start = _recompute_starter
+    if start is not None:
+        transaction.on_commit(lambda: start(run.pk))
     return run
 
 

@@ -1,0 +1,241 @@
+"""A person changes one fact, or several at once: edit, expiry, sensitivity, review, reveal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..actors import Actor
+from ..errors import (
+    FactInvalid,
+    FactNotFound,
+    FactStateError,
+)
+from ..models import (
+    EventAction,
+    FactStatus,
+    MemoryFact,
+)
+from ..selectors import (
+    memory_settings,
+    retention_rules,
+)
+from ..validation import (
+    MemoryWriteFilter,
+    classify_sensitive,
+    clean_reason,
+    normalize_value,
+    validate_fact,
+)
+from .events import (
+    apply_retention,
+    commit_change,
+    load_for_update,
+    record_event,
+    snapshot,
+)
+from .forgetting import fact_delete
+
+
+@transaction.atomic
+def fact_edit(
+    *,
+    subject_id: str,
+    key: str,
+    expected_version: int,
+    actor: Actor,
+    value: str | None = None,
+    category: str | None = None,
+    reason: str = "",
+) -> MemoryFact:
+    """A person corrects a fact. A stale `expected_version` raises FactConflict: a correction
+    never silently overwrites one it did not see."""
+    fact = load_for_update(subject_id, key, expected_version)
+    clean = validate_fact(
+        fact.key,
+        fact.value if value is None else value,
+        fact.category if category is None else category,
+    )
+    MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
+    if (
+        normalize_value(clean.value) == normalize_value(fact.value)
+        and clean.category == fact.category
+    ):
+        return fact
+    before = snapshot(fact)
+    fact.value = clean.value
+    fact.category = clean.category
+    fact.updated_at = timezone.now()
+    if classify_sensitive(clean.key, clean.value):
+        fact.sensitive = True  # masked in staff lists; a person wrote it, so no review needed
+    apply_retention(fact, retention_rules())
+    return commit_change(
+        fact, before=before, action=EventAction.UPDATED, actor=actor, reason=reason
+    )
+
+
+@transaction.atomic
+def fact_expire(
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """Hide the fact from the agent now; the retention sweep deletes it later."""
+    fact = load_for_update(subject_id, key, expected_version)
+    before = snapshot(fact)
+    fact.expires_at = timezone.now()
+    fact.expiry_pinned = True
+    return commit_change(
+        fact, before=before, action=EventAction.EXPIRED, actor=actor, reason=reason
+    )
+
+
+@transaction.atomic
+def fact_set_expiry(
+    *,
+    subject_id: str,
+    key: str,
+    expires_at: datetime | None,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """Pin an expiry date, or pass None to hand the fact back to the retention rules."""
+    if expires_at is not None and timezone.is_naive(expires_at):
+        raise FactInvalid("Expiry needs a time zone.", fields={"expires_at": "Needs a time zone."})
+    fact = load_for_update(subject_id, key, expected_version)
+    before = snapshot(fact)
+    fact.expiry_pinned = expires_at is not None
+    if expires_at is None:
+        apply_retention(fact, retention_rules())
+    else:
+        fact.expires_at = expires_at
+    return commit_change(
+        fact, before=before, action=EventAction.EXPIRY_CHANGED, actor=actor, reason=reason
+    )
+
+
+def _set_sensitive(
+    *,
+    subject_id: str,
+    key: str,
+    sensitive: bool,
+    actor: Actor,
+    reason: str,
+    expected_version: int | None,
+) -> MemoryFact:
+    fact = load_for_update(subject_id, key, expected_version)
+    if fact.sensitive == sensitive:
+        return fact
+    before = snapshot(fact)
+    fact.sensitive = sensitive
+    apply_retention(fact, retention_rules())  # sensitive facts have their own retention
+    action = EventAction.FLAGGED_SENSITIVE if sensitive else EventAction.UNFLAGGED_SENSITIVE
+    return commit_change(fact, before=before, action=action, actor=actor, reason=reason)
+
+
+@transaction.atomic
+def fact_flag_sensitive(
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """Special-category data: masked for staff, never in tier one, recalled only on demand."""
+    return _set_sensitive(
+        subject_id=subject_id,
+        key=key,
+        sensitive=True,
+        actor=actor,
+        reason=reason,
+        expected_version=expected_version,
+    )
+
+
+@transaction.atomic
+def fact_unflag_sensitive(
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    return _set_sensitive(
+        subject_id=subject_id,
+        key=key,
+        sensitive=False,
+        actor=actor,
+        reason=reason,
+        expected_version=expected_version,
+    )
+
+
+@transaction.atomic
+def fact_approve(
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> MemoryFact:
+    """A reviewer lets a held fact through to the agent (it stays sensitive if it was)."""
+    fact = load_for_update(subject_id, key, expected_version)
+    if fact.status != FactStatus.PENDING_REVIEW:
+        raise FactStateError("Only facts waiting for review can be approved.")
+    before = snapshot(fact)
+    fact.status = FactStatus.ACTIVE
+    return commit_change(
+        fact, before=before, action=EventAction.APPROVED, actor=actor, reason=reason
+    )
+
+
+@transaction.atomic
+def fact_reveal(*, subject_id: str, key: str, actor: Actor, reason: str) -> MemoryFact:
+    """A person looks at a sensitive value: an access event with the reason, and no value in it
+    (the history must not become a second copy of what was masked)."""
+    if not clean_reason(reason).strip():
+        raise FactInvalid("Say why you need to see this value.", fields={"reason": "Required."})
+    fact = load_for_update(subject_id, key, None)
+    record_event(
+        subject_id=fact.subject_id,
+        key=fact.key,
+        action=EventAction.VALUE_REVEALED,
+        actor=actor,
+        reason=reason,
+    )
+    return fact
+
+
+BULK_ACTIONS = ("expire", "flag_sensitive", "delete")
+
+
+@transaction.atomic
+def facts_bulk_apply(
+    *, subject_id: str, keys: Sequence[str], action: str, actor: Actor, reason: str
+) -> int:
+    """Expire, flag or delete several facts of one traveller at once: all or nothing, one event
+    per fact (each with the same reason). Returns how many facts were changed."""
+    if action not in BULK_ACTIONS:
+        raise FactInvalid("Unknown bulk action.", fields={"action": "Choose an action."})
+    if not keys:
+        raise FactInvalid("Select at least one fact.", fields={"keys": "Select a fact."})
+    done = 0
+    for key in dict.fromkeys(keys):
+        if action == "expire":
+            fact_expire(subject_id=subject_id, key=key, actor=actor, reason=reason)
+        elif action == "flag_sensitive":
+            fact_flag_sensitive(subject_id=subject_id, key=key, actor=actor, reason=reason)
+        elif not fact_delete(subject_id=subject_id, key=key, actor=actor, reason=reason):
+            raise FactNotFound("A selected fact no longer exists; nothing was changed.")
+        done += 1
+    return done

@@ -1,0 +1,166 @@
+"""Shared by every service: subject ids, the traveller's lock, snapshots, the event record, the
+retention a fact falls under, and the load-lock-compare-save steps of a single-fact change."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from .. import retention
+from ..actors import Actor
+from ..errors import FactConflict, FactInvalid, FactNotFound
+from ..models import (
+    SUBJECT_ID_MAX_LENGTH,
+    EventAction,
+    FactEvent,
+    MemoryFact,
+    RetentionRule,
+    Subject,
+)
+from ..validation import CleanFact, clean_reason, normalize_key, normalize_value, sanitize_text
+
+
+def clean_subject_id(subject_id: object) -> str:
+    """Subject ids are opaque, but bounded and free of control characters."""
+    if not isinstance(subject_id, str):
+        raise FactInvalid("Subject id must be text.", fields={"subject_id": "Must be text."})
+    if (
+        not subject_id
+        or sanitize_text(subject_id) != subject_id
+        or " " in subject_id
+        or "/" in subject_id  # it travels as one URL path segment
+        or subject_id in {".", ".."}  # which URL resolution would remove or climb out of
+    ):
+        raise FactInvalid(
+            "Subject id is empty, is . or .., or has spaces, slashes or control characters.",
+            fields={
+                "subject_id": "Must be non-empty, not . or .., without spaces, slashes or "
+                "control chars."
+            },
+        )
+    if len(subject_id) > SUBJECT_ID_MAX_LENGTH:
+        raise FactInvalid(
+            "Subject id is too long.",
+            fields={"subject_id": f"At most {SUBJECT_ID_MAX_LENGTH} characters."},
+        )
+    return subject_id
+
+
+def lock_subject(subject_id: str) -> Subject:
+    """Create the subject if needed and lock its row for the rest of the transaction."""
+    subject = Subject.objects.select_for_update().filter(subject_id=subject_id).first()
+    if subject is None:
+        # ON CONFLICT DO NOTHING waits for a concurrent creator instead of failing.
+        Subject.objects.bulk_create([Subject(subject_id=subject_id)], ignore_conflicts=True)
+        subject = Subject.objects.select_for_update().get(subject_id=subject_id)
+    return subject
+
+
+def record_event(
+    *,
+    subject_id: str,
+    key: str,
+    action: EventAction,
+    actor: Actor,
+    reason: str,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    session_tag: str = "",
+    receipt: str = "",
+) -> FactEvent:
+    return FactEvent.objects.create(
+        subject_id=subject_id,
+        key=key,
+        action=action,
+        actor_kind=actor.kind,
+        actor_user=actor.user,
+        actor_label=actor.label[:200],
+        reason=clean_reason(reason),
+        before=before,
+        after=after,
+        session_tag=session_tag,
+        receipt=receipt,
+    )
+
+
+def matching_rule(
+    rules: Iterable[RetentionRule], *, key: str, category: str, sensitive: bool
+) -> RetentionRule | None:
+    """The rule that governs a fact (see facts.retention for the precedence)."""
+    return retention.winning_rule(rules, key=key, category=category, sensitive=sensitive)
+
+
+def apply_retention(fact: MemoryFact, rules: Iterable[RetentionRule]) -> None:
+    if fact.expiry_pinned:
+        return
+    rule = matching_rule(rules, key=fact.key, category=fact.category, sensitive=fact.sensitive)
+    fact.expires_at = retention.expiry_for(rule, fact.updated_at)
+
+
+def load_for_update(subject_id: str, key: str, expected_version: int | None) -> MemoryFact:
+    clean_subject_id(subject_id)
+    lock_subject(subject_id)
+    fact = MemoryFact.objects.filter(subject_id=subject_id, key=normalize_key(key)).first()
+    if fact is None:
+        raise FactNotFound("No such fact.")
+    if expected_version is not None and fact.version != expected_version:
+        raise FactConflict(
+            "The fact was changed by someone else since you loaded it; reload and try again.",
+            current_version=fact.version,
+        )
+    return fact
+
+
+def commit_change(
+    fact: MemoryFact, *, before: dict[str, Any], action: EventAction, actor: Actor, reason: str
+) -> MemoryFact:
+    """Bump the version, save, and record the event with both snapshots."""
+    fact.version += 1
+    fact.save()
+    record_event(
+        subject_id=fact.subject_id,
+        key=fact.key,
+        action=action,
+        actor=actor,
+        reason=reason,
+        before=before,
+        after=snapshot(fact),
+    )
+    return fact
+
+
+def snapshot(fact: Mapping[str, Any] | MemoryFact) -> dict[str, Any]:
+    """What an event keeps of a fact: a model instance or a planned row (a mapping)."""
+    row = fact if isinstance(fact, Mapping) else vars(fact)
+    expires_at = row["expires_at"]
+    return {
+        "value": row["value"],
+        "category": row["category"],
+        "status": row["status"],
+        "sensitive": row["sensitive"],
+        "expires_at": expires_at.isoformat() if expires_at else None,
+        "version": row["version"],
+    }
+
+
+def row_expiry(row: dict[str, Any], rules: Iterable[RetentionRule]) -> datetime | None:
+    if row["expiry_pinned"]:
+        return row["expires_at"]
+    rule = matching_rule(
+        rules, key=row["key"], category=row["category"], sensitive=row["sensitive"]
+    )
+    return retention.expiry_for(rule, row["updated_at"])
+
+
+def is_unchanged(row: Mapping[str, Any] | MemoryFact, clean: CleanFact, now: datetime) -> bool:
+    """Whether restating `clean` changes nothing: the same value (normalized), the same category,
+    and the held fact has not expired (restating an expired fact revives it). The upsert and
+    the import both decide with this."""
+    held = row if isinstance(row, Mapping) else vars(row)
+    expires_at = held["expires_at"]
+    return (
+        normalize_value(held["value"]) == normalize_value(clean.value)
+        and held["category"] == clean.category
+        and (expires_at is None or expires_at > now)
+    )

@@ -1,0 +1,170 @@
+"""Erasing: reject, delete (and its async twin), clear and forget everything with a receipt.
+All go through facts.erasure."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.db import transaction
+
+from .. import erasure
+from ..actors import Actor
+from ..errors import (
+    FactNotFound,
+    FactStateError,
+)
+from ..models import (
+    EventAction,
+    FactEvent,
+    FactStatus,
+    MemoryFact,
+)
+from ..selectors import (
+    ClearReceipt,
+    receipt_from_event,
+)
+from ..validation import (
+    clean_reason,
+    normalize_key,
+)
+from .events import (
+    clean_subject_id,
+    load_for_update,
+    lock_subject,
+    record_event,
+)
+
+
+def _remove(fact: MemoryFact, *, action: EventAction, actor: Actor, reason: str) -> None:
+    erasure.erase_facts(
+        [(fact.subject_id, fact.key, actor)], action=action, reason=clean_reason(reason)
+    )
+
+
+@transaction.atomic
+def fact_reject(
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> None:
+    """A reviewer refuses a held fact: it is erased, and the history keeps only the decision."""
+    fact = load_for_update(subject_id, key, expected_version)
+    if fact.status != FactStatus.PENDING_REVIEW:
+        raise FactStateError("Only facts waiting for review can be rejected.")
+    _remove(fact, action=EventAction.REJECTED, actor=actor, reason=reason)
+
+
+@transaction.atomic
+def fact_delete(
+    *,
+    subject_id: str,
+    key: str,
+    actor: Actor,
+    reason: str = "",
+    expected_version: int | None = None,
+) -> bool:
+    """Erase one fact. True when something was deleted (the upstream delete_fact contract).
+
+    Without `expected_version` the fact is not read first: after the traveller's lock, one
+    statement deletes it (if there) and erases its history and copies."""
+    if expected_version is not None:
+        try:
+            fact = load_for_update(subject_id, key, expected_version)
+        except FactNotFound:
+            return False
+        _remove(fact, action=EventAction.DELETED, actor=actor, reason=reason)
+        return True
+    clean_subject_id(subject_id)
+    lock_subject(subject_id)
+    return bool(erasure.erase_facts(
+        [(subject_id, normalize_key(key), actor)],
+        action=EventAction.DELETED,
+        reason=clean_reason(reason),
+    ))
+
+
+_SQL_LOCK_SUBJECT_ONLY = 'SELECT 1 FROM "memory_subject" WHERE subject_id = %s FOR UPDATE'
+
+
+async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Actor,
+                            reason: str = "") -> bool:
+    """`fact_delete` on an async psycopg connection, in one transaction of its own, for
+    DjangoMemoryStore's native path: the traveller's lock and the erasing statement sent
+    together (pipeline mode, one round trip). PostgreSQL only; the caller checked
+    `erasure.native_ready()`. A traveller never stored has nothing to delete (no row is made)."""
+    clean_subject_id(subject_id)
+    rows = [(subject_id, normalize_key(key), actor)]
+    erasing = conn.cursor()
+    if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
+        async with conn.transaction():
+            await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+            await erasure.erase_facts_async(
+                erasing, rows, action=EventAction.DELETED, reason=clean_reason(reason)
+            )
+        return bool(await erasing.fetchall())
+    # One round trip: in pipeline mode on an autocommit connection, the statements up to the
+    # Sync form one implicit transaction, committed at the Sync (or rolled back whole on an
+    # error). The lock runs first; the erasing statement then takes its own snapshot, so it
+    # sees every event that a writer who held the lock before us committed.
+    # A generic plan: psycopg prepares the statement after a few calls, but PostgreSQL would go
+    # on planning each call afresh (its custom plans look cheaper), which costs more than the
+    # erasure itself (measured: p50 7-8 ms against 4 ms, on a loaded machine).
+    async with conn.pipeline():
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
+        await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+        await erasure.erase_facts_async(
+            erasing, rows, action=EventAction.DELETED, reason=clean_reason(reason)
+        )
+        await conn.execute("RESET plan_cache_mode")
+    return bool(await erasing.fetchall())
+
+
+def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> FactEvent:
+    clean_subject_id(subject_id)
+    subject = lock_subject(subject_id)
+    deleted = erasure.erase_subject(subject_id)
+    subject.purge_generation += 1
+    subject.save(update_fields=["purge_generation", "updated_at"])
+    after: dict[str, Any] = {"facts_deleted": deleted, "purge_generation": subject.purge_generation}
+    if receipt:
+        after["receipt"] = receipt
+    return record_event(
+        subject_id=subject_id,
+        key="",
+        action=EventAction.SUBJECT_CLEARED,
+        actor=actor,
+        reason=reason,
+        after=after,
+        receipt=receipt,
+    )
+
+
+@transaction.atomic
+def subject_clear(*, subject_id: str, actor: Actor, reason: str = "") -> int:
+    """Forget everything about a traveller and bump the purge generation (even when there was
+    nothing), so that an extraction already in flight discards its batch. Returns the new
+    generation."""
+    event = _clear(subject_id, actor=actor, reason=reason)
+    return event.after["purge_generation"]
+
+
+# No 0/O, 1/I/L: the number is read aloud to support staff over the phone.
+_RECEIPT_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+
+
+def new_receipt_number() -> str:
+    raw = "".join(secrets.choice(_RECEIPT_ALPHABET) for _ in range(12))
+    return f"R-{raw[:4]}-{raw[4:8]}-{raw[8:]}"
+
+
+@transaction.atomic
+def subject_forget(*, subject_id: str, actor: Actor, reason: str = "") -> ClearReceipt:
+    """`subject_clear` with a receipt: its number, time and count live in the subject_cleared
+    event itself, so the receipt is part of the audit trail and staff can find it by number."""
+    event = _clear(subject_id, actor=actor, reason=reason, receipt=new_receipt_number())
+    return receipt_from_event(event)
+

@@ -1,0 +1,587 @@
+"""The upsert: validate, lock and read, plan in Python, write in a fixed number of statements
+(Django's connection, or an async psycopg one for DjangoMemoryStore)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+from psycopg.pq import TransactionStatus
+
+from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
+
+from ..actors import Actor
+from ..db import hot_cursor, in_own_pipelined_transaction, is_postgresql, pipelined
+from ..errors import (
+    FactBlocked,
+    FactConflict,
+    FactInvalid,
+    FactLearningPaused,
+    FactMemoryDisabled,
+)
+from ..keyhash import event_key_hash
+from ..models import (
+    EventAction,
+    FactEvent,
+    FactStatus,
+    MemoryFact,
+)
+from ..selectors import (
+    AgentFact,
+    MemoryConfig,
+    facts_for_agent,
+    memory_config,
+)
+from ..validation import (
+    CleanFact,
+    MemoryWriteFilter,
+    classify_sensitive,
+    clean_reason,
+    normalize_key,
+    sanitize_text,
+    validate_fact,
+)
+from .events import (
+    clean_subject_id,
+    is_unchanged,
+    lock_subject,
+    row_expiry,
+    snapshot,
+)
+
+
+@dataclass(frozen=True)
+class FactDraft:
+    """A candidate fact as a caller hands it in; validate_fact cleans it."""
+
+    key: Any
+    value: Any
+    category: Any = None
+
+
+@dataclass
+class UpsertResult:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    sent_to_review: list[str] = field(default_factory=list)
+    states: dict[str, FactState] = field(default_factory=dict)
+    agent_facts: list[AgentFact] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[str]:
+        return self.created + self.updated
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+_FACT_COLUMNS = (
+    "id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,"
+    " source_session_id, created_at, updated_at"
+)
+# The rows of _SQL_EXISTING come as tuples in this order (no cursor.description to build).
+_FACT_COLUMN_NAMES = tuple(name.strip() for name in _FACT_COLUMNS.split(","))
+_SQL_LOCK_SUBJECT = (
+    'SELECT memory_paused, memory_use_paused FROM "memory_subject"'
+    " WHERE subject_id = %s FOR UPDATE"
+)
+_SQL_NEW_SUBJECT = (
+    'INSERT INTO "memory_subject" (subject_id, purge_generation, memory_paused,'
+    " memory_use_paused, legal_hold, created_at, updated_at)"
+    " VALUES (%s, 0, false, false, false, %s, %s) ON CONFLICT (subject_id) DO NOTHING"
+)
+_SQL_EXISTING = (
+    f'SELECT {_FACT_COLUMNS} FROM "memory_fact" WHERE subject_id = %s AND key = ANY(%s)'
+)
+# One statement per kind of change, whatever the batch size. The rows travel as one JSON
+# document each (jsonb_to_recordset), not as arrays: psycopg dumps arrays element by element in
+# Python, which cost more than running the statements.
+_SQL_INSERT_FACTS = (
+    'INSERT INTO "memory_fact" (subject_id, key, value, category, updated_at,'
+    " source_session_id, created_at, origin, status, sensitive, expires_at, expiry_pinned,"
+    " version)"
+    " SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive,"
+    " r.expires_at, false, 1"
+    " FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,"
+    " status text, sensitive boolean, expires_at timestamptz)) WITH ORDINALITY"
+    " AS r(key, value, category, status, sensitive, expires_at, n) ORDER BY r.n"
+)
+_SQL_UPDATE_FACTS = (
+    'UPDATE "memory_fact" AS f SET value = r.value, category = r.category, updated_at = %s,'
+    " source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,"
+    " expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version"
+    " FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,"
+    " source_session_id text, status text, sensitive boolean, expires_at timestamptz,"
+    " expiry_pinned boolean, version integer) WHERE f.id = r.id"
+)
+_SQL_INSERT_EVENTS = (
+    'INSERT INTO "memory_fact_event" (subject_id, key, key_hash, action, actor_kind,'
+    " actor_user_id, actor_label, reason, before, after, session_tag, created_at)"
+    " SELECT %s, r.key, r.key_hash, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s"
+    " FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, key_hash text, action text,"
+    " before jsonb, after jsonb)) WITH ORDINALITY"
+    " AS r(key, key_hash, action, before, after, n) ORDER BY r.n"
+)
+_INSERT_COLUMNS = ("key", "value", "category", "status", "sensitive", "expires_at")
+_UPDATE_COLUMNS = (
+    "id", "value", "category", "source_session_id", "status", "sensitive", "expires_at",
+    "expiry_pinned", "version",
+)
+
+
+def _json_rows(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
+    return json.dumps(
+        [{name: row[name] for name in columns} for row in rows],
+        default=lambda value: value.isoformat(),  # the datetimes (expires_at)
+    )
+
+
+def _json_events(subject_id: str, events: list[tuple[str, str, str | None, str]]) -> str:
+    """The events' document; their snapshots are already JSON text, spliced in as they are."""
+    parts = []
+    for key, action, before, after in events:
+        head = json.dumps({"key": key, "key_hash": event_key_hash(subject_id, key),
+                           "action": str(action)})
+        parts.append(f'{head[:-1]},"before":{before or "null"},"after":{after}}}')
+    return "[" + ",".join(parts) + "]"
+
+
+@dataclass(frozen=True)
+class FactState:
+    """A fact as this write committed it (or found it unchanged), so callers can answer from it
+    without reading again (a later read could show another writer's state)."""
+
+    key: str
+    value: str
+    category: str
+    updated_at: datetime
+    source_session_id: str
+    version: int
+    status: str
+    sensitive: bool
+    expires_at: datetime | None
+    agent_visible: bool  # active, unexpired, memory on, the traveller has not paused its use
+
+
+def _upsert_read(
+    subject_id: str, keys: list[str], now: datetime
+) -> tuple[bool, bool, dict[str, dict[str, Any]]]:
+    """Lock (creating if needed) the subject row and read the named facts: two statements, one
+    round trip in pipeline mode. Returns (memory_paused, memory_use_paused, existing by key).
+
+    The read is a statement of its own after the lock, so under READ COMMITTED it sees what a
+    writer that held the lock before us committed (one statement doing both would not)."""
+    if not is_postgresql():  # the embedded SQLite default: no FOR UPDATE
+        subject = lock_subject(subject_id)
+        rows = MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).values(
+            *_FACT_COLUMN_NAMES
+        )
+        return subject.memory_paused, subject.memory_use_paused, {r["key"]: r for r in rows}
+    with hot_cursor() as lock, hot_cursor() as read:
+        lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+        read.execute(_SQL_EXISTING, [subject_id, keys])
+        row = lock.fetchone()
+        found = read.fetchall()
+        if row is None:
+            # A new traveller. ON CONFLICT DO NOTHING waits for a concurrent creator instead of
+            # failing; the facts are read again once the lock is ours.
+            lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+            lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+            read.execute(_SQL_EXISTING, [subject_id, keys])
+            row = lock.fetchone()
+            found = read.fetchall()
+    existing = {r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found}
+    return bool(row[0]), bool(row[1]), existing
+
+
+def _upsert_write(
+    *,
+    subject_id: str,
+    actor: Actor,
+    reason: str,
+    session_tag: str,
+    now: datetime,
+    inserts: list[dict[str, Any]],
+    updates: list[dict[str, Any]],
+    events: list[tuple[str, str, str | None, str]],
+) -> None:
+    """At most three statements on PostgreSQL; the ORM (a statement per row) elsewhere."""
+    if not is_postgresql():
+        _upsert_write_orm(
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
+            inserts=inserts, updates=updates, events=events,
+        )
+        return
+    with hot_cursor() as cursor:
+        for sql, params in _upsert_statements(
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
+            inserts=inserts, updates=updates, events=events,
+        ):
+            cursor.execute(sql, params)
+
+
+def _upsert_statements(
+    *,
+    subject_id: str,
+    actor: Actor,
+    reason: str,
+    session_tag: str,
+    now: datetime,
+    inserts: list[dict[str, Any]],
+    updates: list[dict[str, Any]],
+    events: list[tuple[str, str, str | None, str]],
+) -> list[tuple[str, list[Any]]]:
+    """The PostgreSQL statements of a planned upsert: at most three, each batch of rows one JSON
+    document."""
+    statements: list[tuple[str, list[Any]]] = []
+    if inserts:
+        statements.append((
+            _SQL_INSERT_FACTS,
+            [subject_id, now, session_tag, now, str(actor.origin),
+             _json_rows(inserts, _INSERT_COLUMNS)],
+        ))
+    if updates:
+        statements.append((_SQL_UPDATE_FACTS, [now, _json_rows(updates, _UPDATE_COLUMNS)]))
+    if events:
+        statements.append((
+            _SQL_INSERT_EVENTS,
+            [
+                subject_id,
+                str(actor.kind),
+                actor.user.pk if actor.user is not None else None,
+                actor.label[:200],
+                clean_reason(reason),
+                session_tag,
+                now,
+                _json_events(subject_id, events),
+            ],
+        ))
+    return statements
+
+
+def _upsert_write_orm(
+    *,
+    subject_id: str,
+    actor: Actor,
+    reason: str,
+    session_tag: str,
+    now: datetime,
+    inserts: list[dict[str, Any]],
+    updates: list[dict[str, Any]],
+    events: list[tuple[str, str, str | None, str]],
+) -> None:
+    fields = ("value", "category", "source_session_id", "status", "sensitive", "expires_at",
+              "expiry_pinned", "version")
+    MemoryFact.objects.bulk_create(
+        [
+            MemoryFact(
+                subject_id=subject_id, key=row["key"], created_at=now, updated_at=now,
+                origin=actor.origin, **{name: row[name] for name in fields},
+            )
+            for row in inserts
+        ]
+    )
+    for row in updates:
+        MemoryFact.objects.filter(pk=row["id"]).update(
+            updated_at=now, **{name: row[name] for name in fields}
+        )
+    FactEvent.objects.bulk_create(
+        [
+            FactEvent(
+                subject_id=subject_id, key=key, action=action, actor_kind=actor.kind,
+                actor_user=actor.user, actor_label=actor.label[:200],
+                reason=clean_reason(reason), session_tag=session_tag,
+                before=json.loads(before) if before else None, after=json.loads(after),
+            )
+            for key, action, before, after in events
+        ]
+    )
+
+
+
+
+def _upsert_clean(
+    *,
+    subject_id: str,
+    facts: Sequence[FactDraft],
+    actor: Actor,
+    session_tag: str,
+    config: MemoryConfig,
+) -> dict[str, CleanFact]:
+    """Validate and filter a batch before anything is read or written."""
+    clean_subject_id(subject_id)
+    if len(session_tag) > SESSION_ID_MAX_LENGTH:
+        raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
+    cleaned: dict[str, CleanFact] = {}
+    errors: dict[str, str] = {}
+    if actor.is_automated and not config.settings.memory_enabled:
+        raise FactMemoryDisabled("Memory is not enabled; nothing is saved.")
+    write_filter = MemoryWriteFilter(config.settings.blocked_patterns)
+    for index, draft in enumerate(facts):
+        try:
+            clean = validate_fact(draft.key, draft.value, draft.category)
+            # The raw key too: normalizing turns "a@b.com" into "a_b_com", which no pattern sees.
+            write_filter.enforce(clean.key, clean.value, raw_key=sanitize_text(draft.key))
+        except FactInvalid as exc:
+            errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
+            continue
+        except FactBlocked as exc:  # name the position, never the value
+            exc.fields = {f"facts[{index}].{name}": msg for name, msg in exc.fields.items()}
+            raise
+        cleaned[clean.key] = clean  # a repeated key in one batch: the last one wins
+    if errors:
+        raise FactInvalid("Some facts are not valid.", fields=errors)
+    return cleaned
+
+
+def _upsert_check_paused(actor: Actor, memory_paused: bool) -> None:
+    if actor.is_automated and memory_paused:
+        raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
+
+
+@dataclass
+class _UpsertPlan:
+    result: UpsertResult
+    inserts: list[dict[str, Any]]
+    updates: list[dict[str, Any]]
+    events: list[tuple[str, str, str | None, str]]  # key, action, before, after (JSON)
+
+
+def _upsert_plan(
+    *,
+    cleaned: Mapping[str, CleanFact],
+    existing: Mapping[str, dict[str, Any]],
+    use_paused: bool,
+    actor: Actor,
+    session_tag: str,
+    expected_versions: Mapping[str, int] | None,
+    config: MemoryConfig,
+    now: datetime,
+) -> _UpsertPlan:
+    """What the batch changes, decided in Python from the locked rows: no I/O here, so the
+    Django path and the async path (DjangoMemoryStore) write exactly the same rows and events."""
+    for raw_key, version in (expected_versions or {}).items():
+        current = existing.get(normalize_key(raw_key))
+        if current is None or current["version"] != version:
+            raise FactConflict(
+                "The fact was changed since it was read; fetch it again and retry.",
+                current_version=current["version"] if current else None,
+            )
+    result = UpsertResult()
+    rules = config.rules
+    visible_to_agent = config.settings.memory_enabled and not use_paused
+    plan = _UpsertPlan(result=result, inserts=[], updates=[], events=[])
+    for key, clean in cleaned.items():
+        topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
+        row = existing.get(key)
+        if row is None:
+            row = {
+                "key": key,
+                "value": clean.value,
+                "category": str(clean.category),
+                "status": FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
+                "sensitive": topic is not None,
+                "expiry_pinned": False,
+                "expires_at": None,
+                "version": 1,
+                "source_session_id": session_tag,
+                "updated_at": now,
+            }
+            row["expires_at"] = row_expiry(row, rules)
+            plan.inserts.append(row)
+            plan.events.append((key, EventAction.CREATED, None, json.dumps(snapshot(row))))
+            result.created.append(key)
+        else:
+            row = dict(row)
+            if is_unchanged(row, clean, now):
+                result.unchanged.append(key)
+                result.states[key] = _state(row, visible_to_agent, now)
+                continue
+            before = json.dumps(snapshot(row))
+            row.update(
+                value=clean.value,
+                category=str(clean.category),
+                updated_at=now,
+                source_session_id=session_tag or row["source_session_id"],
+                version=row["version"] + 1,
+            )
+            if row["expiry_pinned"] and row["expires_at"] is not None and row["expires_at"] <= now:
+                row["expiry_pinned"] = False  # restating an expired fact revives it
+            if topic:
+                row["sensitive"] = True
+                row["status"] = FactStatus.PENDING_REVIEW
+            row["expires_at"] = row_expiry(row, rules)
+            plan.updates.append(row)
+            plan.events.append((key, EventAction.UPDATED, before, json.dumps(snapshot(row))))
+            result.updated.append(key)
+        if row["status"] == FactStatus.PENDING_REVIEW:
+            result.sent_to_review.append(key)
+        result.states[key] = _state(row, visible_to_agent, now)
+    return plan
+
+
+def fact_upsert(
+    *,
+    subject_id: str,
+    facts: Sequence[FactDraft],
+    actor: Actor,
+    reason: str = "",
+    session_tag: str = "",
+    expected_versions: Mapping[str, int] | None = None,
+    agent_view: bool = False,
+    savepoint: bool = True,
+    before_commit: Callable[[UpsertResult], None] | None = None,
+) -> UpsertResult:
+    """Replace by key. The same value (normalized) is a no-op with no event; anything else is a
+    created/updated event and a version bump. Facts from the agent or extraction that touch
+    special-category topics are marked sensitive and held for review.
+
+    `expected_versions` (key -> version, e.g. from an If-Match header) makes the write
+    conditional: if any named fact is missing or at another version, nothing is written.
+
+    A fixed number of statements whatever the batch size: lock the subject, read the named
+    facts, one INSERT of the new ones, one UPDATE of the changed ones, one INSERT of their
+    events; on PostgreSQL they travel in two round trips (pipeline mode), the COMMIT with the
+    writes when this opens the transaction itself. `result.states` is
+    what this write committed, key by key; with `agent_view`, `result.agent_facts` is every fact
+    the agent may now use, read inside this transaction (so never another writer's later
+    state). One transaction (a savepoint inside a caller's). `savepoint=False` is for a caller
+    whose own transaction ends whenever this raises (it never catches an error of this call
+    and goes on writing): it saves the savepoint's two round trips, and an error here then
+    marks the caller's whole transaction for rollback.
+
+    `before_commit(result)` runs after the writes, in the same transaction, for a caller whose
+    own bookkeeping must commit with them or not at all (extraction ends its job there). On
+    PostgreSQL its statements travel with the writes and the COMMIT, so they must not fetch a
+    result: a statement that refuses raises an error, and the whole write rolls back."""
+    config = memory_config()
+    cleaned = _upsert_clean(
+        subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
+    )
+    if not cleaned:
+        if before_commit is not None:  # nothing to write: it runs alone (or in the caller's)
+            before_commit(UpsertResult())
+        return UpsertResult()
+    now = timezone.now()
+
+    def upsert() -> UpsertResult:
+        memory_paused, use_paused, existing = _upsert_read(subject_id, list(cleaned), now)
+        _upsert_check_paused(actor, memory_paused)
+        plan = _upsert_plan(
+            cleaned=cleaned,
+            existing=existing,
+            use_paused=use_paused,
+            actor=actor,
+            session_tag=session_tag,
+            expected_versions=expected_versions,
+            config=config,
+            now=now,
+        )
+        _upsert_write(
+            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+            now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+        )
+        if agent_view:
+            plan.result.agent_facts = facts_for_agent(subject_id)
+        if before_commit is not None:
+            before_commit(plan.result)
+        return plan.result
+
+    if (is_postgresql() and not connection.in_atomic_block
+            and connection.get_autocommit()):
+        return in_own_pipelined_transaction(upsert)
+    # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
+    # closing sync (the writes' errors) still happens inside it.
+    with transaction.atomic(savepoint=savepoint), pipelined():
+        return upsert()
+
+
+async def fact_upsert_async(
+    *,
+    conn: Any,
+    subject_id: str,
+    facts: Sequence[FactDraft],
+    actor: Actor,
+    config: MemoryConfig,
+    reason: str = "",
+    session_tag: str = "",
+) -> UpsertResult:
+    """`fact_upsert` on an async psycopg connection, in one transaction of its own: the same
+    validation, plan, statements and audit events, for DjangoMemoryStore's native path (no hop
+    to Django's thread). PostgreSQL only; `conn` is in autocommit mode (the store's are);
+    `config` is the caller's fresh `memory_config()`.
+
+    Two round trips in pipeline mode: BEGIN, the lock and the read; then the writes and
+    COMMIT (a new traveller adds one)."""
+    cleaned = _upsert_clean(
+        subject_id=subject_id, facts=facts, actor=actor, session_tag=session_tag, config=config
+    )
+    if not cleaned:
+        return UpsertResult()
+    now = timezone.now()
+    keys = list(cleaned)
+    # BEGIN and COMMIT by hand on the autocommit connection: psycopg's transaction() inside a
+    # pipeline syncs on entry and on exit, which would double the round trips.
+    try:
+        async with conn.pipeline():
+            lock, read = conn.cursor(), conn.cursor()
+            await lock.execute("BEGIN")
+            await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+            await read.execute(_SQL_EXISTING, [subject_id, keys])
+            row = await lock.fetchone()
+            found = await read.fetchall()
+            if row is None:  # a new traveller: create, lock, and read again once locked
+                await lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
+                await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
+                await read.execute(_SQL_EXISTING, [subject_id, keys])
+                row = await lock.fetchone()
+                found = await read.fetchall()
+            _upsert_check_paused(actor, bool(row[0]))
+            plan = _upsert_plan(
+                cleaned=cleaned,
+                existing={r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found},
+                use_paused=bool(row[1]),
+                actor=actor,
+                session_tag=session_tag,
+                expected_versions=None,
+                config=config,
+                now=now,
+            )
+            for sql, params in _upsert_statements(
+                subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
+                now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+            ):
+                await lock.execute(sql, params)
+            await lock.execute("COMMIT")
+    except BaseException:
+        if not conn.broken and conn.info.transaction_status != TransactionStatus.IDLE:
+            await conn.rollback()
+        raise
+    return plan.result
+
+
+def _state(row: dict[str, Any], visible_to_agent: bool, now: datetime) -> FactState:
+    expires_at = row["expires_at"]
+    return FactState(
+        key=row["key"],
+        value=row["value"],
+        category=row["category"],
+        updated_at=row["updated_at"],
+        source_session_id=row["source_session_id"],
+        version=row["version"],
+        status=str(row["status"]),
+        sensitive=row["sensitive"],
+        expires_at=expires_at,
+        agent_visible=(
+            row["status"] == FactStatus.ACTIVE
+            and (expires_at is None or expires_at > now)
+            and visible_to_agent
+        ),
+    )
+
