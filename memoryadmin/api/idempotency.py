@@ -57,11 +57,6 @@ def _erase_replies(subject_ids: list[str]) -> None:
     ).update(response_body=None, response_headers={}, path="", reply_erased_at=timezone.now())
 
 
-def idempotency_forget_subject(subject_id: str) -> None:
-    """Erase every stored reply about this subject (they may quote erased fact values)."""
-    _erase_replies([subject_id])
-
-
 def idempotency_erase(erased: Erased) -> None:
     """Eraser registered with facts.erasure: one statement for any number of travellers."""
     _erase_replies(sorted(erased.subject_ids))

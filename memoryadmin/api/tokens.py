@@ -31,7 +31,7 @@ from django.utils import timezone
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import PolicyAction
 from memoryadmin.facts.services import policy_record
-from memoryadmin.facts.validation import sanitize_text
+from memoryadmin.facts.validation import clean_reason, sanitize_text
 
 from .models import TOKEN_NAME_MAX_LENGTH, Scope, ServiceToken
 
@@ -129,7 +129,7 @@ def token_issue(
     policy_record(
         action=PolicyAction.TOKEN_ISSUED,
         actor=actor or _default_actor(created_by),
-        reason=sanitize_text(reason or "")[:500],
+        reason=clean_reason(reason),
         target=f"token {token.pk}: {token.name}",
         after=_snapshot(token),
     )
@@ -172,7 +172,7 @@ def token_revoke(
             policy_record(
                 action=PolicyAction.TOKEN_REVOKED,
                 actor=actor or Actor.system("shell"),
-                reason=sanitize_text(reason or "")[:500],
+                reason=clean_reason(reason),
                 target=f"token {token.pk}: {token.name}",
                 before={**_snapshot(token), "revoked": False},
                 after=_snapshot(token),

@@ -8,7 +8,10 @@ class ExtractionConfig(AppConfig):
     def ready(self) -> None:
         from memoryadmin.facts.erasure import register_eraser
 
-        from .services import EXTRACTION_ERASE_SQL, extraction_erase
+        from .services import EXTRACTION_ERASE_SQL, extraction_erase, job_sender_set
+        from .tasks import extract_turn_task
+
+        job_sender_set(lambda job_id: extract_turn_task.delay(job_id))
 
         register_eraser(
             "extraction.transcripts", extraction_erase, sql=EXTRACTION_ERASE_SQL, on_facts=False

@@ -12,10 +12,10 @@ from django.db import models
 from django.utils import timezone
 
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
+from memoryadmin.facts.validation import REASON_MAX_LENGTH
 
 SESSION_TAG_LENGTH = 12
 TURN_ID_MAX_LENGTH = 128
-REASON_MAX_LENGTH = 500
 
 
 class JobStatus(models.TextChoices):

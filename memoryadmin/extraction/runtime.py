@@ -301,18 +301,6 @@ def is_transient(exc: anthropic.APIError) -> bool:
     return False
 
 
-def skip_reason(subject_id: str) -> str | None:
-    """Why nothing may be learned from this subject's turns right now, or None."""
-    if not selectors.memory_settings().memory_enabled:
-        return "memory is disabled"
-    subject = selectors.subject_get(subject_id)
-    if subject is not None and subject.memory_paused:
-        return "the traveller paused learning"
-    if not settings.ANTHROPIC_API_KEY:
-        return "no model configured (ANTHROPIC_API_KEY is empty)"
-    return None
-
-
 def make_client() -> anthropic.Anthropic:
     """No SDK retries: the Celery task owns retrying, with its own backoff and attempt count."""
     return anthropic.Anthropic(

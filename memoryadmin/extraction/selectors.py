@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
+
+from memoryadmin.facts import selectors as fact_selectors
+
 from .models import FINISHED_STATUSES, ExtractionJob
 
 _MAX_ID = 2**63 - 1  # bigint; a larger id in a URL must be a 404, not a database error
-
-
-def job_get(job_id: int) -> ExtractionJob | None:
-    if not 0 < job_id <= _MAX_ID:
-        return None
-    return ExtractionJob.objects.filter(pk=job_id).first()
 
 
 def job_for_poster(public_id: str, *, created_by_label: str) -> ExtractionJob | None:
@@ -46,3 +44,15 @@ def jobs_for_subject(subject_id: str, *, limit: int = 20) -> list[ExtractionJob]
         .defer("transcript")
         .order_by("-queued_at", "-id")[:limit]
     )
+
+
+def skip_reason(subject_id: str) -> str | None:
+    """Why nothing may be learned from this subject's turns right now, or None."""
+    if not fact_selectors.memory_settings().memory_enabled:
+        return "memory is disabled"
+    subject = fact_selectors.subject_get(subject_id)
+    if subject is not None and subject.memory_paused:
+        return "the traveller paused learning"
+    if not settings.ANTHROPIC_API_KEY:
+        return "no model configured (ANTHROPIC_API_KEY is empty)"
+    return None

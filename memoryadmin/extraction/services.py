@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -20,9 +20,10 @@ from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.db import hot_cursor, is_postgresql
 from memoryadmin.facts.erasure import Erased
 from memoryadmin.facts.models import MemoryFact, Subject
-from memoryadmin.facts.validation import sanitize_text, session_tag
+from memoryadmin.facts.validation import clean_reason, sanitize_text, session_tag
 
-from .models import FINISHED_STATUSES, REASON_MAX_LENGTH, ExtractionJob, JobStatus
+from .models import FINISHED_STATUSES, ExtractionJob, JobStatus
+from .selectors import skip_reason
 
 logger = logging.getLogger(__name__)
 
@@ -30,10 +31,6 @@ _COUNTERS = frozenset({
     "proposed", "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid",
     "cut_by_cap", "input_tokens", "output_tokens", "model",
 })
-
-
-def _reason(text: str) -> str:
-    return sanitize_text(text or "")[:REASON_MAX_LENGTH]
 
 
 @transaction.atomic
@@ -60,7 +57,7 @@ def job_create_or_get(
     if existing is not None:
         if existing.status == JobStatus.FAILED and existing.retryable and skip_reason is None:
             existing.status = JobStatus.QUEUED
-            existing.reason = _reason(f"posted again after: {existing.reason}")
+            existing.reason = clean_reason(f"posted again after: {existing.reason}")
             existing.transcript = _transcript(messages)
             existing.retryable = False
             existing.finished_at = None
@@ -83,7 +80,7 @@ def job_create_or_get(
         job.transcript = _transcript(messages)
     else:
         job.status = JobStatus.SKIPPED
-        job.reason = _reason(skip_reason)
+        job.reason = clean_reason(skip_reason)
         job.finished_at = now
     try:
         with transaction.atomic():
@@ -114,8 +111,6 @@ def turn_submit(
 
     A replay of a turn whose job is still waiting for the broker tries to send it again. The
     job returned is read after that, so its status says what really happened."""
-    from .runtime import skip_reason
-
     reason = skip_reason(subject_id)
     job, created = job_create_or_get(
         subject_id=subject_id,
@@ -142,13 +137,24 @@ BROKER_DOWN_REASON = (
 )
 
 
+# What hands a job to Celery (tasks.extract_turn_task, set from ExtractionConfig.ready()): the
+# tasks call these services, so the services must not import the tasks.
+_job_sender: Callable[[int], object] | None = None
+
+
+def job_sender_set(send: Callable[[int], object] | None) -> None:
+    """Name what queues a job's extraction (the app's ready() does, once)."""
+    global _job_sender
+    _job_sender = send
+
+
 def job_enqueue(job_id: int) -> bool:
     """Hand the job to Celery and note when. A broker outage leaves the job queued, unsent; the
     reaper on beat (`jobs_reap`) sends it again. It never fails the job or the turn."""
-    from .tasks import extract_turn_task
-
     try:
-        extract_turn_task.delay(job_id)
+        if _job_sender is None:
+            raise RuntimeError("no job sender: the extraction app is not ready")
+        _job_sender(job_id)
     except Exception as exc:  # noqa: BLE001 - any broker error must stay inside memory
         logger.error("extraction job %s could not be queued: %s", job_id, type(exc).__name__)
         ExtractionJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
@@ -185,7 +191,7 @@ def job_attempted(job_id: int, *, model: str = "") -> None:
 def job_requeue(job_id: int, *, reason: str) -> None:
     """Back to the queue after a transient failure; the reason says what went wrong."""
     ExtractionJob.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
-        status=JobStatus.QUEUED, reason=_reason(reason), sent_at=timezone.now()
+        status=JobStatus.QUEUED, reason=clean_reason(reason), sent_at=timezone.now()
     )
 
 
@@ -410,7 +416,7 @@ def job_finish(
     if job is None or job.status in FINISHED_STATUSES:
         return job
     job.status = status
-    job.reason = _reason(reason)
+    job.reason = clean_reason(reason)
     job.retryable = retryable and status == JobStatus.FAILED
     for name, value in counts.items():
         setattr(job, name, value)
@@ -425,14 +431,6 @@ def _wipe_transcripts(subject_ids: list[str]) -> int:
     return ExtractionJob.objects.filter(
         subject_id__in=subject_ids, transcript__isnull=False
     ).update(transcript=None)
-
-
-@transaction.atomic
-def extraction_forget_subject(subject_id: str) -> int:
-    """"Forget everything": wipe the transcripts of the subject's unfinished jobs, so no copy of
-    what they said survives. The jobs then skip (and a running one is discarded by the purge
-    generation). Returns how many transcripts were wiped."""
-    return _wipe_transcripts([subject_id])
 
 
 def extraction_erase(erased: Erased) -> None:

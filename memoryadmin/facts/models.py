@@ -9,58 +9,24 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from memoryadmin.client.types import KEY_MAX_LENGTH, SESSION_ID_MAX_LENGTH, VALUE_MAX_LENGTH
 
+from .choices import (
+    ActorKind,
+    Category,
+    EventAction,
+    FactStatus,
+    Origin,
+    PolicyAction,
+    RunStatus,
+)
 from .keyhash import DIGEST_LENGTH, DIGEST_PREFIX, event_key_hash
+from .validation import validate_blocked_patterns
 
 SUBJECT_ID_MAX_LENGTH = 128
-
-
-class Category(models.TextChoices):
-    PREFERENCE = "preference", "Preference"
-    CONSTRAINT = "constraint", "Constraint"
-    CONTEXT = "context", "Context"
-
-
-class Origin(models.TextChoices):
-    EXTRACTION = "extraction", "Learned from a conversation"
-    AGENT = "agent", "Saved by the agent"
-    STAFF = "staff", "Entered by support staff"
-    CUSTOMER = "customer", "Entered by the traveller"
-    IMPORT = "import", "Imported"
-
-
-class FactStatus(models.TextChoices):
-    ACTIVE = "active", "Active"
-    PENDING_REVIEW = "pending_review", "Waiting for review"
-
-
-class ActorKind(models.TextChoices):
-    AGENT = "agent", "Agent"
-    EXTRACTION = "extraction", "Extraction"
-    STAFF = "staff", "Staff"
-    CUSTOMER = "customer", "Traveller"
-    RETENTION = "retention", "Retention"
-    SYSTEM = "system", "System"
-
-
-class EventAction(models.TextChoices):
-    CREATED = "created", "Created"
-    UPDATED = "updated", "Updated"
-    EXPIRED = "expired", "Expired"
-    EXPIRY_CHANGED = "expiry_changed", "Expiry changed"
-    FLAGGED_SENSITIVE = "flagged_sensitive", "Flagged sensitive"
-    UNFLAGGED_SENSITIVE = "unflagged_sensitive", "Sensitive flag removed"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
-    DELETED = "deleted", "Deleted"
-    SUBJECT_CLEARED = "subject_cleared", "All facts cleared"
-    PREFERENCES_CHANGED = "preferences_changed", "Memory preferences changed"
-    LEGAL_HOLD_PLACED = "legal_hold_placed", "Legal hold placed"
-    LEGAL_HOLD_LIFTED = "legal_hold_lifted", "Legal hold lifted"
-    VALUE_REVEALED = "value_revealed", "Sensitive value revealed"
 
 
 class Subject(models.Model):
@@ -252,10 +218,6 @@ class MemorySettings(models.Model):
     def clean(self) -> None:
         """Refuse a blocked pattern that does not compile (or would block everything): saved, it
         would make the write filter refuse every write until someone fixes it."""
-        from django.core.exceptions import ValidationError
-
-        from .validation import validate_blocked_patterns
-
         try:
             validate_blocked_patterns(self.blocked_patterns)
         except ValidationError as exc:
@@ -303,15 +265,6 @@ class RetentionRule(models.Model):
         }
 
 
-class PolicyAction(models.TextChoices):
-    SETTINGS_CHANGED = "settings_changed", "Memory settings changed"
-    RULE_CREATED = "rule_created", "Retention rule added"
-    RULE_UPDATED = "rule_updated", "Retention rule changed"
-    RULE_DELETED = "rule_deleted", "Retention rule deleted"
-    TOKEN_ISSUED = "token_issued", "Service token created"
-    TOKEN_REVOKED = "token_revoked", "Service token revoked"
-
-
 class PolicyEvent(models.Model):
     """Append-only history of policy decisions (settings, retention rules, service tokens):
     who changed what, when, why, with before and after. Policy is not about one traveller, so
@@ -336,13 +289,6 @@ class PolicyEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.target} by {self.actor_label}"
-
-
-class RunStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    SUPERSEDED = "superseded", "Replaced by a newer change"
 
 
 class RetentionRun(models.Model):

@@ -16,8 +16,8 @@ from django.core.exceptions import ValidationError
 from memoryadmin.client.text import clean_text as sanitize_text
 from memoryadmin.client.text import clean_value, has_meaning, normalize_key
 
+from .choices import Category
 from .errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
-from .models import Category
 
 logger = logging.getLogger(__name__)
 

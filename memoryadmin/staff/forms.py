@@ -7,8 +7,7 @@ from django import forms
 
 from memoryadmin.client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 from memoryadmin.facts.models import ActorKind, Category, EventAction
-
-REASON_MAX_LENGTH = 500
+from memoryadmin.facts.validation import REASON_MAX_LENGTH
 
 
 def reason_field(label: str = "Reason") -> forms.CharField:

@@ -11,9 +11,10 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memoryadmin.api.idempotency import idempotency_forget_subject
 from memoryadmin.api.models import IdempotencyRecord
 from memoryadmin.api.tasks import purge_idempotency_records_task
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
 
 from .conftest import db_state, facts_url, subject_url
@@ -187,7 +188,7 @@ def test_forget_subject_erases_only_that_subjects_replies(agent):
     agent.put(facts_url("FF-other", "seat_preference"), {"value": "Aisle"}, format="json",
               HTTP_IDEMPOTENCY_KEY="other")
 
-    idempotency_forget_subject(SUBJECT)
+    services.subject_forget(subject_id=SUBJECT, actor=Actor.customer(SUBJECT))
 
     kept = dict(IdempotencyRecord.objects.values_list("subject_id", "response_body"))
     assert kept[SUBJECT] is None

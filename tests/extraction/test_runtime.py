@@ -267,7 +267,10 @@ def test_a_finished_job_is_never_run_again(fake_anthropic: FakeAnthropic) -> Non
 
 def test_forgotten_transcript_skips_the_job(fake_anthropic: FakeAnthropic) -> None:
     job = new_job("forgot", [{"role": "user", "text": "Aisle please"}])
-    assert services.extraction_forget_subject("forgot") == 1
+    held = ExtractionJob.objects.filter(subject_id="forgot", transcript__isnull=False)
+    assert held.count() == 1
+    fact_services.subject_forget(subject_id="forgot", actor=Actor.customer("forgot"))
+    assert held.count() == 0
     runtime.extract_turn(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SKIPPED

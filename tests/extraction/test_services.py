@@ -7,6 +7,8 @@ from django.db import IntegrityError, transaction
 
 from memoryadmin.extraction import services
 from memoryadmin.extraction.models import ExtractionJob, JobStatus
+from memoryadmin.facts import services as fact_services
+from memoryadmin.facts.actors import Actor
 
 pytestmark = pytest.mark.django_db
 
@@ -96,11 +98,13 @@ def test_forget_subject_wipes_only_that_subjects_transcripts() -> None:
     running = create("forget-me", "t2")
     services.job_start(running.pk)
     other = create("keep-me", "t1")
-    assert services.extraction_forget_subject("forget-me") == 2
+    held = ExtractionJob.objects.filter(subject_id="forget-me", transcript__isnull=False)
+    assert held.count() == 2
+    fact_services.subject_forget(subject_id="forget-me", actor=Actor.customer("forget-me"))
     assert ExtractionJob.objects.get(pk=queued.pk).transcript is None
     assert ExtractionJob.objects.get(pk=running.pk).transcript is None
     assert ExtractionJob.objects.get(pk=other.pk).transcript == MESSAGES
-    assert services.extraction_forget_subject("forget-me") == 0
+    assert held.count() == 0
 
 
 def test_reasons_are_sanitized_and_bounded() -> None:

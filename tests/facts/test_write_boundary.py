@@ -79,12 +79,10 @@ def _offences(path: Path) -> list[str]:
 
 def test_no_module_outside_services_mutates_memory_facts():
     # erasure.py is the one erasure path; only services call it (the runtime guard checks that
-    # every write to memory_fact passes through facts/services/). sql.py holds the statements
-    # as constants; only the services and erasure.py run them.
+    # every write to memory_fact passes through facts/services/).
     allowed = {
         *(ROOT / "memoryadmin" / "facts" / "services").rglob("*.py"),
         ROOT / "memoryadmin" / "facts" / "erasure.py",
-        ROOT / "memoryadmin" / "facts" / "sql.py",
     }
     sources = [
         path

@@ -1,0 +1,71 @@
+"""The fixed vocabularies of the record (Django choices), apart from the models so that the
+validation the models call can use them too without importing the models."""
+
+from __future__ import annotations
+
+from django.db import models
+
+__all__ = [
+    "ActorKind", "Category", "EventAction", "FactStatus", "Origin", "PolicyAction", "RunStatus",
+]
+
+
+class Category(models.TextChoices):
+    PREFERENCE = "preference", "Preference"
+    CONSTRAINT = "constraint", "Constraint"
+    CONTEXT = "context", "Context"
+
+
+class Origin(models.TextChoices):
+    EXTRACTION = "extraction", "Learned from a conversation"
+    AGENT = "agent", "Saved by the agent"
+    STAFF = "staff", "Entered by support staff"
+    CUSTOMER = "customer", "Entered by the traveller"
+    IMPORT = "import", "Imported"
+
+
+class FactStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    PENDING_REVIEW = "pending_review", "Waiting for review"
+
+
+class ActorKind(models.TextChoices):
+    AGENT = "agent", "Agent"
+    EXTRACTION = "extraction", "Extraction"
+    STAFF = "staff", "Staff"
+    CUSTOMER = "customer", "Traveller"
+    RETENTION = "retention", "Retention"
+    SYSTEM = "system", "System"
+
+
+class EventAction(models.TextChoices):
+    CREATED = "created", "Created"
+    UPDATED = "updated", "Updated"
+    EXPIRED = "expired", "Expired"
+    EXPIRY_CHANGED = "expiry_changed", "Expiry changed"
+    FLAGGED_SENSITIVE = "flagged_sensitive", "Flagged sensitive"
+    UNFLAGGED_SENSITIVE = "unflagged_sensitive", "Sensitive flag removed"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    DELETED = "deleted", "Deleted"
+    SUBJECT_CLEARED = "subject_cleared", "All facts cleared"
+    PREFERENCES_CHANGED = "preferences_changed", "Memory preferences changed"
+    LEGAL_HOLD_PLACED = "legal_hold_placed", "Legal hold placed"
+    LEGAL_HOLD_LIFTED = "legal_hold_lifted", "Legal hold lifted"
+    VALUE_REVEALED = "value_revealed", "Sensitive value revealed"
+
+
+class PolicyAction(models.TextChoices):
+    SETTINGS_CHANGED = "settings_changed", "Memory settings changed"
+    RULE_CREATED = "rule_created", "Retention rule added"
+    RULE_UPDATED = "rule_updated", "Retention rule changed"
+    RULE_DELETED = "rule_deleted", "Retention rule deleted"
+    TOKEN_ISSUED = "token_issued", "Service token created"
+    TOKEN_REVOKED = "token_revoked", "Service token revoked"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    SUPERSEDED = "superseded", "Replaced by a newer change"
