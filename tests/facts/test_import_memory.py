@@ -197,3 +197,20 @@ def test_one_chunk_costs_a_fixed_number_of_queries_whatever_its_size(
             run_import(path, "--chunk-size", "1000")
         imported = MemoryFact.objects.filter(subject__subject_id__startswith=f"S-{size}-")
         assert imported.count() == size
+
+
+def test_restating_an_expired_fact_revives_it_as_a_live_write_does():
+    """The import and the upsert decide "is this a change?" with one function: an expired fact
+    restated with the same value is a change (an update that revives it), not "unchanged"."""
+    services.fact_upsert(subject_id="FF-9", facts=[services.FactDraft("seat", "Aisle")],
+                         actor=Actor.system("live"))
+    services.fact_expire(subject_id="FF-9", key="seat", actor=Actor.system("live"))
+    result = services.facts_import(
+        facts=[services.ImportDraft(subject_id="FF-9", key="seat", value="Aisle",
+                                    updated_at=datetime.now(UTC))],
+        actor=Actor.system("import"),
+    )
+    assert (result.updated, result.unchanged) == (1, 0)
+    seat = facts_of("FF-9")["seat"]
+    assert (seat.version, seat.expiry_pinned, seat.expires_at) == (3, False, None)
+    assert selectors.facts_for_agent("FF-9")[0].value == "Aisle"
