@@ -1,10 +1,11 @@
-"""Reads of extraction jobs for the API and the pages."""
+"""Reads of extraction jobs for the API, the worker and the staff pages."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-from .models import FINISHED_STATUSES, ExtractionJob
+from .models import FINISHED_STATUSES, ExtractionJob, JobStatus
 
 _MAX_ID = 2**63 - 1  # bigint; a larger id in a URL must be a 404, not a database error
 
@@ -46,3 +47,8 @@ def jobs_for_subject(subject_id: str, *, limit: int = 20) -> list[ExtractionJob]
         .defer("transcript")
         .order_by("-queued_at", "-id")[:limit]
     )
+
+
+def jobs_failed_since(since: datetime) -> int:
+    """How many jobs failed at or after `since` (the staff overview's count): one query."""
+    return ExtractionJob.objects.filter(status=JobStatus.FAILED, finished_at__gte=since).count()

@@ -1,6 +1,7 @@
 """The support dashboard. Every view checks the staff role first, reads through
-`facts.selectors`, writes through `facts.services` with the signed-in user as actor, and answers
-a POST with a redirect and a flash message (or the form again, with its errors, and a 4xx)."""
+`staff.selectors` and `facts.selectors`, writes through `facts.services` with the signed-in user
+as actor, and answers a POST with a redirect and a flash message (or the form again, with its
+errors, and a 4xx)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from django.utils.timesince import timesince
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memoryadmin.extraction import selectors as job_selectors
-from memoryadmin.facts import selectors, services
+from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import (
     FactBlocked,
@@ -37,7 +39,7 @@ from memoryadmin.facts.errors import (
 from memoryadmin.facts.models import FactStatus, MemoryFact
 from memoryadmin.facts.validation import normalize_key
 
-from . import charts
+from . import charts, selectors
 from .forms import (
     BulkForm,
     EventFilterForm,
@@ -79,14 +81,14 @@ def staff_required(role: str):
 
 
 def _subject_or_404(subject_id: str):
-    subject = selectors.subject_get(subject_id)
+    subject = fact_selectors.subject_get(subject_id)
     if subject is None:
         raise Http404("No such traveller.")
     return subject
 
 
 def _fact_or_404(subject_id: str, key: str) -> MemoryFact:
-    fact = selectors.staff_fact(subject_id, key)
+    fact = fact_selectors.subject_fact(subject_id, key)
     if fact is None:
         raise Http404("No such fact.")
     return fact
@@ -244,7 +246,7 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     sort = sort if sort in selectors.STAFF_FACT_SORTS else ""
     facts = selectors.staff_subject_facts_qs(subject_id, sort=sort)
     page = _page(request, facts, FACTS_PER_PAGE)
-    tier = {fact.key for fact in selectors.tier_one(subject_id)}
+    tier = {fact.key for fact in fact_selectors.tier_one(subject_id)}
     # On a later page or another sort, actions come back here rather than to the first page.
     here = request.get_full_path() if "page" in request.GET or sort else ""
     rows = _fact_rows(
@@ -474,7 +476,7 @@ def fact_action(request: HttpRequest, subject_id: str, key: str, action: str) ->
     try:
         _apply(request, spec, fact, form.cleaned_data)
     except FactConflict:
-        fresh = selectors.staff_fact(subject_id, key) or fact
+        fresh = fact_selectors.subject_fact(subject_id, key) or fact
         form = ReasonForm(initial={"version": fresh.version, "reason": form.cleaned_data["reason"]})
         error = "Someone changed this fact since you opened the page. Check it and confirm again."
         return _render_action(request, fresh, subject, spec, form, status=409, error=error)
@@ -600,7 +602,7 @@ def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         )
     except FactConflict:
         form.add_error(None, "Someone changed this fact since you opened the page; check it.")
-        context["fact"] = selectors.staff_fact(subject_id, key) or fact
+        context["fact"] = fact_selectors.subject_fact(subject_id, key) or fact
         return render(request, "staff/fact_expiry.html", context, status=409)
     if expires_at:
         messages.success(request, f"{fact.key} now expires on {day:%d %b %Y}.")
@@ -624,7 +626,7 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
         key = normalize_key(data["key"])
         if not key:
             raise FactInvalid("Give a key.", fields={"key": "Give a key."})
-        if selectors.staff_fact(subject_id, key) is not None:
+        if fact_selectors.subject_fact(subject_id, key) is not None:
             form.add_error("key", "This traveller already has a fact with this key; edit it.")
             return render(request, "staff/fact_add.html", context, status=400)
         services.fact_upsert(
