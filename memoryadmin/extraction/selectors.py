@@ -1,14 +1,15 @@
-"""Reads of extraction jobs for the API and the pages."""
+"""Reads of extraction jobs for the API, the worker and the staff pages."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from django.conf import settings
 
 from memoryadmin.facts import selectors as fact_selectors
 
-from .models import FINISHED_STATUSES, ExtractionJob
+from .models import FINISHED_STATUSES, ExtractionJob, JobStatus
 
 _MAX_ID = 2**63 - 1  # bigint; a larger id in a URL must be a 404, not a database error
 
@@ -56,3 +57,8 @@ def skip_reason(subject_id: str) -> str | None:
     if not settings.ANTHROPIC_API_KEY:
         return "no model configured (ANTHROPIC_API_KEY is empty)"
     return None
+
+
+def jobs_failed_since(since: datetime) -> int:
+    """How many jobs failed at or after `since` (the staff overview's count): one query."""
+    return ExtractionJob.objects.filter(status=JobStatus.FAILED, finished_at__gte=since).count()

@@ -1,4 +1,7 @@
-"""Every read the agent, the API and the pages need. Each one is a fixed number of queries.
+"""The agent's reads, the cached memory configuration, and the reads that the write side and
+several faces share. Each one is a fixed number of queries. Reads only the staff pages, the portal
+or the extraction jobs need live with them (`staff/selectors.py`, `portal/selectors.py`,
+`extraction/selectors.py`); this module imports none of them.
 
 The agent's reads (`facts_for_agent`, `fact_for_agent`, `tier_one`, `facts_search`,
 `purge_generation`) sit on every turn of the agent, so each is one fixed SQL statement that
@@ -24,7 +27,7 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .db import hot_cursor, is_postgresql
@@ -263,7 +266,7 @@ def purge_generation(subject_id: str) -> int:
         return cursor.fetchone()[0]
 
 
-# --- staff and portal reads ----------------------------------------------------------------------
+# --- reads the faces share -----------------------------------------------------------------------
 
 
 def subject_get(subject_id: str) -> Subject | None:
@@ -302,18 +305,6 @@ def subject_timeline(subject_id: str, *, limit: int = 200) -> list[FactEvent]:
     )
 
 
-def subjects_overview(*, query: str = "", limit: int = 50) -> list[Subject]:
-    """Travellers with their fact counts for the staff landing page: one query whatever the size."""
-    subjects = Subject.objects.annotate(
-        fact_count=Count("facts"),
-        pending_count=Count("facts", filter=Q(facts__status=FactStatus.PENDING_REVIEW)),
-        sensitive_count=Count("facts", filter=Q(facts__sensitive=True)),
-    )
-    if query:
-        subjects = subjects.filter(subject_id__icontains=query.strip())
-    return list(subjects.order_by("-updated_at", "subject_id")[:limit])
-
-
 @dataclass(frozen=True)
 class ClearReceipt:
     """What a traveller keeps after "forget everything": proof that can be looked up later."""
@@ -348,91 +339,6 @@ def clear_receipt_get(number: str, *, subject_id: str | None = None) -> ClearRec
     return receipt_from_event(event) if event else None
 
 
-def subject_events(subject_id: str) -> list[FactEvent]:
-    """A traveller's whole history, oldest first (their data export)."""
-    return list(FactEvent.objects.filter(subject_id=subject_id).order_by("created_at", "id"))
-
-
-# --- portal reads: the traveller's list is paginated, so each is a fixed number of queries ------
-
-PORTAL_GROUP_ORDER = (Category.PREFERENCE, Category.CONSTRAINT, Category.CONTEXT)
-
-
-@dataclass(frozen=True)
-class PortalOverview:
-    """The traveller's switches and how many facts they hold, per group, for the portal page."""
-
-    subject: Subject | None
-    total: int
-    by_category: dict[str, int]
-
-
-def portal_overview(subject_id: str) -> PortalOverview:
-    """The subject row with its fact counts per category: one query whatever the number of facts
-    (the counts drive the sentence at the top, the pager and where each group starts)."""
-    per_category = {
-        f"n_{category}": Count("facts", filter=Q(facts__category=category))
-        for category in PORTAL_GROUP_ORDER
-    }
-    subject = (
-        Subject.objects.filter(subject_id=subject_id)
-        .annotate(n_total=Count("facts"), **per_category)
-        .first()
-    )
-    if subject is None:
-        return PortalOverview(None, 0, dict.fromkeys(PORTAL_GROUP_ORDER, 0))
-    counts = {category: getattr(subject, f"n_{category}") for category in PORTAL_GROUP_ORDER}
-    return PortalOverview(subject, subject.n_total, counts)
-
-
-class FactSource(NamedTuple):
-    """The event that last set a fact's words: who wrote them, and when."""
-
-    actor_kind: str
-    action: str
-    created_at: datetime
-
-
-def portal_facts_page(
-    subject_id: str, *, offset: int, limit: int
-) -> list[tuple[MemoryFact, FactSource | None]]:
-    """One page of a traveller's facts in the portal's order (preferences, travel rules, context;
-    oldest first within each), each with the event that last set its value (created or updated;
-    None when audit retention trimmed it). Two queries: the page's rows, then the created and
-    updated events of those rows only, found through the keyed hash every event stores
-    (fact_event_subject_hash), not the traveller's whole history."""
-    from django.db.models import Case, IntegerField, Value, When
-
-    group_order = Case(
-        *(When(category=c, then=Value(i)) for i, c in enumerate(PORTAL_GROUP_ORDER)),
-        default=Value(len(PORTAL_GROUP_ORDER)),
-        output_field=IntegerField(),
-    )
-    facts = list(
-        MemoryFact.objects.filter(subject_id=subject_id)
-        .annotate(group_order=group_order)
-        .order_by("group_order", "created_at", "id")[offset : offset + limit]
-    )
-    if not facts:
-        return []
-    by_hash = {  # hashes under older secrets too (SECRET_KEY_FALLBACKS), as fact_history
-        key_hash: fact.key for fact in facts for key_hash in history_hashes(subject_id, fact.key)
-    }
-    latest: dict[str, FactSource] = {}
-    events = (
-        FactEvent.objects.filter(
-            subject_id=subject_id,
-            key_hash__in=list(by_hash),
-            action__in=[EventAction.CREATED, EventAction.UPDATED],
-        )
-        .order_by("created_at", "id")
-        .values_list("key_hash", "actor_kind", "action", "created_at")
-    )
-    for key_hash, actor_kind, action, created_at in events:  # the newest of each fact wins
-        latest[by_hash[key_hash]] = FactSource(actor_kind, action, created_at)
-    return [(fact, latest.get(fact.key)) for fact in facts]
-
-
 EXPORT_FIELDS = ("subject_id", "key", "value", "category", "updated_at", "source_session_id")
 
 
@@ -452,175 +358,3 @@ def write_filter_problems() -> dict[int, str]:
 
     patterns = MemorySettings.objects.filter(pk=1).values_list("blocked_patterns", flat=True)
     return blocked_pattern_errors(next(iter(patterns), []))
-
-
-# === Staff dashboard ============================================================================
-# Reads for the support pages (memoryadmin/staff). Each is a fixed number of queries whatever the
-# number of facts or events; lists come back as querysets so the views can paginate them in SQL.
-
-STAFF_PAGE_SIZE = 50
-CHART_DAYS = 30
-CREATED_ACTIONS = ("created",)
-CHANGED_ACTIONS = (
-    "updated",
-    "expired",
-    "expiry_changed",
-    "flagged_sensitive",
-    "unflagged_sensitive",
-    "approved",
-)
-DELETED_ACTIONS = ("deleted", "rejected", "subject_cleared")
-
-
-def staff_overview_counts() -> dict[str, object]:
-    """The numbers on the overview page: three aggregate queries."""
-    from datetime import timedelta
-
-    from memoryadmin.extraction.models import ExtractionJob, JobStatus
-
-    now = timezone.now()
-    facts = MemoryFact.objects.aggregate(
-        total=Count("id"),
-        preference=Count("id", filter=Q(category=Category.PREFERENCE)),
-        constraint=Count("id", filter=Q(category=Category.CONSTRAINT)),
-        context=Count("id", filter=Q(category=Category.CONTEXT)),
-        pending=Count("id", filter=Q(status=FactStatus.PENDING_REVIEW)),
-        sensitive=Count("id", filter=Q(sensitive=True)),
-        expiring=Count(
-            "id", filter=Q(expires_at__gt=now, expires_at__lte=now + timedelta(days=7))
-        ),
-    )
-    events = FactEvent.objects.filter(
-        actor_kind="customer", created_at__gte=now - timedelta(days=30)
-    ).aggregate(
-        deleted=Count("id", filter=Q(action="deleted")),
-        cleared=Count("id", filter=Q(action="subject_cleared")),
-    )
-    return {
-        "travellers": Subject.objects.count(),
-        "facts": facts,
-        "deleted_by_travellers": events["deleted"],
-        "cleared_by_travellers": events["cleared"],
-        "failed_jobs": ExtractionJob.objects.filter(
-            status=JobStatus.FAILED, finished_at__gte=now - timedelta(hours=24)
-        ).count(),
-    }
-
-
-def staff_activity_by_day(*, days: int = CHART_DAYS) -> list[dict[str, object]]:
-    """Facts learned, changed and deleted per day (UTC) over the last `days`, zeros included."""
-    from datetime import timedelta
-
-    from django.db.models.functions import TruncDate
-
-    today = timezone.now().date()
-    first = today - timedelta(days=days - 1)
-    rows = (
-        FactEvent.objects.filter(created_at__date__gte=first)
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(
-            learned=Count("id", filter=Q(action__in=CREATED_ACTIONS)),
-            changed=Count("id", filter=Q(action__in=CHANGED_ACTIONS)),
-            deleted=Count("id", filter=Q(action__in=DELETED_ACTIONS)),
-        )
-        .order_by("day")
-    )
-    by_day = {row["day"]: row for row in rows}
-    series = []
-    for offset in range(days):
-        day = first + timedelta(days=offset)
-        row = by_day.get(day, {})
-        series.append(
-            {
-                "day": day,
-                "learned": row.get("learned", 0),
-                "changed": row.get("changed", 0),
-                "deleted": row.get("deleted", 0),
-            }
-        )
-    return series
-
-
-def staff_travellers(query: str = "") -> QuerySet[Subject]:
-    """Travellers for the staff list, newest change first, with their fact counts.
-
-    A query matches a traveller id prefix, a "forget everything" receipt number, or travellers
-    holding a fact whose value contains every word (ILIKE, which the pg_trgm index on
-    memory_fact.value serves on PostgreSQL).
-    """
-    from django.db.models import Exists, Max, OuterRef
-
-    subjects = Subject.objects.annotate(
-        fact_count=Count("facts"),
-        pending_count=Count("facts", filter=Q(facts__status=FactStatus.PENDING_REVIEW)),
-        sensitive_count=Count("facts", filter=Q(facts__sensitive=True)),
-        last_change=Max("facts__updated_at"),
-    )
-    query = query.strip()
-    if query:
-        words = query.split()[:8]
-        matching = MemoryFact.objects.filter(subject_id=OuterRef("subject_id"))
-        for word in words:
-            matching = matching.filter(value__icontains=word)
-        receipts = FactEvent.objects.filter(
-            action=EventAction.SUBJECT_CLEARED, receipt=query.upper()
-        ).values("subject_id")
-        subjects = subjects.filter(
-            Q(subject_id__startswith=query) | Exists(matching) | Q(subject_id__in=receipts)
-        )
-    return subjects.order_by("-updated_at", "subject_id")
-
-
-STAFF_FACT_SORTS = {
-    "": ("created_at", "id"),  # the order the agent sees them in
-    "key": ("key",),
-    "category": ("category", "created_at", "id"),
-    "status": ("status", "created_at", "id"),
-    "updated": ("-updated_at", "id"),
-    "expiry": ("expires_at", "id"),
-}
-
-
-def staff_subject_facts_qs(subject_id: str, *, sort: str = "") -> QuerySet[MemoryFact]:
-    """Every fact of one traveller for the workbench; by default in the order first written."""
-    order = STAFF_FACT_SORTS.get(sort, STAFF_FACT_SORTS[""])
-    return MemoryFact.objects.filter(subject_id=subject_id).order_by(*order)
-
-
-def staff_sensitive_keys(subject_id: str) -> set[str]:
-    """Keys whose values the history must mask too."""
-    return set(
-        MemoryFact.objects.filter(subject_id=subject_id, sensitive=True).values_list(
-            "key", flat=True
-        )
-    )
-
-
-def staff_fact(subject_id: str, key: str) -> MemoryFact | None:
-    return MemoryFact.objects.filter(subject_id=subject_id, key=key).first()
-
-
-def staff_facts_by_keys(subject_id: str, keys: list[str]) -> list[MemoryFact]:
-    return list(
-        MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).order_by("created_at", "id")
-    )
-
-
-def staff_review_queue() -> QuerySet[MemoryFact]:
-    """Facts waiting for review across travellers, oldest first."""
-    return MemoryFact.objects.filter(status=FactStatus.PENDING_REVIEW).order_by("created_at", "id")
-
-
-def staff_events(
-    subject_id: str, *, key: str | None = None, action: str = "", actor_kind: str = ""
-) -> QuerySet[FactEvent]:
-    """History for the fact page (one key) or the traveller timeline (all keys), newest first."""
-    events = FactEvent.objects.filter(subject_id=subject_id).select_related("actor_user")
-    if key is not None:  # through the keyed hash (indexed), as fact_history
-        events = events.filter(key_hash__in=history_hashes(subject_id, key))
-    if action:
-        events = events.filter(action=action)
-    if actor_kind:
-        events = events.filter(actor_kind=actor_kind)
-    return events.order_by("-created_at", "-id")

@@ -16,9 +16,11 @@ from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
-from memoryadmin.facts import selectors
+from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.models import ActorKind, Category, EventAction, FactStatus
 from memoryadmin.facts.models import MemoryFact as Fact
+
+from . import selectors
 
 # 20 cards are a few screens on a phone: enough to scan, short enough to load fast.
 FACTS_PER_PAGE = 20
@@ -198,6 +200,6 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
         "last_shown": offset + len(rows),
         "learning_paused": bool(subject and subject.memory_paused),
         "use_paused": paused_use,
-        "memory_enabled": selectors.memory_settings().memory_enabled,
+        "memory_enabled": fact_selectors.memory_settings().memory_enabled,
     }
 

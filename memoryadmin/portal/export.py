@@ -11,9 +11,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from memoryadmin.facts import selectors
+from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.erasure import is_key_digest
 from memoryadmin.facts.models import FactEvent, MemoryFact
+
+from . import selectors
 
 ERASED = "erased"
 _BY = {
@@ -57,10 +59,10 @@ def _event(event: FactEvent) -> dict[str, Any]:
 
 
 def traveller_export(subject_id: str) -> dict[str, Any]:
-    subject = selectors.subject_get(subject_id)
+    subject = fact_selectors.subject_get(subject_id)
     return {
         "exported_at": _when(timezone.now()),
-        "facts": [_fact(fact) for fact in selectors.subject_facts(subject_id)],
+        "facts": [_fact(fact) for fact in fact_selectors.subject_facts(subject_id)],
         "history": [_event(event) for event in selectors.subject_events(subject_id)],
         "switches": {
             "learn_from_my_conversations": not (subject and subject.memory_paused),

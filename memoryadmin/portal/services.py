@@ -117,13 +117,6 @@ def portal_session_end(*, session: PortalSession) -> None:
     )
 
 
-def portal_sessions_end_for_subject(*, subject_id: str) -> int:
-    """End every open session of a traveller (used in tests and by operators)."""
-    return PortalSession.objects.filter(subject_id=subject_id, ended_at__isnull=True).update(
-        ended_at=timezone.now()
-    )
-
-
 def portal_purge_stale(*, keep_for: timedelta = timedelta(days=1)) -> tuple[int, int]:
     """Housekeeping (Celery beat): links expired and sessions ended or idle for more than
     `keep_for` are deleted. Neither holds a value, but nobody needs them any more. Returns the

@@ -1,6 +1,6 @@
-"""The traveller privacy portal. Thin views: every read through `facts.selectors`, every change
-through `facts.services` with `Actor.customer(...)`. The traveller is always the session's:
-no view takes a traveller id from the request."""
+"""The traveller privacy portal. Thin views: every read through `portal.selectors` or
+`facts.selectors`, every change through `facts.services` with `Actor.customer(...)`. The
+traveller is always the session's: no view takes a traveller id from the request."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memoryadmin.facts import selectors, services
+from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
 
-from . import throttle
+from . import selectors, throttle
 from .auth import (
     COOKIE_NAME,
     clear_session_cookie,
@@ -49,7 +50,7 @@ def _actor(request: HttpRequest) -> Actor:
 
 def _own_fact(request: HttpRequest, key: str) -> MemoryFact | None:
     """The session traveller's fact with this key; another traveller's key is simply not found."""
-    return selectors.subject_fact(request.portal_subject_id, key)
+    return fact_selectors.subject_fact(request.portal_subject_id, key)
 
 
 def _list_url(request: HttpRequest) -> str:
@@ -274,7 +275,7 @@ def forget_confirm(request: HttpRequest) -> HttpResponse:
 @require_GET
 @portal_session_required
 def receipt(request: HttpRequest, number: str) -> HttpResponse:
-    found = selectors.clear_receipt_get(number, subject_id=request.portal_subject_id)
+    found = fact_selectors.clear_receipt_get(number, subject_id=request.portal_subject_id)
     if found is None:
         return not_found(request)
     return render(request, "portal/receipt.html", {"receipt": found})

@@ -29,7 +29,7 @@ def test_reveal_records_who_and_why_but_not_the_value(staff):
     event = FactEvent.objects.get(action="value_revealed")
     assert (event.actor_kind, event.actor_user, event.reason) == ("staff", staff, "Customer asked")
     assert event.before is None and event.after is None
-    assert selectors.staff_fact(S, "health").version == 1  # looking changes nothing
+    assert selectors.subject_fact(S, "health").version == 1  # looking changes nothing
 
 
 def test_reveal_without_a_reason_is_refused_and_leaves_no_event(staff):
@@ -52,7 +52,7 @@ def test_bulk_writes_one_event_per_fact_with_the_reason(staff, action, event):
     assert done == 2
     events = FactEvent.objects.filter(subject_id=S, action=event)
     assert events.count() == 2 and {e.reason for e in events} == {"Cleanup"}
-    assert selectors.staff_fact(S, "c").version == 1
+    assert selectors.subject_fact(S, "c").version == 1
 
 
 def test_bulk_is_all_or_nothing(staff):

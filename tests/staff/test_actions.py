@@ -8,6 +8,7 @@ import pytest
 from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent, MemoryFact
+from memoryadmin.staff import selectors as staff_selectors
 from tests.factories import FactFactory
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +43,7 @@ def test_edit_saves_with_reason_and_actor(client, editor, seat):
     assert "Saved seat" in response.content.decode()
     event = _last_event("seat")
     assert (event.action, event.actor_user, event.reason) == ("updated", editor, "Phone call")
-    assert selectors.staff_fact(S, "seat").value == "Prefers window seats"
+    assert selectors.subject_fact(S, "seat").value == "Prefers window seats"
 
 
 def test_edit_without_reason_is_a_400_with_a_field_message(client, editor, seat):
@@ -53,7 +54,7 @@ def test_edit_without_reason_is_a_400_with_a_field_message(client, editor, seat)
     )
     assert response.status_code == 400
     assert "Give a reason" in response.content.decode()
-    assert selectors.staff_fact(S, "seat").value == "Prefers aisle seats"
+    assert selectors.subject_fact(S, "seat").value == "Prefers aisle seats"
 
 
 def test_a_stale_edit_is_refused_and_both_versions_are_shown(client, editor, seat):
@@ -69,13 +70,13 @@ def test_a_stale_edit_is_refused_and_both_versions_are_shown(client, editor, sea
     assert response.status_code == 409
     assert "Your version" in body and "Window seats" in body
     assert "Current version" in body and "Exit row please" in body
-    assert selectors.staff_fact(S, "seat").value == "Exit row please"
+    assert selectors.subject_fact(S, "seat").value == "Exit row please"
     # Choosing "save mine" is a second, deliberate submit at the current version.
     client.post(
         f"{BASE}/facts/seat/edit/",
         {"value": "Window seats", "category": "preference", "reason": "Call", "version": 2},
     )
-    assert selectors.staff_fact(S, "seat").value == "Window seats"
+    assert selectors.subject_fact(S, "seat").value == "Window seats"
 
 
 def test_a_blocked_value_is_a_form_error_that_does_not_repeat_it(client, editor, seat):
@@ -130,12 +131,12 @@ def test_set_and_clear_an_expiry(client, editor, seat):
         f"{BASE}/facts/seat/expiry/",
         {"expires_on": "2031-01-02", "reason": "Trip ends", "version": 1},
     )
-    fact = selectors.staff_fact(S, "seat")
+    fact = selectors.subject_fact(S, "seat")
     assert fact.expires_at.date().isoformat() == "2031-01-02" and fact.expiry_pinned
     client.post(
         f"{BASE}/facts/seat/expiry/", {"expires_on": "", "reason": "Back to rules", "version": 2}
     )
-    assert not selectors.staff_fact(S, "seat").expiry_pinned
+    assert not selectors.subject_fact(S, "seat").expiry_pinned
 
 
 def test_add_a_fact_and_refuse_a_duplicate_key(client, editor, seat):
@@ -150,7 +151,7 @@ def test_add_a_fact_and_refuse_a_duplicate_key(client, editor, seat):
         },
     )
     assert response.status_code == 302
-    fact = selectors.staff_fact(S, "meal_preference")
+    fact = selectors.subject_fact(S, "meal_preference")
     assert fact.origin == "staff" and fact.status == "active"
     response = client.post(
         f"{BASE}/add-fact/",
@@ -165,7 +166,7 @@ def test_review_queue_approves_and_rejects_oldest_first(client, editor):
     client.force_login(editor)
     body = client.get("/staff/review/").content.decode()
     assert body.index("T-ACT/") < body.index("T-ACT2/")
-    first, second = selectors.staff_review_queue()
+    first, second = staff_selectors.staff_review_queue()
     response = client.post(
         f"{BASE}/facts/mobility/review/",
         {
@@ -175,7 +176,7 @@ def test_review_queue_approves_and_rejects_oldest_first(client, editor):
         },
     )
     assert response.status_code == 302 and response["Location"] == "/staff/review/"
-    assert selectors.staff_fact(S, "mobility").status == "active"
+    assert selectors.subject_fact(S, "mobility").status == "active"
     client.post(
         "/staff/travellers/T-ACT2/facts/health/review/",
         {
@@ -184,13 +185,13 @@ def test_review_queue_approves_and_rejects_oldest_first(client, editor):
             f"f{second.pk}-version": second.version,
         },
     )
-    assert selectors.staff_fact("T-ACT2", "health") is None
+    assert selectors.subject_fact("T-ACT2", "health") is None
     assert "Nothing is waiting for review" in client.get("/staff/review/").content.decode()
 
 
 def test_review_without_reason_is_a_400(client, editor):
     FactFactory(subject_id=S, key="mobility", value="Uses a wheelchair", actor=Actor.agent("h"))
-    fact = selectors.staff_review_queue().get()
+    fact = staff_selectors.staff_review_queue().get()
     client.force_login(editor)
     response = client.post(
         f"{BASE}/facts/mobility/review/",
@@ -201,7 +202,7 @@ def test_review_without_reason_is_a_400(client, editor):
         },
     )
     assert response.status_code == 400
-    assert selectors.staff_fact(S, "mobility").status == "pending_review"
+    assert selectors.subject_fact(S, "mobility").status == "pending_review"
 
 
 def test_bulk_delete_asks_to_confirm_then_erases_all(client, editor, seat):
@@ -224,4 +225,4 @@ def test_bulk_without_reason_changes_nothing(client, editor, seat):
         f"{BASE}/bulk/", {"keys": ["seat"], "action": "expire", "confirmed": "True"}
     )
     assert response.status_code == 400
-    assert selectors.staff_fact(S, "seat").expires_at is None
+    assert selectors.subject_fact(S, "seat").expires_at is None

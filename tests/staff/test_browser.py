@@ -191,8 +191,8 @@ def test_approve_and_reject_from_the_review_queue(page, live_server, traveller):
     remaining.get_by_role("button", name="Reject").click()
     expect(page.locator(".flash")).to_contain_text("Rejected health_note")
     expect(page.get_by_text("Nothing is waiting for review")).to_be_visible()
-    assert selectors.staff_fact(S, "mobility_assistance").status == "active"
-    assert selectors.staff_fact("FF-100236", "health_note") is None
+    assert selectors.subject_fact(S, "mobility_assistance").status == "active"
+    assert selectors.subject_fact("FF-100236", "health_note") is None
 
 
 def test_bulk_delete_after_a_confirmation(page, live_server, traveller):
@@ -232,7 +232,7 @@ def test_a_stale_edit_from_a_second_tab_is_refused_and_shown(page, live_server, 
         "Prefers the bulkhead row"
     )
     screenshot(page, "edit-conflict")
-    assert selectors.staff_fact(S, "seat_preference").value == "Prefers the bulkhead row"
+    assert selectors.subject_fact(S, "seat_preference").value == "Prefers the bulkhead row"
     page.get_by_role("link", name="Keep the current version").click()
     expect(page.locator("#fact-seat_preference")).to_contain_text("Prefers the bulkhead row")
 

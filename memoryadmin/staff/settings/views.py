@@ -18,7 +18,7 @@ from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
 from memoryadmin.staff.roles import PRIVACY_ADMIN
-from memoryadmin.staff.views import staff_required
+from memoryadmin.staff.views.common import staff_required
 
 from .forms import (
     LegalHoldForm,

@@ -1,0 +1,175 @@
+"""Reads for the support dashboard. Each is a fixed number of queries whatever the number of facts
+or events; lists come back as querysets so the views can paginate them in SQL.
+
+Reads that the write side, the agent or the portal share stay in `facts.selectors`; the
+extraction jobs are read through `extraction.selectors`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from memoryadmin.extraction.selectors import jobs_failed_since
+from memoryadmin.facts.keyhash import history_hashes
+from memoryadmin.facts.models import (
+    Category,
+    EventAction,
+    FactEvent,
+    FactStatus,
+    MemoryFact,
+    Subject,
+)
+
+CHART_DAYS = 30
+CREATED_ACTIONS = ("created",)
+CHANGED_ACTIONS = (
+    "updated",
+    "expired",
+    "expiry_changed",
+    "flagged_sensitive",
+    "unflagged_sensitive",
+    "approved",
+)
+DELETED_ACTIONS = ("deleted", "rejected", "subject_cleared")
+
+
+def staff_overview_counts() -> dict[str, object]:
+    """The numbers on the overview page: three aggregate queries."""
+    now = timezone.now()
+    facts = MemoryFact.objects.aggregate(
+        total=Count("id"),
+        preference=Count("id", filter=Q(category=Category.PREFERENCE)),
+        constraint=Count("id", filter=Q(category=Category.CONSTRAINT)),
+        context=Count("id", filter=Q(category=Category.CONTEXT)),
+        pending=Count("id", filter=Q(status=FactStatus.PENDING_REVIEW)),
+        sensitive=Count("id", filter=Q(sensitive=True)),
+        expiring=Count(
+            "id", filter=Q(expires_at__gt=now, expires_at__lte=now + timedelta(days=7))
+        ),
+    )
+    events = FactEvent.objects.filter(
+        actor_kind="customer", created_at__gte=now - timedelta(days=30)
+    ).aggregate(
+        deleted=Count("id", filter=Q(action="deleted")),
+        cleared=Count("id", filter=Q(action="subject_cleared")),
+    )
+    return {
+        "travellers": Subject.objects.count(),
+        "facts": facts,
+        "deleted_by_travellers": events["deleted"],
+        "cleared_by_travellers": events["cleared"],
+        "failed_jobs": jobs_failed_since(now - timedelta(hours=24)),
+    }
+
+
+def staff_activity_by_day(*, days: int = CHART_DAYS) -> list[dict[str, object]]:
+    """Facts learned, changed and deleted per day (UTC) over the last `days`, zeros included."""
+    today = timezone.now().date()
+    first = today - timedelta(days=days - 1)
+    rows = (
+        FactEvent.objects.filter(created_at__date__gte=first)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(
+            learned=Count("id", filter=Q(action__in=CREATED_ACTIONS)),
+            changed=Count("id", filter=Q(action__in=CHANGED_ACTIONS)),
+            deleted=Count("id", filter=Q(action__in=DELETED_ACTIONS)),
+        )
+        .order_by("day")
+    )
+    by_day = {row["day"]: row for row in rows}
+    series = []
+    for offset in range(days):
+        day = first + timedelta(days=offset)
+        row = by_day.get(day, {})
+        series.append(
+            {
+                "day": day,
+                "learned": row.get("learned", 0),
+                "changed": row.get("changed", 0),
+                "deleted": row.get("deleted", 0),
+            }
+        )
+    return series
+
+
+def staff_travellers(query: str = "") -> QuerySet[Subject]:
+    """Travellers for the staff list, newest change first, with their fact counts.
+
+    A query matches a traveller id prefix, a "forget everything" receipt number, or travellers
+    holding a fact whose value contains every word (ILIKE, which the pg_trgm index on
+    memory_fact.value serves on PostgreSQL).
+    """
+    subjects = Subject.objects.annotate(
+        fact_count=Count("facts"),
+        pending_count=Count("facts", filter=Q(facts__status=FactStatus.PENDING_REVIEW)),
+        sensitive_count=Count("facts", filter=Q(facts__sensitive=True)),
+        last_change=Max("facts__updated_at"),
+    )
+    query = query.strip()
+    if query:
+        words = query.split()[:8]
+        matching = MemoryFact.objects.filter(subject_id=OuterRef("subject_id"))
+        for word in words:
+            matching = matching.filter(value__icontains=word)
+        receipts = FactEvent.objects.filter(
+            action=EventAction.SUBJECT_CLEARED, receipt=query.upper()
+        ).values("subject_id")
+        subjects = subjects.filter(
+            Q(subject_id__startswith=query) | Exists(matching) | Q(subject_id__in=receipts)
+        )
+    return subjects.order_by("-updated_at", "subject_id")
+
+
+STAFF_FACT_SORTS = {
+    "": ("created_at", "id"),  # the order the agent sees them in
+    "key": ("key",),
+    "category": ("category", "created_at", "id"),
+    "status": ("status", "created_at", "id"),
+    "updated": ("-updated_at", "id"),
+    "expiry": ("expires_at", "id"),
+}
+
+
+def staff_subject_facts_qs(subject_id: str, *, sort: str = "") -> QuerySet[MemoryFact]:
+    """Every fact of one traveller for the workbench; by default in the order first written."""
+    order = STAFF_FACT_SORTS.get(sort, STAFF_FACT_SORTS[""])
+    return MemoryFact.objects.filter(subject_id=subject_id).order_by(*order)
+
+
+def staff_sensitive_keys(subject_id: str) -> set[str]:
+    """Keys whose values the history must mask too."""
+    return set(
+        MemoryFact.objects.filter(subject_id=subject_id, sensitive=True).values_list(
+            "key", flat=True
+        )
+    )
+
+
+def staff_facts_by_keys(subject_id: str, keys: list[str]) -> list[MemoryFact]:
+    return list(
+        MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).order_by("created_at", "id")
+    )
+
+
+def staff_review_queue() -> QuerySet[MemoryFact]:
+    """Facts waiting for review across travellers, oldest first."""
+    return MemoryFact.objects.filter(status=FactStatus.PENDING_REVIEW).order_by("created_at", "id")
+
+
+def staff_events(
+    subject_id: str, *, key: str | None = None, action: str = "", actor_kind: str = ""
+) -> QuerySet[FactEvent]:
+    """History for the fact page (one key) or the traveller timeline (all keys), newest first."""
+    events = FactEvent.objects.filter(subject_id=subject_id).select_related("actor_user")
+    if key is not None:  # through the keyed hash (indexed), as fact_history
+        events = events.filter(key_hash__in=history_hashes(subject_id, key))
+    if action:
+        events = events.filter(action=action)
+    if actor_kind:
+        events = events.filter(actor_kind=actor_kind)
+    return events.order_by("-created_at", "-id")

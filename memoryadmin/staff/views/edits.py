@@ -1,0 +1,195 @@
+"""The forms that change a fact (its value, its expiry, a new fact) and bulk actions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from datetime import time as dt_time
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.errors import FactBlocked, FactConflict, FactError, FactInvalid, FactNotFound
+from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.validation import normalize_key
+
+from .. import selectors
+from ..forms import BulkForm, ExpiryForm, FactAddForm, FactEditForm
+from ..roles import EDITOR
+from .common import (
+    FACTS_PER_PAGE,
+    fact_or_404,
+    next_url_or,
+    revealed_keys,
+    staff_required,
+    subject_or_404,
+    traveller_url,
+)
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_edit(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
+    subject = subject_or_404(subject_id)
+    fact = fact_or_404(subject_id, key)
+    masked = fact.sensitive and fact.key not in revealed_keys(request, subject_id)
+    context = {"subject": subject, "fact": fact, "masked": masked, "next": next_url_or(request, "")}
+    if request.method == "GET":
+        initial = {"category": fact.category, "version": fact.version}
+        if not masked:
+            initial["value"] = fact.value
+        context["form"] = FactEditForm(initial=initial)
+        return render(request, "staff/fact_edit.html", context)
+    form = FactEditForm(request.POST)
+    context["form"] = form
+    if not form.is_valid():
+        return render(request, "staff/fact_edit.html", context, status=400)
+    data = form.cleaned_data
+    try:
+        services.fact_edit(
+            subject_id=subject_id,
+            key=fact.key,
+            expected_version=data["version"],
+            actor=Actor.staff(request.user),
+            value=data["value"],
+            category=data["category"],
+            reason=data["reason"],
+        )
+    except FactConflict:
+        return _conflict(request, subject, fact, data)
+    except (FactBlocked, FactInvalid) as exc:
+        form.add_error("value", exc.message)
+        return render(request, "staff/fact_edit.html", context, status=400)
+    messages.success(request, f"Saved {fact.key}. The agent sees the new value from now on.")
+    return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))
+
+
+def _conflict(request, subject, fact: MemoryFact, yours: dict[str, Any]) -> HttpResponse:
+    """Both versions side by side; saving yours again needs a deliberate second submit."""
+    form = FactEditForm(
+        initial={
+            "value": yours["value"],
+            "category": yours["category"],
+            "reason": yours["reason"],
+            "version": fact.version,
+        }
+    )
+    context = {
+        "subject": subject,
+        "fact": fact,
+        "yours": yours,
+        "form": form,
+        "masked": fact.sensitive and fact.key not in revealed_keys(request, fact.subject_id),
+    }
+    return render(request, "staff/fact_conflict.html", context, status=409)
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
+    subject = subject_or_404(subject_id)
+    fact = fact_or_404(subject_id, key)
+    context = {"subject": subject, "fact": fact, "next": next_url_or(request, "")}
+    if request.method == "GET":
+        initial = {"version": fact.version}
+        if fact.expires_at:
+            initial["expires_on"] = fact.expires_at.date()
+        context["form"] = ExpiryForm(initial=initial)
+        return render(request, "staff/fact_expiry.html", context)
+    form = ExpiryForm(request.POST)
+    context["form"] = form
+    if not form.is_valid():
+        return render(request, "staff/fact_expiry.html", context, status=400)
+    day = form.cleaned_data["expires_on"]
+    expires_at = (
+        datetime.combine(day, dt_time.min, tzinfo=timezone.get_current_timezone()) if day else None
+    )
+    try:
+        services.fact_set_expiry(
+            subject_id=subject_id,
+            key=fact.key,
+            expires_at=expires_at,
+            actor=Actor.staff(request.user),
+            reason=form.cleaned_data["reason"],
+            expected_version=form.cleaned_data["version"],
+        )
+    except FactConflict:
+        form.add_error(None, "Someone changed this fact since you opened the page; check it.")
+        context["fact"] = fact_selectors.subject_fact(subject_id, key) or fact
+        return render(request, "staff/fact_expiry.html", context, status=409)
+    if expires_at:
+        messages.success(request, f"{fact.key} now expires on {day:%d %b %Y}.")
+    else:
+        messages.success(request, f"{fact.key} follows the retention rules again.")
+    return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
+    subject = subject_or_404(subject_id)
+    form = FactAddForm(request.POST or None)
+    context = {"subject": subject, "form": form}
+    if request.method == "GET" or not form.is_valid():
+        return render(
+            request, "staff/fact_add.html", context, status=200 if request.method == "GET" else 400
+        )
+    data = form.cleaned_data
+    try:
+        key = normalize_key(data["key"])
+        if not key:
+            raise FactInvalid("Give a key.", fields={"key": "Give a key."})
+        if fact_selectors.subject_fact(subject_id, key) is not None:
+            form.add_error("key", "This traveller already has a fact with this key; edit it.")
+            return render(request, "staff/fact_add.html", context, status=400)
+        services.fact_upsert(
+            subject_id=subject_id,
+            facts=[services.FactDraft(key, data["value"], data["category"])],
+            actor=Actor.staff(request.user),
+            reason=data["reason"],
+        )
+    except (FactBlocked, FactInvalid) as exc:
+        field = "key" if any("key" in name for name in exc.fields) else "value"
+        form.add_error(field, exc.message)
+        return render(request, "staff/fact_add.html", context, status=400)
+    messages.success(request, f"Added {key}. The agent can use it from now on.")
+    return redirect(traveller_url(subject_id, key))
+
+
+@staff_required(EDITOR)
+@require_POST
+def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
+    subject = subject_or_404(subject_id)
+    wanted = request.POST.getlist("keys")[:FACTS_PER_PAGE]
+    facts = selectors.staff_facts_by_keys(subject_id, wanted)
+    form = BulkForm(request.POST, keys=[fact.key for fact in facts])
+    back = next_url_or(request, "")
+    context = {"subject": subject, "form": form, "facts": facts, "next": back}
+    if not form.is_valid():
+        return render(request, "staff/bulk_confirm.html", context, status=400)
+    data = form.cleaned_data
+    label = dict(form.fields["action"].choices)[data["action"]]
+    context["action_label"] = label
+    if not data["confirmed"]:
+        context["facts"] = [fact for fact in facts if fact.key in data["keys"]]
+        return render(request, "staff/bulk_confirm.html", context)
+    try:
+        done = services.facts_bulk_apply(
+            subject_id=subject_id,
+            keys=data["keys"],
+            action=data["action"],
+            actor=Actor.staff(request.user),
+            reason=data["reason"],
+        )
+    except (FactNotFound, FactError) as exc:
+        messages.error(request, f"Nothing was changed: {exc.message}")
+        return redirect(back or traveller_url(subject_id))
+    noun = "fact" if done == 1 else "facts"
+    messages.success(request, f"{label}: {done} {noun}.")
+    return redirect(back or traveller_url(subject_id))
