@@ -1,4 +1,5 @@
-"""What an agent host imports. Nothing here needs Django or its settings."""
+"""What an agent host imports (the memoryadmin-client distribution). Nothing here needs Django
+or its settings: it talks to the memoryadmin server over HTTP only."""
 
 from importlib import resources
 

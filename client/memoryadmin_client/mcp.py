@@ -1,6 +1,6 @@
 """An MCP server (stdio) giving an agent the memory of one traveller.
 
-    MEMORYADMIN_TOKEN=... python -m memoryadmin.client.mcp \\
+    MEMORYADMIN_TOKEN=... python -m memoryadmin_client.mcp \\
         --base-url https://memory.example --subject T-1234 [--session-id SESSION]
 
 Tools: save_memory and recall_memories (the same executor as the Messages API tools, over
@@ -8,7 +8,7 @@ HttpMemoryStore) and saved_memory (the traveller's short profile, no arguments).
 started per conversation by the agent host, so the traveller is fixed on the command line and
 the model can neither pick nor change whose memory it touches.
 
-This module is `memoryadmin.client.mcp`; every import of the SDK below is absolute
+This module is `memoryadmin_client.mcp`; every import of the SDK below is absolute
 (`from mcp...`), which resolves to the installed `mcp` package, not to this file.
 """
 
@@ -121,7 +121,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m memoryadmin.client.mcp",
+        prog="python -m memoryadmin_client.mcp",
         description=(
             "Serve one traveller's memory to an agent over MCP (stdio). "
             f"The service token is read from ${TOKEN_ENV}."

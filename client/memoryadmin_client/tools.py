@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .blocks import render_memory_block
 from .errors import MemoryApiError
-from .prompt import render_memory_block
 from .text import clamp_query, clean_value, normalize_key
 from .types import (
     KEY_MAX_LENGTH,
@@ -110,7 +110,7 @@ class ToolResult:
 
 
 def format_facts(facts: Sequence[MemoryFact]) -> str:
-    """The facts as the model reads them: one delimited block of quoted data (see prompt.py),
+    """The facts as the model reads them: one delimited block of quoted data (see blocks.py),
     so that a stored value can never pass for an instruction."""
     return render_memory_block(facts)
 
