@@ -11,9 +11,12 @@ RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 
 .PHONY: setup run test lint bench bench-large clean serve worker beat
 
-$(BIN)/.installed: pyproject.toml
+# The agent client (client/) first: the server depends on memoryadmin-client, which must come
+# from ./client (editable), not from a registry.
+$(BIN)/.installed: pyproject.toml client/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e './client[mcp]'
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 

@@ -376,6 +376,11 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
         "memoryadmin": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+        # The agent client's package (client/) when the server process uses it.
+        "memoryadmin_client": {
+            "handlers": ["console"],
+            "level": os.environ.get("LOG_LEVEL", "INFO"),
+        },
         # Django only prints request errors when DEBUG is on; production needs them most.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "django.security": {"handlers": ["console"], "level": "WARNING", "propagate": False},

@@ -1,29 +1,32 @@
-"""What an agent host imports. Nothing here needs Django or its settings."""
+"""Old import path of the agent client, kept so existing imports work: everything here is the
+`memoryadmin_client` package (the memoryadmin-client distribution in client/), re-exported.
+New code imports `memoryadmin_client`; the server's own imports move there later."""
 
-from importlib import resources
-
-from .errors import (
+from memoryadmin_client import (
+    RECALL_MEMORIES_TOOL,
+    SAVE_MEMORY_TOOL,
     AuthError,
     Blocked,
     Conflict,
+    HttpMemoryStore,
     Invalid,
     MemoryApiError,
+    MemoryCategory,
     MemoryDisabled,
+    MemoryFact,
+    MemoryStore,
+    MemoryTools,
     NotFound,
+    PortalLink,
     Throttled,
+    ToolResult,
     Unavailable,
+    VersionedFact,
+    format_facts,
+    render_memory_block,
+    saved_memory_prompt,
+    skill_text,
 )
-from .http import HttpMemoryStore, PortalLink, VersionedFact
-from .prompt import render_memory_block, saved_memory_prompt
-from .tools import RECALL_MEMORIES_TOOL, SAVE_MEMORY_TOOL, MemoryTools, ToolResult, format_facts
-from .types import MemoryCategory, MemoryFact, MemoryStore
-
-
-def skill_text() -> str:
-    """The airline memory skill (SKILL.md) shipped with the package, for a system prompt or a
-    skills directory."""
-    return resources.files(__name__).joinpath("SKILL.md").read_text(encoding="utf-8")
-
 
 __all__ = [
     "RECALL_MEMORIES_TOOL",

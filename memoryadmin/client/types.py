@@ -1,51 +1,22 @@
-"""The fact as the agent sees it: the upstream shape, fields and limits, and nothing more."""
+"""Old path of `memoryadmin_client.types` (the wire types and their limits):
+the same objects, re-exported."""
 
-from __future__ import annotations
+from memoryadmin_client.types import (
+    KEY_MAX_LENGTH,
+    SESSION_ID_MAX_LENGTH,
+    TOPIC_MAX_LENGTH,
+    VALUE_MAX_LENGTH,
+    MemoryCategory,
+    MemoryFact,
+    MemoryStore,
+)
 
-from datetime import datetime
-from enum import StrEnum
-from typing import Protocol
-
-from pydantic import BaseModel, ConfigDict, Field
-
-KEY_MAX_LENGTH = 64
-VALUE_MAX_LENGTH = 200
-SESSION_ID_MAX_LENGTH = 80
-TOPIC_MAX_LENGTH = 100
-
-
-class MemoryCategory(StrEnum):
-    PREFERENCE = "preference"
-    CONSTRAINT = "constraint"
-    CONTEXT = "context"
-
-
-class MemoryFact(BaseModel):
-    """One durable fact about a traveller, e.g. seat_preference = Prefers aisle seats."""
-
-    model_config = ConfigDict(frozen=True)
-
-    # No length limits here, as upstream: a store validates what it is given (keys clamped to
-    # KEY_MAX_LENGTH, values to VALUE_MAX_LENGTH with a "...[truncated]" marker, empty ones
-    # refused with a ValueError) so ported code that builds long facts keeps working.
-    key: str
-    value: str
-    category: MemoryCategory = MemoryCategory.PREFERENCE
-    updated_at: datetime | None = None
-    source_session_id: str | None = Field(default=None, max_length=SESSION_ID_MAX_LENGTH)
-
-
-class MemoryStore(Protocol):
-    """The upstream async store protocol; every store here (Django, HTTP) implements it."""
-
-    async def get_facts(self, subject_id: str) -> list[MemoryFact]: ...
-
-    async def upsert_facts(self, subject_id: str, facts: list[MemoryFact]) -> None: ...
-
-    async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]: ...
-
-    async def delete_fact(self, subject_id: str, key: str) -> bool: ...
-
-    async def clear(self, subject_id: str) -> None: ...
-
-    async def purge_generation(self, subject_id: str) -> int: ...
+__all__ = [
+    "KEY_MAX_LENGTH",
+    "SESSION_ID_MAX_LENGTH",
+    "TOPIC_MAX_LENGTH",
+    "VALUE_MAX_LENGTH",
+    "MemoryCategory",
+    "MemoryFact",
+    "MemoryStore",
+]

@@ -7,7 +7,7 @@ from asgiref.sync import async_to_sync
 
 from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
-from memoryadmin.client.http import HttpMemoryStore
+from memoryadmin_client.http import HttpMemoryStore
 
 TOKEN_NAME = "a2-agent-host"
 

@@ -12,20 +12,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CLIENT_DIR = ROOT / "memoryadmin" / "client"
-SERVER_SIDE = ("django", "rest_framework", "celery", "memoryadmin.")
+CLIENT_DIR = ROOT / "client" / "memoryadmin_client"
+SERVER_SIDE = ("django", "rest_framework", "celery", "memoryadmin")
 
 
 @pytest.mark.parametrize(
-    "module", ["memoryadmin.client.http", "memoryadmin.client.tools", "memoryadmin.client.mcp"]
+    "module", ["memoryadmin_client.http", "memoryadmin_client.tools", "memoryadmin_client.mcp"]
 )
 def test_client_module_imports_without_django(module):
     code = (
         "import json, sys\n"
         f"import {module}\n"
-        "loaded = [m for m in sys.modules if m in ('django', 'celery')\n"
-        "          or m.startswith(('django.', 'memoryadmin.facts', 'memoryadmin.api',\n"
-        "                           'memoryadmin.extraction', 'memoryadmin.staff'))]\n"
+        "loaded = [m for m in sys.modules if m in ('django', 'celery', 'memoryadmin')\n"
+        "          or m.startswith(('django.', 'celery.', 'memoryadmin.'))]\n"
         "print(json.dumps(sorted(loaded)))\n"
     )
     env = {name: value for name, value in os.environ.items() if name != "DJANGO_SETTINGS_MODULE"}
@@ -40,6 +39,7 @@ def test_client_module_imports_without_django(module):
 def test_client_sources_import_nothing_server_side():
     """Static check, so a lazy import inside a function cannot sneak Django in either."""
     offenders = []
+    assert sorted(CLIENT_DIR.glob("*.py")), CLIENT_DIR
     for path in sorted(CLIENT_DIR.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
@@ -49,6 +49,60 @@ def test_client_sources_import_nothing_server_side():
             else:
                 continue
             for name in names:
-                if name.startswith(SERVER_SIDE) and not name.startswith("memoryadmin.client"):
+                top = name.split(".")[0]
+                if top in SERVER_SIDE:  # the server package itself included, old shim and all
                     offenders.append(f"{path.name}: {name}")
     assert offenders == []
+
+
+def _local_imports(path: Path) -> tuple[set[str], list[str]]:
+    """The sibling modules a client module imports at its top level, and any import made
+    inside a function or class (which could only be hiding a cycle)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            top.update([node.module] if node.module else [a.name for a in node.names])
+    nested = [
+        f"{path.name}:{node.lineno}"
+        for outer in tree.body
+        if not isinstance(outer, ast.Import | ast.ImportFrom)
+        for node in ast.walk(outer)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+    return top, nested
+
+
+def test_client_modules_import_one_another_without_a_cycle():
+    graph, hidden = {}, []
+    for path in sorted(CLIENT_DIR.glob("*.py")):
+        graph[path.stem], nested = _local_imports(path)
+        hidden += nested
+    assert hidden == [], "imports inside functions"
+    done: set[str] = set()
+
+    def visit(module: str, trail: tuple[str, ...]) -> None:
+        assert module not in trail, " -> ".join((*trail, module))
+        if module not in done:
+            for imported in graph.get(module, ()):
+                visit(imported, (*trail, module))
+            done.add(module)
+
+    for module in graph:
+        visit(module, ())
+
+
+def test_old_import_path_imports_without_django():
+    code = (
+        "import json, sys\n"
+        "import memoryadmin.client, memoryadmin.client.mcp, memoryadmin.client.prompt\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('django', 'celery', 'rest_framework'))))\n"
+    )
+    env = {name: value for name, value in os.environ.items() if name != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []

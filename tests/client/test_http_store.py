@@ -10,10 +10,10 @@ import pytest
 
 from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
-from memoryadmin.client.errors import AuthError, Blocked, Conflict, Invalid, NotFound
-from memoryadmin.client.http import HttpMemoryStore
 from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact, Subject
 from memoryadmin.facts.validation import session_tag
+from memoryadmin_client.errors import AuthError, Blocked, Conflict, Invalid, NotFound
+from memoryadmin_client.http import HttpMemoryStore
 from tests.extraction.fake_anthropic import serving, tool_use
 from tests.facts.store_contract import MemoryStoreContract, fact, run
 

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from memoryadmin.client.errors import (
+from memoryadmin_client.errors import (
     AuthError,
     Blocked,
     Conflict,
@@ -19,8 +19,8 @@ from memoryadmin.client.errors import (
     Throttled,
     Unavailable,
 )
-from memoryadmin.client.http import HttpMemoryStore
-from memoryadmin.client.types import MemoryCategory, MemoryFact
+from memoryadmin_client.http import HttpMemoryStore
+from memoryadmin_client.types import MemoryCategory, MemoryFact
 
 from .servers import Canned, CannedHttpServer, DroppingProxy, free_port, header_of
 

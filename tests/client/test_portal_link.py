@@ -10,10 +10,10 @@ import pytest
 
 from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
-from memoryadmin.client import PortalLink
-from memoryadmin.client.errors import AuthError, Unavailable
-from memoryadmin.client.http import HttpMemoryStore
 from memoryadmin.portal.models import PortalLink as PortalLinkRow
+from memoryadmin_client import PortalLink
+from memoryadmin_client.errors import AuthError, Unavailable
+from memoryadmin_client.http import HttpMemoryStore
 from tests.facts.store_contract import run
 
 from .servers import DroppingProxy

@@ -8,15 +8,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memoryadmin.client import MemoryFact, MemoryTools, saved_memory_prompt
-from memoryadmin.client.prompt import (
+from memoryadmin.facts.models import MemorySettings
+from memoryadmin.facts.store import DjangoMemoryStore
+from memoryadmin_client import MemoryFact, MemoryTools, saved_memory_prompt
+from memoryadmin_client.prompt import (
     MEMORY_BLOCK_CLOSE,
     MEMORY_BLOCK_OPEN,
     render_memory_block,
     render_transcript_block,
 )
-from memoryadmin.facts.models import MemorySettings
-from memoryadmin.facts.store import DjangoMemoryStore
 from tests.facts.store_contract import run
 
 ATTACK = (
@@ -113,14 +113,14 @@ def test_a_plain_upstream_store_without_the_switch_is_taken_as_on():
 
 
 def test_refusals_are_value_errors_for_ported_code():
-    from memoryadmin.client.errors import Blocked, Invalid
+    from memoryadmin_client.errors import Blocked, Invalid
 
     assert issubclass(Blocked, ValueError) and issubclass(Invalid, ValueError)
 
 
 def test_http_store_clamps_like_the_django_store():
     """What HttpMemoryStore sends for a long fact: the store rule, not the API's 400."""
-    from memoryadmin.client.http import _as_sent
+    from memoryadmin_client.http import _as_sent
 
     sent = _as_sent(MemoryFact(key="k " * 40, value="v" * 300))
     assert len(sent["key"]) <= 64 and sent["value"].endswith("...[truncated]")

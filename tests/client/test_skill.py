@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memoryadmin.client import skill_text
+from memoryadmin_client import skill_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,24 +37,46 @@ def test_skill_covers_the_rules_the_agent_must_follow():
         assert rule in text, rule
 
 
-def test_skill_is_installed_with_the_package(tmp_path):
-    """Build the package the way an install does and look for SKILL.md in the result: a data file
-    is only shipped if the build configuration names it."""
-    source = tmp_path / "src"
-    source.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", source)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for package in ("memoryadmin", "portal"):
-        if (ROOT / package).is_dir():
-            shutil.copytree(ROOT / package, source / package, ignore=ignore)
-    out = tmp_path / "build"
+def _build(source: Path, out: Path) -> None:
+    """What an install does with a source tree, up to the files it would copy."""
     done = subprocess.run(
         [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q",
          "build_py", "--build-lib", str(out)],
         cwd=source, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert (out / "memoryadmin" / "client" / "http.py").is_file()
-    assert (out / "memoryadmin" / "client" / "SKILL.md").is_file(), (
-        'pyproject.toml needs [tool.setuptools.package-data] "memoryadmin.client" = ["SKILL.md"]'
+
+
+def _copy_tree(source: Path, target: Path, files: tuple[str, ...], dirs: tuple[str, ...]) -> None:
+    target.mkdir()
+    for name in files:
+        shutil.copy(source / name, target)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in dirs:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, ignore=ignore)
+
+
+def test_skill_is_installed_with_the_package(tmp_path):
+    """Build the client distribution the way an install does and look for SKILL.md in the
+    result: a data file is only shipped if the build configuration names it."""
+    source = tmp_path / "src"
+    _copy_tree(ROOT / "client", source, ("pyproject.toml", "README.md"), ("memoryadmin_client",))
+    out = tmp_path / "build"
+    _build(source, out)
+    assert (out / "memoryadmin_client" / "http.py").is_file()
+    assert (out / "memoryadmin_client" / "SKILL.md").is_file(), (
+        'client/pyproject.toml needs [tool.setuptools.package-data] memoryadmin_client = '
+        '["SKILL.md"]'
     )
+
+
+def test_server_distribution_does_not_ship_the_client(tmp_path):
+    """The server's build takes memoryadmin (with the old-path shim) and leaves client/ to its
+    own distribution."""
+    source = tmp_path / "src"
+    _copy_tree(ROOT, source, ("pyproject.toml",), ("memoryadmin", "client"))
+    out = tmp_path / "build"
+    _build(source, out)
+    assert (out / "memoryadmin" / "client" / "__init__.py").is_file()
+    assert sorted(path.name for path in out.iterdir()) == ["memoryadmin"]

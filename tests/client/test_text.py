@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memoryadmin.client.text import clamp_query, clean_text, clean_value, normalize_key
 from memoryadmin.facts import validation
+from memoryadmin_client.text import clamp_query, clean_text, clean_value, normalize_key
 
 
 @pytest.mark.parametrize(

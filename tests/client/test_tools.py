@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from memoryadmin.client.http import HttpMemoryStore
-from memoryadmin.client.tools import (
-    RECALL_MEMORIES_TOOL,
-    SAVE_MEMORY_TOOL,
-    MemoryTools,
-)
 from memoryadmin.facts import selectors
 from memoryadmin.facts.models import ActorKind, FactEvent, FactStatus, MemoryFact, Origin
 from memoryadmin.facts.store import DjangoMemoryStore
 from memoryadmin.facts.validation import session_tag
+from memoryadmin_client.http import HttpMemoryStore
+from memoryadmin_client.tools import (
+    RECALL_MEMORIES_TOOL,
+    SAVE_MEMORY_TOOL,
+    MemoryTools,
+)
 from tests.facts.store_contract import run
 
 from .conftest import TOKEN_NAME
