@@ -204,7 +204,7 @@ async def scenario_heavy_search(ctx: Context, rows: list[Row]) -> None:
 
 async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
 
-    from memoryadmin.client.types import MemoryFact
+    from memoryadmin_client.types import MemoryFact
     from memoryadmin.facts import services
     from memoryadmin.facts.actors import Actor
     store = make_store(native=True, session_id="bench")
@@ -335,7 +335,7 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
     import json
 
     from memoryadmin.api.tokens import token_issue
-    from memoryadmin.client.http import HttpMemoryStore
+    from memoryadmin_client.http import HttpMemoryStore
 
     _, secret = await asyncio.to_thread(_issue_token, token_issue)
     headers = {"Authorization": f"Bearer {secret}"}
@@ -508,7 +508,7 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             [subjects],
         )
         store = make_store(native=True)
-        from memoryadmin.client.types import MemoryFact
+        from memoryadmin_client.types import MemoryFact
 
         async def peer_get(i: int) -> object:
             return await peer.asearch(("facts", subjects[i % len(subjects)]), limit=1000)

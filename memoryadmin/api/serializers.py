@@ -8,7 +8,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from memoryadmin.client.types import (
+from memoryadmin_client.types import (
     KEY_MAX_LENGTH,
     SESSION_ID_MAX_LENGTH,
     TOPIC_MAX_LENGTH,

@@ -26,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryadmin.client.types import KEY_MAX_LENGTH
+from memoryadmin_client.types import KEY_MAX_LENGTH
 from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound

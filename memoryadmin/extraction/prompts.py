@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryadmin.client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
+from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 from memoryadmin.facts.models import Category
 
 RECORD_FACT_TOOL_NAME = "record_fact"

@@ -19,7 +19,7 @@ import anthropic
 from django.conf import settings
 from django.db import connection, transaction
 
-from memoryadmin.client.prompt import render_memory_block, render_transcript_block
+from memoryadmin_client.prompt import render_memory_block, render_transcript_block
 from memoryadmin.facts import selectors
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.actors import Actor

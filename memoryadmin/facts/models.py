@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from memoryadmin.client.types import KEY_MAX_LENGTH, SESSION_ID_MAX_LENGTH, VALUE_MAX_LENGTH
+from memoryadmin_client.types import KEY_MAX_LENGTH, SESSION_ID_MAX_LENGTH, VALUE_MAX_LENGTH
 
 from .choices import (
     ActorKind,

@@ -29,8 +29,8 @@ from django.db import connections
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.client.text import clamp_query
-from memoryadmin.client.types import MemoryCategory, MemoryFact
+from memoryadmin_client.text import clamp_query
+from memoryadmin_client.types import MemoryCategory, MemoryFact
 
 from . import erasure, selectors, services
 from .actors import Actor

@@ -13,8 +13,8 @@ from django.core.exceptions import ValidationError
 
 # The text rules live in the Django-free client package so that the agent's tools report keys
 # exactly as the server stores them; this module re-exports them for the server side.
-from memoryadmin.client.text import clean_text as sanitize_text
-from memoryadmin.client.text import clean_value, has_meaning, normalize_key
+from memoryadmin_client.text import clean_text as sanitize_text
+from memoryadmin_client.text import clean_value, has_meaning, normalize_key
 
 from .choices import Category
 from .errors import FactBlocked, FactInvalid, WriteFilterMisconfigured

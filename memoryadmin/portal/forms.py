@@ -6,7 +6,7 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
-from memoryadmin.client.types import VALUE_MAX_LENGTH
+from memoryadmin_client.types import VALUE_MAX_LENGTH
 
 
 class FactEditForm(forms.Form):

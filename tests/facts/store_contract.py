@@ -19,7 +19,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
-from memoryadmin.client.types import MemoryCategory, MemoryFact
+from memoryadmin_client.types import MemoryCategory, MemoryFact
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import MemorySettings

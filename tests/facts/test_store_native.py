@@ -96,7 +96,7 @@ def test_native_upsert_writes_the_same_rows_and_audit_events_as_the_service(host
 def test_native_facts_behave_as_validated_models(host_loop):
     """The native path builds its MemoryFact objects without validation (the rows are ours):
     they must be indistinguishable from validated ones for whatever an agent host does."""
-    from memoryadmin.client.types import MemoryFact
+    from memoryadmin_client.types import MemoryFact
 
     native = OnHostLoop(DjangoMemoryStore(native=True, session_id="sess-9"), host_loop)
     run(native.upsert_facts, "n-wire", [fact("overnight", "Avoids overnight flights",

@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from memoryadmin.client.text import TRUNCATION_MARKER
+from memoryadmin_client.text import TRUNCATION_MARKER
 from memoryadmin.facts.errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import MemorySettings
 from memoryadmin.facts.validation import (

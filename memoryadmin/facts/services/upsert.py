@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.client.types import SESSION_ID_MAX_LENGTH
+from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
 from ..actors import Actor
 from ..db import hot_cursor, in_own_pipelined_transaction, is_postgresql, pipelined
