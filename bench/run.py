@@ -204,9 +204,9 @@ async def scenario_heavy_search(ctx: Context, rows: list[Row]) -> None:
 
 async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
 
-    from memoryadmin_client.types import MemoryFact
     from memoryadmin.facts import services
     from memoryadmin.facts.actors import Actor
+    from memoryadmin_client.types import MemoryFact
     store = make_store(native=True, session_id="bench")
     actor = Actor.agent("bench")
     subjects = ctx.subjects

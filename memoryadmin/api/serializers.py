@@ -8,13 +8,13 @@ from typing import Any
 
 from rest_framework import serializers
 
+from memoryadmin.facts.models import Category
 from memoryadmin_client.types import (
     KEY_MAX_LENGTH,
     SESSION_ID_MAX_LENGTH,
     TOPIC_MAX_LENGTH,
     VALUE_MAX_LENGTH,
 )
-from memoryadmin.facts.models import Category
 
 MAX_FACTS_PER_WRITE = 50
 RAW_SESSION_ID_MAX_LENGTH = 256  # the raw id is only hashed to a 12-hex tag, never stored

@@ -20,12 +20,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryadmin_client.text import has_hidden_characters
 from memoryadmin.extraction import selectors as extraction_selectors
 from memoryadmin.extraction import services as extraction_services
 from memoryadmin.extraction.models import TURN_ID_MAX_LENGTH, ExtractionJob, JobStatus
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
+from memoryadmin_client.text import has_hidden_characters
 
 from .auth import ServiceTokenAuthentication
 from .errors import ApiError

@@ -26,7 +26,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryadmin_client.types import KEY_MAX_LENGTH
 from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
@@ -34,6 +33,7 @@ from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH, FactStatus
 from memoryadmin.facts.selectors import AgentFact
 from memoryadmin.facts.services import FactState
 from memoryadmin.facts.validation import normalize_key, session_tag
+from memoryadmin_client.types import KEY_MAX_LENGTH
 
 from . import serializers as s
 from .auth import KEYWORD, TokenPrincipal

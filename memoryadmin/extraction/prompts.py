@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 from memoryadmin.facts.models import Category
+from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 
 RECORD_FACT_TOOL_NAME = "record_fact"
 

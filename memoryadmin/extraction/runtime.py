@@ -19,7 +19,6 @@ import anthropic
 from django.conf import settings
 from django.db import connection, transaction
 
-from memoryadmin_client.prompt import render_memory_block, render_transcript_block
 from memoryadmin.facts import selectors
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.actors import Actor
@@ -39,6 +38,7 @@ from memoryadmin.facts.validation import (
     sanitize_text,
     validate_fact,
 )
+from memoryadmin_client.prompt import render_memory_block, render_transcript_block
 
 from . import selectors as job_selectors
 from . import services

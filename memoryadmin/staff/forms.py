@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django import forms
 
-from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 from memoryadmin.facts.models import ActorKind, Category, EventAction
 from memoryadmin.facts.validation import REASON_MAX_LENGTH
+from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 
 
 def reason_field(label: str = "Reason") -> forms.CharField:

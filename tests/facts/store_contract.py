@@ -19,11 +19,11 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.utils import timezone
 
-from memoryadmin_client.types import MemoryCategory, MemoryFact
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import MemorySettings
 from memoryadmin.facts.validation import session_tag
+from memoryadmin_client.types import MemoryCategory, MemoryFact
 
 STAFF = Actor.system("contract-setup")
 

@@ -3,7 +3,6 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from memoryadmin_client.text import TRUNCATION_MARKER
 from memoryadmin.facts.errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import MemorySettings
 from memoryadmin.facts.validation import (
@@ -14,6 +13,7 @@ from memoryadmin.facts.validation import (
     validate_blocked_patterns,
     validate_fact,
 )
+from memoryadmin_client.text import TRUNCATION_MARKER
 
 
 def test_key_is_stripped_lower_cased_and_snake_cased():
