@@ -14,7 +14,7 @@ from memoryadmin.client.errors import AuthError, Blocked, Conflict, Invalid, Not
 from memoryadmin.client.http import HttpMemoryStore
 from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact, Subject
 from memoryadmin.facts.validation import session_tag
-from tests.extraction.fake_anthropic import serving, tool_use
+from memoryadmin.testing.fake_anthropic import serving, tool_use
 from tests.facts.store_contract import MemoryStoreContract, fact, run
 
 from .conftest import TOKEN_NAME
