@@ -43,25 +43,29 @@ beat: setup
 	DEBUG=false $(BIN)/celery -A memoryadmin beat --loglevel=INFO \
 		--schedule=$${BEAT_SCHEDULE_FILE:-/tmp/memoryadmin-celerybeat-schedule}
 
-# Migrations match the models, then the whole suite on PostgreSQL, then the embedded subset again
-# on SQLite (test-embedded).
-test: setup
-	export SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
-	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)}; \
-	$(BIN)/python manage.py makemigrations --check --dry-run && \
-	$(BIN)/pytest $(PYTEST_ARGS) && \
-	$(MAKE) --no-print-directory test-embedded
-
 # The embedded default (`make run` serves on SQLite): the tests marked `embedded` (the store
 # contract, the services, every page) but not `postgresql`, on a fresh SQLite database in a
 # temporary directory. Exit status 5 (PYTEST_ARGS named no embedded test) is not a failure.
-test-embedded: setup
-	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+TEST_EMBEDDED = tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
 	DATABASE_URL=sqlite:///$$tmp/test.sqlite3 \
 	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
 	$(BIN)/pytest -m "embedded and not postgresql" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+# Migrations match the models, then the whole suite on PostgreSQL, then the embedded subset again
+# on SQLite.
+test: setup
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
+	$(BIN)/python manage.py makemigrations --check --dry-run
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
+	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
+	$(BIN)/pytest $(PYTEST_ARGS)
+	$(TEST_EMBEDDED)
+
+test-embedded: setup
+	$(TEST_EMBEDDED)
 
 lint: setup
 	$(BIN)/ruff check .
