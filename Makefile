@@ -9,7 +9,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # A fresh random key per test run: the development key is refused whenever DEBUG is off.
 RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 
-.PHONY: setup run test lint bench bench-large clean serve worker beat
+.PHONY: setup run test test-embedded lint bench bench-large clean serve worker beat
 
 # The agent client (client/) first: the server depends on memoryadmin-client, which must come
 # from ./client (editable), not from a registry.
@@ -46,11 +46,29 @@ beat: setup
 	DEBUG=false $(BIN)/celery -A memoryadmin beat --loglevel=INFO \
 		--schedule=$${BEAT_SCHEDULE_FILE:-/tmp/memoryadmin-celerybeat-schedule}
 
+# The embedded default (`make run` serves on SQLite): the tests marked `embedded` (the store
+# contract, the services, every page) but not `postgresql`, on a fresh SQLite database in a
+# temporary directory. Exit status 5 (PYTEST_ARGS named no embedded test) is not a failure.
+TEST_EMBEDDED = tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
+	DATABASE_URL=sqlite:///$$tmp/test.sqlite3 \
+	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
+	$(BIN)/pytest -m "embedded and not postgresql" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+# Migrations match the models, then the whole suite on PostgreSQL, then the embedded subset again
+# on SQLite.
 test: setup
+	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
+	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
+	$(BIN)/python manage.py makemigrations --check --dry-run
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
 	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
 	$(BIN)/pytest $(PYTEST_ARGS)
+	$(TEST_EMBEDDED)
+
+test-embedded: setup
+	$(TEST_EMBEDDED)
 
 lint: setup
 	$(BIN)/ruff check .

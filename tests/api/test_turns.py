@@ -19,7 +19,7 @@ from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
 from memoryadmin.facts.validation import session_tag
-from tests.extraction.fake_anthropic import FakeAnthropic, api_error, serving, tool_use
+from memoryadmin.testing.fake_anthropic import FakeAnthropic, api_error, serving, tool_use
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact, Subject
 from memoryadmin.facts.validation import session_tag
+from memoryadmin.testing.fake_anthropic import serving, tool_use
 from memoryadmin_client.errors import AuthError, Blocked, Conflict, Invalid, NotFound
 from memoryadmin_client.http import HttpMemoryStore
-from tests.extraction.fake_anthropic import serving, tool_use
 from tests.facts.store_contract import MemoryStoreContract, fact, run
 
 from .conftest import TOKEN_NAME

@@ -24,7 +24,7 @@ from memoryadmin.api.tokens import token_issue
 from memoryadmin.extraction.models import ExtractionJob, JobStatus
 from memoryadmin.extraction.tasks import reap_jobs_task
 from memoryadmin.facts.models import FactEvent, MemoryFact
-from tests.extraction.fake_anthropic import FakeAnthropic, tool_use
+from memoryadmin.testing.fake_anthropic import FakeAnthropic, tool_use
 from tests.extraction.worker import Worker, publishing_to, wait_for
 
 pytestmark = [

@@ -15,7 +15,7 @@ from memoryadmin.extraction import services
 from memoryadmin.extraction.models import ExtractionJob, JobStatus
 from memoryadmin.extraction.tasks import reap_jobs_task
 from memoryadmin.facts.models import FactEvent, MemoryFact
-from tests.extraction.fake_anthropic import FakeAnthropic, tool_use
+from memoryadmin.testing.fake_anthropic import FakeAnthropic, tool_use
 from tests.extraction.worker import publishing_to
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import WriteFilterMisconfigured
 from memoryadmin.facts.models import FactEvent, MemorySettings
 from memoryadmin.facts.validation import session_tag
-from tests.extraction.fake_anthropic import FakeAnthropic, api_error, tool_use
+from memoryadmin.testing.fake_anthropic import FakeAnthropic, api_error, tool_use
 
 GOLDEN = json.loads((Path(__file__).parent / "golden_turns.json").read_text("utf-8"))["cases"]
 COUNT_FIELDS = (

@@ -14,7 +14,7 @@ from memoryadmin.extraction.models import ExtractionJob, JobStatus
 from memoryadmin.extraction.tasks import MAX_RETRIES, backoff_delay, extract_turn_task
 from memoryadmin.facts import selectors
 from memoryadmin.facts.models import FactEvent
-from tests.extraction.fake_anthropic import FakeAnthropic, api_error, tool_use
+from memoryadmin.testing.fake_anthropic import FakeAnthropic, api_error, tool_use
 from tests.extraction.worker import publishing_to
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.facts.models import FactEvent
-from tests.extraction.fake_anthropic import FakeAnthropic, api_error, tool_use
+from memoryadmin.testing.fake_anthropic import FakeAnthropic, api_error, tool_use
 from tests.extraction.worker import Worker, publishing_to, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-import pytest
-
 _ids = itertools.count(1)
 
 ERROR_TYPES = {
@@ -287,9 +285,3 @@ def serving(settings: Any) -> Iterator[FakeAnthropic]:
     finally:
         server.stop()
 
-
-@pytest.fixture
-def fake_anthropic(settings: Any) -> Iterator[FakeAnthropic]:
-    """A running fake Messages server; the Django settings point the real SDK at it."""
-    with serving(settings) as server:
-        yield server

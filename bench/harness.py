@@ -1,0 +1,204 @@
+"""What every scenario of bench/run.py shares: the rows of the table and its printing, calls
+taking turns, the store under test, and the HTTP pieces (the LeanHttp client, gunicorn)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+HTTP_PORT = int(os.environ.get("BENCH_HTTP_PORT", "8121"))
+CLIENTS = 32
+
+
+@dataclass
+class Row:
+    scenario: str
+    operation: str
+    samples: list[float] = field(default_factory=list)  # seconds
+    throughput: float | None = None  # per second, when measured under load
+    baseline: Row | None = None
+    target: str = ""
+    limit: float | None = None  # the ratio the target allows
+
+    def p(self, q: float) -> float:
+        ordered = sorted(self.samples)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    @property
+    def p50(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def ops(self) -> float:
+        if self.throughput is not None:
+            return self.throughput
+        return len(self.samples) / sum(self.samples)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.baseline is None:
+            return None
+        if self.throughput is not None and self.baseline.throughput is not None:
+            return self.throughput / self.baseline.throughput
+        return self.p50 / self.baseline.p50
+
+
+@dataclass
+class Context:
+    conninfo: str
+    preset: generate.Preset
+    n: int
+    load_seconds: float
+    raw: object = None
+    subjects: list[str] = field(default_factory=list)
+
+
+async def take_turns(cases: dict[str, Callable[[int], Awaitable[object]]], n: int) -> dict:
+    """Call each case once per round, in a shuffled order, n rounds; seconds per call."""
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    names = list(cases)
+    for index in range(max(3, n // 20)):  # warm-up: connections, prepared statements, caches
+        for name in names:
+            await cases[name](index)
+    for index in range(n):
+        random.shuffle(names)
+        for name in names:
+            start = time.perf_counter()
+            await cases[name](index)
+            samples[name].append(time.perf_counter() - start)
+    return samples
+
+
+def sync_case(fn: Callable[[int], object]) -> Callable[[int], Awaitable[object]]:
+    async def call(index: int) -> object:
+        return fn(index)
+
+    return call
+
+
+def make_store(*, native: bool, **kwargs: object) -> object:
+    """DjangoMemoryStore on its native async path (or Django's thread when native=False). An
+    older checkout without the native path (a "before" run) gets its only path."""
+    from memoryadmin.facts.store import DjangoMemoryStore
+
+    try:
+        return DjangoMemoryStore(native=native, **kwargs)
+    except TypeError:
+        return DjangoMemoryStore(**kwargs)
+
+
+def print_table(rows: list[Row], title: str) -> None:
+    print(f"\n{title}")
+    header = (f"| {'scenario':<22} | {'operation':<40} | {'p50 ms':>8} | {'p99 ms':>8} | "
+              f"{'ops/s':>8} | {'x base':>7} | target |")
+    print(header)
+    print("|" + "|".join("-" * (len(part)) for part in header.split("|")[1:-1]) + "|")
+    for row in rows:
+        ratio = row.ratio
+        verdict = ""
+        if row.limit is not None and ratio is not None:
+            ok = ratio >= row.limit if row.throughput is not None else ratio <= row.limit
+            verdict = f"{'met' if ok else 'MISSED'}: {row.target}"
+        elif row.target:
+            verdict = row.target
+        ratio_text = "" if ratio is None else (
+            f"{ratio * 100:5.0f}%" if row.throughput is not None else f"{ratio:6.2f}x")
+        print(f"| {row.scenario:<22} | {row.operation:<40} | {row.p50 * 1e3:8.3f} | "
+              f"{row.p(0.99) * 1e3:8.3f} | {row.ops:8.0f} | {ratio_text:>7} | {verdict} |")
+
+
+class LeanHttp:
+    """The benchmark's HTTP client: HTTP/1.1 on one asyncio connection, kept alive when the
+    server allows it (reconnecting when it says `Connection: close`), Content-Length bodies
+    only (all gunicorn sends for Django's answers). httpx spent 2-4 ms of CPU per request on
+    these cores, which the server shares: more than the server's own work, and it hid the
+    server's cost. The same client serves every case of the scenario."""
+
+    def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
+        self.host, self.port = host, port
+        self._head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{port}",
+                                                          **headers}.items())
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def get(self, path: str) -> bytes:
+        return await self.request("GET", path)
+
+    async def request(self, method: str, path: str, body: bytes | None = None) -> bytes:
+        extra = ("" if body is None else
+                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n")
+        message = f"{method} {path} HTTP/1.1\r\n{self._head}{extra}\r\n".encode() + (body or b"")
+        for attempt in range(2):
+            fresh = self._writer is None
+            if fresh:
+                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+            try:
+                self._writer.write(message)
+                head = await self._reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                self.close()
+                if fresh or attempt:  # a kept-alive connection the server closed: once more
+                    raise
+                continue
+            return await self._response(head, path)
+        raise AssertionError("unreachable")
+
+    async def _response(self, head: bytes, path: str) -> bytes:
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        length, close = 0, lines[0].startswith("HTTP/1.0")
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            name = name.strip().lower()
+            if name == "content-length":
+                length = int(value)
+            elif name == "connection":
+                close = value.strip().lower() == "close"
+            elif name == "transfer-encoding":
+                raise RuntimeError("LeanHttp reads Content-Length bodies only")
+        body = await self._reader.readexactly(length)
+        if close:
+            self.close()
+        if status >= 400:
+            raise RuntimeError(f"{path}: HTTP {status}: {body[:200]!r}")
+        return body
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        self._reader = self._writer = None
+
+
+class gunicorn_server:  # noqa: N801 - used as a context manager
+    def __enter__(self) -> None:
+        # `make serve`'s own gunicorn.conf.py (2 workers), its access log to /dev/null.
+        # As in production, the throttle counts live in Redis (the broker's), shared by workers.
+        env = {**os.environ, "DEBUG": "false", "API_THROTTLE_RATE": "100000000/min",
+               "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL",
+                                                   "redis://127.0.0.1:6379/12"),
+               "ALLOWED_HOSTS": "127.0.0.1,localhost", "WEB_CONCURRENCY": "2",
+               "BIND": f"127.0.0.1:{HTTP_PORT}", "GUNICORN_ACCESS_LOG": "/dev/null"}
+        config = ["-c", "gunicorn.conf.py"] if (ROOT / "gunicorn.conf.py").exists() else [
+            "--workers", "2", "--bind", f"127.0.0.1:{HTTP_PORT}"]
+        self.proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "gunicorn"), "bench.wsgi:application", *config,
+             "--log-level", "warning"],
+            cwd=str(ROOT), env=env, start_new_session=True,
+        )
+
+    def __exit__(self, *exc: object) -> None:
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(20)
+

@@ -1,0 +1,65 @@
+"""Scenario 7, peers: LangGraph's store on the same facts, the same operations."""
+
+from __future__ import annotations
+
+from bench.harness import Context, Row, make_store, take_turns
+from bench.scenarios.raw import RAW_READ
+
+
+async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
+    """LangGraph's AsyncPostgresStore on the same travellers' facts (its own table, loaded with
+    the same rows), the same operations; no audit, no visibility rules."""
+    try:
+        from langgraph.store.base import PutOp
+        from langgraph.store.postgres import AsyncPostgresStore
+    except ImportError:
+        print("scenario 7: langgraph-checkpoint-postgres not installed (pip install '.[bench]')")
+        return
+    subjects = ctx.subjects
+    async with AsyncPostgresStore.from_conn_string(ctx.conninfo) as peer:
+        await peer.setup()
+        await ctx.raw.execute("TRUNCATE store")
+        await ctx.raw.execute(
+            "INSERT INTO store (prefix, key, value, created_at, updated_at)"
+            " SELECT 'facts.' || subject_id, key, jsonb_build_object('value', value, 'category',"
+            " category), created_at, updated_at FROM memory_fact WHERE subject_id = ANY(%s)",
+            [subjects],
+        )
+        store = make_store(native=True)
+        from memoryadmin_client.types import MemoryFact
+
+        async def peer_get(i: int) -> object:
+            return await peer.asearch(("facts", subjects[i % len(subjects)]), limit=1000)
+
+        async def peer_put(i: int) -> object:
+            ns = ("facts", subjects[(i + 11) % len(subjects)])
+            return await peer.abatch([PutOp(ns, k, {"value": f"peer {i} {k}"})
+                                      for k in ("seat_preference", "bench_meal", "bench_party")])
+
+        async def ours_get(i: int) -> object:
+            return await store.get_facts(subjects[i % len(subjects)])
+
+        async def ours_put(i: int) -> object:
+            return await store.upsert_facts(
+                subjects[(i + 13) % len(subjects)],
+                [MemoryFact(key=k, value=f"ours {i} {k}")
+                 for k in ("seat_preference", "bench_meal", "bench_party")],
+            )
+
+        async def raw_get(i: int) -> object:
+            return await (await ctx.raw.execute(RAW_READ, [subjects[i % len(subjects)]])
+                          ).fetchall()
+
+        got = await take_turns({"peer_get": peer_get, "peer_put": peer_put, "ours_get": ours_get,
+                                "ours_put": ours_put, "raw_get": raw_get}, ctx.n)
+        base = Row("7 peers", "raw get", got["raw_get"])
+        rows.append(base)
+        rows.append(Row("7 peers", "LangGraph AsyncPostgresStore.asearch", got["peer_get"],
+                        baseline=base))
+        rows.append(Row("7 peers", "DjangoMemoryStore.get_facts", got["ours_get"],
+                        baseline=base))
+        put_base = Row("7 peers", "LangGraph abatch 3 puts (no audit)", got["peer_put"])
+        rows.append(put_base)
+        rows.append(Row("7 peers", "DjangoMemoryStore.upsert_facts 3 (audit)", got["ours_put"],
+                        baseline=put_base))
+
