@@ -58,6 +58,7 @@ TEST_EMBEDDED = tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 # Migrations match the models, then the whole suite on PostgreSQL, then the embedded subset again
 # on SQLite.
 test: setup
+	$(BIN)/lint-imports --no-cache
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
 	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
 	$(BIN)/python manage.py makemigrations --check --dry-run
