@@ -14,6 +14,8 @@ from django.utils import timezone
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
 from memoryadmin.facts.validation import REASON_MAX_LENGTH
 
+from . import tables
+
 SESSION_TAG_LENGTH = 12
 TURN_ID_MAX_LENGTH = 128
 
@@ -81,7 +83,7 @@ class ExtractionJob(models.Model):
     )
 
     class Meta:
-        db_table = "extraction_job"
+        db_table = tables.EXTRACTION_JOB
         constraints = [
             models.UniqueConstraint(
                 fields=["subject_id", "session_tag", "turn_id"], name="extraction_job_turn_uniq"

@@ -19,11 +19,17 @@ from django.utils import timezone
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.db import hot_cursor, is_postgresql
 from memoryadmin.facts.erasure import Erased
-from memoryadmin.facts.models import MemoryFact, Subject
 from memoryadmin.facts.validation import clean_reason, sanitize_text, session_tag
 
 from .models import FINISHED_STATUSES, ExtractionJob, JobStatus
 from .selectors import skip_reason
+from .sql import (
+    SQL_BEGIN,
+    SQL_BEGIN_IN_TRANSACTION,
+    SQL_ERASE_TRANSCRIPTS,
+    SQL_SUCCEED,
+    SUCCESS_COUNTS,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -203,65 +209,11 @@ def job_requeue(job_id: int, *, reason: str) -> None:
 # with the purge-generation check. They read the facts tables directly (extraction sits above
 # facts, so it may); elsewhere (the embedded SQLite default) the ORM functions above do it.
 
-_FINISHED_SQL = ", ".join(f"'{status.value}'" for status in sorted(FINISHED_STATUSES))
+# The statements are `extraction/sql.py`'s; the job's fields come back in the model's order.
 _JOB_FIELDS = ExtractionJob._meta.concrete_fields
-_JOB_COLUMNS = ", ".join(f"j.{field.column}" for field in _JOB_FIELDS)
-_GENERATION = (
-    f"coalesce((SELECT s.purge_generation FROM {Subject._meta.db_table} s"
-    " WHERE s.subject_id = j.subject_id), 0)"
-)
-_LEARNING_PAUSED = (
-    f"coalesce((SELECT s.memory_paused FROM {Subject._meta.db_table} s"
-    " WHERE s.subject_id = j.subject_id), false)"
-)
-# The model is called when the airline-wide checks passed, learning is not paused and there is
-# a transcript: exactly when runtime._extract goes on to the call.
-_WILL_CALL = (
-    "%(may_call)s AND jsonb_typeof(j.transcript) = 'array'"
-    f" AND jsonb_array_length(j.transcript) > 0 AND NOT {_LEARNING_PAUSED}"
-)
-
-
-def _sql_begin(*, async_commit: bool) -> str:
-    # set_config(..., true) lasts until the end of the statement's own transaction (autocommit),
-    # whose commit then does not wait for the WAL flush (see job_begin).
-    no_flush = (
-        " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush"
-        if async_commit else ""
-    )
-    return (
-        f"UPDATE {ExtractionJob._meta.db_table} AS j SET status = '{JobStatus.RUNNING.value}',"
-        " started_at = %(now)s,"
-        f" attempts = j.attempts + CASE WHEN {_WILL_CALL} THEN 1 ELSE 0 END,"
-        f" model = CASE WHEN {_WILL_CALL} THEN %(model)s ELSE j.model END"
-        f"{no_flush} WHERE j.id = %(job)s AND j.status NOT IN ({_FINISHED_SQL})"
-        f" RETURNING {_JOB_COLUMNS}, {_GENERATION}, {_LEARNING_PAUSED},"
-        " (SELECT json_agg(json_build_array(f.key, f.value, f.category, f.status)"
-        f" ORDER BY f.category, f.key)::text FROM {MemoryFact._meta.db_table} f"
-        " WHERE f.subject_id = j.subject_id)"
-    )
-
-
-_SQL_BEGIN = _sql_begin(async_commit=True)
-_SQL_BEGIN_IN_TRANSACTION = _sql_begin(async_commit=False)
-_SUCCESS_COUNTS = (
-    "proposed", "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid",
-    "cut_by_cap", "input_tokens", "output_tokens",
-)
-# Ends the job, or refuses: the guard function (migration 0003) raises JOB_NOT_ENDED when the
-# UPDATE matched nothing, so that the statement can travel in one round trip with the facts'
-# writes and the COMMIT, which the error then cancels.
+# Ends the job, or refuses: SQL_SUCCEED raises this SQLSTATE (the guard function of migration
+# 0003) when it matched nothing.
 JOB_NOT_ENDED = "MA001"
-_SQL_SUCCEED = (
-    f"WITH ended AS (UPDATE {ExtractionJob._meta.db_table} AS j"
-    f" SET status = '{JobStatus.SUCCEEDED.value}',"
-    " reason = '', retryable = false, model = %(model)s, finished_at = %(now)s,"
-    " transcript = NULL, "
-    + ", ".join(f"{name} = %({name})s" for name in _SUCCESS_COUNTS)
-    + f" WHERE j.id = %(job)s AND j.status NOT IN ({_FINISHED_SQL})"
-    f" AND {_GENERATION} = %(generation)s RETURNING 1)"
-    " SELECT extraction_job_must_end(EXISTS (SELECT FROM ended), %(job)s)"
-)
 
 
 class JobNotEnded(Exception):
@@ -318,7 +270,7 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
     transaction the caller's commit decides."""
     if not is_postgresql():
         return _job_begin_portable(job_id, may_call=may_call, model=model)
-    sql = _SQL_BEGIN_IN_TRANSACTION if connection.in_atomic_block else _SQL_BEGIN
+    sql = SQL_BEGIN_IN_TRANSACTION if connection.in_atomic_block else SQL_BEGIN
     with hot_cursor() as cursor:
         cursor.execute(sql, {
             "job": job_id, "now": timezone.now(), "may_call": may_call, "model": model[:100],
@@ -373,7 +325,7 @@ def job_succeed(
     On PostgreSQL nothing is fetched: the statement can wait in the pipeline and travel with
     the writes and the COMMIT (fact_upsert's `before_commit`), and the refusal is an error that
     cancels that COMMIT. Returns the job as the statement leaves it once committed."""
-    unknown = set(counts) - set(_SUCCESS_COUNTS)
+    unknown = set(counts) - set(SUCCESS_COUNTS)
     if unknown:
         raise ValueError(f"unknown job fields: {sorted(unknown)}")
     if not is_postgresql():
@@ -386,17 +338,17 @@ def job_succeed(
         if ended is None:  # deleted in between
             raise JobNotEnded(job.pk)
         return ended
-    params: dict[str, Any] = dict.fromkeys(_SUCCESS_COUNTS, 0)
+    params: dict[str, Any] = dict.fromkeys(SUCCESS_COUNTS, 0)
     params.update(counts)
     params.update(
         job=job.pk, generation=purge_generation, model=model[:100], now=timezone.now()
     )
     with hot_cursor() as cursor:
-        cursor.execute(_SQL_SUCCEED, params)
+        cursor.execute(SQL_SUCCEED, params)
     ended = copy.copy(job)
     ended.status, ended.reason, ended.retryable = JobStatus.SUCCEEDED, "", False
     ended.model, ended.finished_at, ended.transcript = params["model"], params["now"], None
-    for name in _SUCCESS_COUNTS:
+    for name in SUCCESS_COUNTS:
         setattr(ended, name, params[name])
     return ended
 
@@ -442,11 +394,7 @@ def extraction_erase(erased: Erased) -> None:
 
 # `extraction_erase` as a part of the erasing statement on PostgreSQL (registered with
 # on_facts=False: erasing single facts leaves transcripts alone, so it costs nothing then).
-EXTRACTION_ERASE_SQL = (
-    f'UPDATE "{ExtractionJob._meta.db_table}" SET transcript = NULL'  # noqa: S608
-    " WHERE subject_id IN (SELECT subject_id FROM erased_subjects)"
-    " AND transcript IS NOT NULL"
-)
+EXTRACTION_ERASE_SQL = SQL_ERASE_TRANSCRIPTS
 
 
 STALE_JOB_REASON = "abandoned: no worker finished it in time (the queue lost it)"

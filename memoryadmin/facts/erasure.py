@@ -37,6 +37,7 @@ from .actors import Actor
 from .db import is_postgresql
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
 from .models import EventAction, FactEvent, MemoryFact
+from .sql import ERASERS_GO_HERE, SQL_ERASE_FACTS, SQL_ERASE_SUBJECT
 
 __all__ = [
     "DIGEST_PREFIX", "Erased", "erase_facts", "erase_facts_async", "erase_subject",
@@ -97,42 +98,13 @@ def registered_erasers() -> dict[str, Eraser]:
 
 # --- PostgreSQL: one statement ------------------------------------------------------------------
 
-_TABLE = FactEvent._meta.db_table
-
-
-def _eraser_parts(registrations: list[_Registration]) -> str:
-    return "".join(
-        f", eraser_{i} AS ({registration.sql})" for i, registration in enumerate(registrations)
+def _with_erasers(statement: str, registrations: list[_Registration]) -> str:
+    """One of the erasing statements of `facts/sql.py` with the erasers' SQL spliced in: the
+    one part of them composed at run time, since the apps above `facts` register it."""
+    parts = "".join(
+        f", eraser_{i} AS ({registration.sql})\n" for i, registration in enumerate(registrations)
     )
-
-
-def _sql_erase_facts(registrations: list[_Registration]) -> str:
-    """Delete the facts named in `v`, blank and hash their history (found by subject and each
-    candidate hash in `m`), record one erasure event per fact that went, run the erasers' SQL.
-    Every part reads `gone`, so nothing happens for a fact that was not there."""
-    return (
-        "WITH v AS (SELECT * FROM jsonb_to_recordset(%(facts)s::jsonb) AS v(subject_id text,"
-        " key text, digest text, kind text, user_id integer, label text, n integer)),"
-        " m AS (SELECT * FROM jsonb_to_recordset(%(matches)s::jsonb)"
-        " AS m(subject_id text, key text, hash text)),"
-        # LATERAL with OFFSET 0 is not flattened: each fact is found through its unique index
-        # (a join lets the planner hash the whole table for a chunk of 1,000).
-        ' gone AS (DELETE FROM "memory_fact" AS f WHERE f.id IN (SELECT hit.id FROM v'
-        ' CROSS JOIN LATERAL (SELECT x.id FROM "memory_fact" AS x WHERE x.subject_id ='
-        " v.subject_id AND x.key = v.key OFFSET 0) AS hit) RETURNING f.subject_id, f.key),"
-        f' redacted AS (UPDATE "{_TABLE}" AS e SET key = e.key_hash, before = NULL,'
-        " after = NULL, redacted_at = COALESCE(e.redacted_at, %(now)s)"
-        " FROM gone JOIN m ON m.subject_id = gone.subject_id AND m.key = gone.key"
-        " WHERE e.subject_id = m.subject_id AND e.key_hash = m.hash AND e.key <> e.key_hash),"
-        f' recorded AS (INSERT INTO "{_TABLE}" (subject_id, key, key_hash, action, actor_kind,'
-        " actor_user_id, actor_label, reason, session_tag, created_at)"
-        " SELECT v.subject_id, v.digest, v.digest, %(action)s, v.kind, v.user_id, v.label,"
-        " %(reason)s, '', %(now)s FROM v JOIN gone"
-        " ON gone.subject_id = v.subject_id AND gone.key = v.key ORDER BY v.n),"
-        " erased_subjects AS (SELECT DISTINCT subject_id FROM gone)"
-        f"{_eraser_parts(registrations)}"
-        " SELECT subject_id, key FROM gone"
-    )
+    return statement.replace(ERASERS_GO_HERE, parts)
 
 
 def _params_erase_facts(
@@ -187,7 +159,7 @@ async def erase_facts_async(
     if in_python:
         raise RuntimeError("an eraser without SQL cannot run on an async connection")
     params = _params_erase_facts(rows, action=action, reason=reason, now=timezone.now())
-    await cursor.execute(_sql_erase_facts(in_sql), params)
+    await cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
 
 
 # --- SQLite (the embedded default): the ORM, a few statements per batch -------------------------
@@ -249,7 +221,7 @@ def erase_facts(
     if is_postgresql():
         params = _params_erase_facts(rows, action=action, reason=reason, now=now)
         with connection.cursor() as cursor:
-            cursor.execute(_sql_erase_facts(in_sql), params)
+            cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
             gone = [tuple(row) for row in cursor.fetchall()]
     else:
         in_python += in_sql
@@ -269,16 +241,7 @@ def erase_subject(subject_id: str) -> int:
     now = timezone.now()
     in_sql, in_python = _split(on_facts=False)
     if is_postgresql():
-        sql = (
-            'WITH gone AS (DELETE FROM "memory_fact" WHERE subject_id = %(subject)s'
-            " RETURNING 1),"
-            f' redacted AS (UPDATE "{_TABLE}" SET key = key_hash, before = NULL, after = NULL,'
-            " redacted_at = COALESCE(redacted_at, %(now)s)"
-            " WHERE subject_id = %(subject)s AND key <> '' AND key <> key_hash),"
-            " erased_subjects AS (SELECT %(subject)s::text AS subject_id)"
-            f"{_eraser_parts(in_sql)}"
-            " SELECT count(*) FROM gone"
-        )
+        sql = _with_erasers(SQL_ERASE_SUBJECT, in_sql)
         with connection.cursor() as cursor:
             cursor.execute(sql, {"subject": subject_id, "now": now})
             [(deleted,)] = cursor.fetchall()

@@ -14,6 +14,7 @@ from django.db import models
 
 from memoryadmin_client.types import KEY_MAX_LENGTH, SESSION_ID_MAX_LENGTH, VALUE_MAX_LENGTH
 
+from . import tables
 from .choices import (
     ActorKind,
     Category,
@@ -47,7 +48,7 @@ class Subject(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        db_table = "memory_subject"
+        db_table = tables.SUBJECT
 
     def __str__(self) -> str:
         return self.subject_id
@@ -85,7 +86,7 @@ class MemoryFact(models.Model):
     version = models.PositiveIntegerField(default=1)
 
     class Meta:
-        db_table = "memory_fact"
+        db_table = tables.MEMORY_FACT
         constraints = [
             models.UniqueConstraint(fields=["subject", "key"], name="memory_fact_subject_key_uniq"),
         ]
@@ -157,7 +158,7 @@ class FactEvent(models.Model):
     objects = FactEventManager()
 
     class Meta:
-        db_table = "memory_fact_event"
+        db_table = tables.FACT_EVENT
         indexes = [
             models.Index(
                 fields=["subject_id", "key_hash", "created_at"], name="fact_event_subject_hash"
@@ -209,7 +210,7 @@ class MemorySettings(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        db_table = "memory_settings"
+        db_table = tables.SETTINGS
         verbose_name_plural = "memory settings"
 
     def __str__(self) -> str:
@@ -241,7 +242,7 @@ class RetentionRule(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        db_table = "memory_retention_rule"
+        db_table = tables.RETENTION_RULE
         ordering = ["id"]
 
     def __str__(self) -> str:
@@ -284,7 +285,7 @@ class PolicyEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        db_table = "memory_policy_event"
+        db_table = tables.POLICY_EVENT
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
@@ -306,7 +307,7 @@ class RetentionRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        db_table = "memory_retention_run"
+        db_table = tables.RETENTION_RUN
         ordering = ["-id"]
 
     def __str__(self) -> str:

@@ -6,7 +6,8 @@ or the extraction jobs need live with them (`staff/selectors.py`, `portal/select
 The agent's reads (`facts_for_agent`, `fact_for_agent`, `tier_one`, `facts_search`,
 `purge_generation`) sit on every turn of the agent, so each is one fixed SQL statement that
 returns only the wire columns (no ORM query building, no model instances): building the ORM
-query for the visibility filter used to cost more than running it. The SQL text is shared with
+query for the visibility filter used to cost more than running it. The SQL text (`facts/sql.py`,
+also importable from here) is shared with
 the native async path of `DjangoMemoryStore` (`facts/store.py`), so both paths give the same
 rows by construction.
 
@@ -41,6 +42,13 @@ from .models import (
     MemorySettings,
     RetentionRule,
     Subject,
+)
+from .sql import (  # the agent's reads; importable from here too
+    SQL_FACT,
+    SQL_FACTS,
+    SQL_PURGE_GENERATION,
+    SQL_SEARCH,
+    SQL_TIER_ONE,
 )
 
 # --- cached configuration ------------------------------------------------------------------------
@@ -129,43 +137,6 @@ class AgentFact(NamedTuple):
     updated_at: datetime
     source_session_id: str
     version: int
-
-
-_WIRE = "f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version"
-# Active, reviewed, not expired at %(now)s, and the traveller has not paused memory use.
-_VISIBLE = (
-    "f.subject_id = %(subject)s AND f.status = 'active'"
-    " AND (f.expires_at IS NULL OR f.expires_at > %(now)s)"
-    " AND NOT EXISTS (SELECT 1 FROM memory_subject s"
-    " WHERE s.subject_id = f.subject_id AND s.memory_use_paused)"
-)
-# Upstream order: the order facts were first written; an update keeps the fact's place.
-_STORED_ORDER = "f.created_at, f.id"
-
-SQL_FACTS = f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE} ORDER BY {_STORED_ORDER}"
-SQL_FACT = f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE} AND f.key = %(key)s"
-SQL_SEARCH = (
-    f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE}"
-    " AND EXISTS (SELECT 1 FROM unnest(%(terms)s::text[]) AS t(term)"
-    " WHERE strpos(lower(f.key || ' ' || f.value || ' ' || f.category), lower(t.term)) > 0)"
-    f" ORDER BY {_STORED_ORDER}"
-)
-# Every non-sensitive constraint in stored order (they may exceed the cap), then the newest
-# other facts, as many as the cap leaves room for: that is the first max(cap, constraints) rows
-# of one ordering (constraints first), so one sort and a LIMIT, the count an index scan beside it.
-_PINNED = "f.category = 'constraint'"
-SQL_TIER_ONE = (
-    f"SELECT {_WIRE} FROM memory_fact f WHERE {_VISIBLE} AND NOT f.sensitive"
-    f" ORDER BY {_PINNED} DESC, CASE WHEN {_PINNED} THEN f.created_at END,"
-    f" CASE WHEN {_PINNED} THEN f.id END, f.updated_at DESC, {_STORED_ORDER}"
-    " LIMIT greatest(%(cap)s, (SELECT count(*) FROM memory_fact c"
-    " WHERE c.subject_id = %(subject)s AND c.category = 'constraint' AND c.status = 'active'"
-    " AND NOT c.sensitive AND (c.expires_at IS NULL OR c.expires_at > %(now)s)))"
-)
-SQL_PURGE_GENERATION = (
-    "SELECT coalesce((SELECT purge_generation FROM memory_subject"
-    " WHERE subject_id = %(subject)s), 0)"
-)
 
 
 def search_terms(query: str) -> list[str]:

@@ -2,7 +2,7 @@
 selectors. An agent host that runs inside this Django project uses it instead of the HTTP client.
 
 The agent's reads run on every turn, so on PostgreSQL they do not hop to a thread: they run the
-selectors' own SQL (`selectors.SQL_*`, so the rows are the same by construction) on a native async
+selectors' own SQL (`facts/sql.py`, so the rows are the same by construction) on a native async
 psycopg pool opened beside Django's connections, one pool per event loop (one of its
 connections kept aside for the loop's calls when it is free, see `_Native`). Upserts run
 `services.fact_upsert_async` on the same pool (the same plan, statements and audit events as
@@ -35,6 +35,7 @@ from memoryadmin_client.types import MemoryCategory, MemoryFact
 from . import erasure, selectors, services
 from .actors import Actor
 from .db import is_postgresql
+from .sql import SQL_FACTS, SQL_PURGE_GENERATION, SQL_SEARCH, SQL_TIER_ONE
 from .validation import normalize_key, session_tag
 
 _CATEGORIES = {category.value: category for category in MemoryCategory}
@@ -225,7 +226,7 @@ class DjangoMemoryStore:
         if not (await _config()).settings.memory_enabled:
             return []
         return _wire_rows(
-            await _fetch(selectors.SQL_FACTS, {"subject": subject_id, "now": timezone.now()})
+            await _fetch(SQL_FACTS, {"subject": subject_id, "now": timezone.now()})
         )
 
     async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
@@ -239,7 +240,7 @@ class DjangoMemoryStore:
         if not (await _config()).settings.memory_enabled:
             return []
         params = {"subject": subject_id, "now": timezone.now(), "terms": terms}
-        return _wire_rows(await _fetch(selectors.SQL_SEARCH, params))
+        return _wire_rows(await _fetch(SQL_SEARCH, params))
 
     async def tier_one(self, subject_id: str) -> list[MemoryFact]:
         if not self.native:
@@ -248,12 +249,12 @@ class DjangoMemoryStore:
         if not memory.memory_enabled:
             return []
         params = {"subject": subject_id, "now": timezone.now(), "cap": memory.tier_one_cap}
-        return _wire_rows(await _fetch(selectors.SQL_TIER_ONE, params))
+        return _wire_rows(await _fetch(SQL_TIER_ONE, params))
 
     async def purge_generation(self, subject_id: str) -> int:
         if not self.native:
             return await sync_to_async(selectors.purge_generation)(subject_id)
-        [(generation,)] = await _fetch(selectors.SQL_PURGE_GENERATION, {"subject": subject_id})
+        [(generation,)] = await _fetch(SQL_PURGE_GENERATION, {"subject": subject_id})
         return generation
 
     async def upsert_facts(self, subject_id: str, facts: list[MemoryFact]) -> None:

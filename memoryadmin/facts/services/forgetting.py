@@ -24,6 +24,7 @@ from ..selectors import (
     ClearReceipt,
     receipt_from_event,
 )
+from ..sql import SQL_LOCK_SUBJECT_ONLY
 from ..validation import (
     clean_reason,
     normalize_key,
@@ -87,9 +88,6 @@ def fact_delete(
     ))
 
 
-_SQL_LOCK_SUBJECT_ONLY = 'SELECT 1 FROM "memory_subject" WHERE subject_id = %s FOR UPDATE'
-
-
 async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Actor,
                             reason: str = "") -> bool:
     """`fact_delete` on an async psycopg connection, in one transaction of its own, for
@@ -101,7 +99,7 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
     erasing = conn.cursor()
     if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
         async with conn.transaction():
-            await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+            await conn.cursor().execute(SQL_LOCK_SUBJECT_ONLY, [subject_id])
             await erasure.erase_facts_async(
                 erasing, rows, action=EventAction.DELETED, reason=clean_reason(reason)
             )
@@ -115,7 +113,7 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
     # erasure itself (measured: p50 7-8 ms against 4 ms, on a loaded machine).
     async with conn.pipeline():
         await conn.execute("SET plan_cache_mode = force_generic_plan")
-        await conn.cursor().execute(_SQL_LOCK_SUBJECT_ONLY, [subject_id])
+        await conn.cursor().execute(SQL_LOCK_SUBJECT_ONLY, [subject_id])
         await erasure.erase_facts_async(
             erasing, rows, action=EventAction.DELETED, reason=clean_reason(reason)
         )

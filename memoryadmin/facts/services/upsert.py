@@ -37,6 +37,14 @@ from ..selectors import (
     facts_for_agent,
     memory_config,
 )
+from ..sql import (
+    SQL_EXISTING,
+    SQL_INSERT_EVENTS,
+    SQL_INSERT_FACTS,
+    SQL_LOCK_SUBJECT,
+    SQL_NEW_SUBJECT,
+    SQL_UPDATE_FACTS,
+)
 from ..validation import (
     CleanFact,
     MemoryWriteFilter,
@@ -81,52 +89,10 @@ class UpsertResult:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-_FACT_COLUMNS = (
-    "id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,"
-    " source_session_id, created_at, updated_at"
-)
-# The rows of _SQL_EXISTING come as tuples in this order (no cursor.description to build).
-_FACT_COLUMN_NAMES = tuple(name.strip() for name in _FACT_COLUMNS.split(","))
-_SQL_LOCK_SUBJECT = (
-    'SELECT memory_paused, memory_use_paused FROM "memory_subject"'
-    " WHERE subject_id = %s FOR UPDATE"
-)
-_SQL_NEW_SUBJECT = (
-    'INSERT INTO "memory_subject" (subject_id, purge_generation, memory_paused,'
-    " memory_use_paused, legal_hold, created_at, updated_at)"
-    " VALUES (%s, 0, false, false, false, %s, %s) ON CONFLICT (subject_id) DO NOTHING"
-)
-_SQL_EXISTING = (
-    f'SELECT {_FACT_COLUMNS} FROM "memory_fact" WHERE subject_id = %s AND key = ANY(%s)'
-)
-# One statement per kind of change, whatever the batch size. The rows travel as one JSON
-# document each (jsonb_to_recordset), not as arrays: psycopg dumps arrays element by element in
-# Python, which cost more than running the statements.
-_SQL_INSERT_FACTS = (
-    'INSERT INTO "memory_fact" (subject_id, key, value, category, updated_at,'
-    " source_session_id, created_at, origin, status, sensitive, expires_at, expiry_pinned,"
-    " version)"
-    " SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive,"
-    " r.expires_at, false, 1"
-    " FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,"
-    " status text, sensitive boolean, expires_at timestamptz)) WITH ORDINALITY"
-    " AS r(key, value, category, status, sensitive, expires_at, n) ORDER BY r.n"
-)
-_SQL_UPDATE_FACTS = (
-    'UPDATE "memory_fact" AS f SET value = r.value, category = r.category, updated_at = %s,'
-    " source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,"
-    " expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version"
-    " FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,"
-    " source_session_id text, status text, sensitive boolean, expires_at timestamptz,"
-    " expiry_pinned boolean, version integer) WHERE f.id = r.id"
-)
-_SQL_INSERT_EVENTS = (
-    'INSERT INTO "memory_fact_event" (subject_id, key, key_hash, action, actor_kind,'
-    " actor_user_id, actor_label, reason, before, after, session_tag, created_at)"
-    " SELECT %s, r.key, r.key_hash, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s"
-    " FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, key_hash text, action text,"
-    " before jsonb, after jsonb)) WITH ORDINALITY"
-    " AS r(key, key_hash, action, before, after, n) ORDER BY r.n"
+# The rows of SQL_EXISTING come as tuples in this order (no cursor.description to build).
+_FACT_COLUMN_NAMES = (
+    "id", "key", "value", "category", "status", "sensitive", "expires_at", "expiry_pinned",
+    "version", "source_session_id", "created_at", "updated_at",
 )
 _INSERT_COLUMNS = ("key", "value", "category", "status", "sensitive", "expires_at")
 _UPDATE_COLUMNS = (
@@ -184,16 +150,16 @@ def _upsert_read(
         )
         return subject.memory_paused, subject.memory_use_paused, {r["key"]: r for r in rows}
     with hot_cursor() as lock, hot_cursor() as read:
-        lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
-        read.execute(_SQL_EXISTING, [subject_id, keys])
+        lock.execute(SQL_LOCK_SUBJECT, [subject_id])
+        read.execute(SQL_EXISTING, [subject_id, keys])
         row = lock.fetchone()
         found = read.fetchall()
         if row is None:
             # A new traveller. ON CONFLICT DO NOTHING waits for a concurrent creator instead of
             # failing; the facts are read again once the lock is ours.
-            lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
-            lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
-            read.execute(_SQL_EXISTING, [subject_id, keys])
+            lock.execute(SQL_NEW_SUBJECT, [subject_id, now, now])
+            lock.execute(SQL_LOCK_SUBJECT, [subject_id])
+            read.execute(SQL_EXISTING, [subject_id, keys])
             row = lock.fetchone()
             found = read.fetchall()
     existing = {r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found}
@@ -242,15 +208,15 @@ def _upsert_statements(
     statements: list[tuple[str, list[Any]]] = []
     if inserts:
         statements.append((
-            _SQL_INSERT_FACTS,
+            SQL_INSERT_FACTS,
             [subject_id, now, session_tag, now, str(actor.origin),
              _json_rows(inserts, _INSERT_COLUMNS)],
         ))
     if updates:
-        statements.append((_SQL_UPDATE_FACTS, [now, _json_rows(updates, _UPDATE_COLUMNS)]))
+        statements.append((SQL_UPDATE_FACTS, [now, _json_rows(updates, _UPDATE_COLUMNS)]))
     if events:
         statements.append((
-            _SQL_INSERT_EVENTS,
+            SQL_INSERT_EVENTS,
             [
                 subject_id,
                 str(actor.kind),
@@ -532,14 +498,14 @@ async def fact_upsert_async(
         async with conn.pipeline():
             lock, read = conn.cursor(), conn.cursor()
             await lock.execute("BEGIN")
-            await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
-            await read.execute(_SQL_EXISTING, [subject_id, keys])
+            await lock.execute(SQL_LOCK_SUBJECT, [subject_id])
+            await read.execute(SQL_EXISTING, [subject_id, keys])
             row = await lock.fetchone()
             found = await read.fetchall()
             if row is None:  # a new traveller: create, lock, and read again once locked
-                await lock.execute(_SQL_NEW_SUBJECT, [subject_id, now, now])
-                await lock.execute(_SQL_LOCK_SUBJECT, [subject_id])
-                await read.execute(_SQL_EXISTING, [subject_id, keys])
+                await lock.execute(SQL_NEW_SUBJECT, [subject_id, now, now])
+                await lock.execute(SQL_LOCK_SUBJECT, [subject_id])
+                await read.execute(SQL_EXISTING, [subject_id, keys])
                 row = await lock.fetchone()
                 found = await read.fetchall()
             _upsert_check_paused(actor, bool(row[0]))

@@ -1,0 +1,194 @@
+"""Every hand-written statement of `facts`, one named constant each, so that each reads (and
+pastes into psql, placeholders aside) as the SQL it is. Table names come from `tables.py`; the
+f-strings are evaluated at import, so each constant's value is plain SQL.
+
+Only the services package and `erasure.py` may execute the statements that write `memory_fact`
+(`tests/facts/test_write_boundary.py`); `tests/facts/test_sql.py` runs EXPLAIN on every one.
+"""
+
+from __future__ import annotations
+
+from .tables import FACT_EVENT, MEMORY_FACT, SUBJECT
+
+# --- the agent's reads (selectors.py, and store.py's native async path) -----------------------
+#
+# Each returns only the wire columns. A fact is visible to the agent when it is active, not
+# expired at %(now)s, and its traveller has not paused memory use. Facts come in upstream order
+# (the order they were first written; an update keeps a fact's place): created_at, id.
+
+SQL_FACTS = f"""
+SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
+FROM {MEMORY_FACT} f
+WHERE f.subject_id = %(subject)s AND f.status = 'active'
+  AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
+                  WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
+ORDER BY f.created_at, f.id
+"""
+
+SQL_FACT = f"""
+SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
+FROM {MEMORY_FACT} f
+WHERE f.subject_id = %(subject)s AND f.status = 'active'
+  AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
+                  WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
+  AND f.key = %(key)s
+"""
+
+# A fact matches when any term is in its key, value or category, case aside.
+SQL_SEARCH = f"""
+SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
+FROM {MEMORY_FACT} f
+WHERE f.subject_id = %(subject)s AND f.status = 'active'
+  AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
+                  WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
+  AND EXISTS (SELECT 1 FROM unnest(%(terms)s::text[]) AS t(term)
+              WHERE strpos(lower(f.key || ' ' || f.value || ' ' || f.category),
+                           lower(t.term)) > 0)
+ORDER BY f.created_at, f.id
+"""
+
+# Every non-sensitive constraint in stored order (they may exceed the cap), then the newest
+# other facts, as many as the cap leaves room for: that is the first max(cap, constraints) rows
+# of one ordering (constraints first), so one sort and a LIMIT, the count an index scan beside it.
+SQL_TIER_ONE = f"""
+SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
+FROM {MEMORY_FACT} f
+WHERE f.subject_id = %(subject)s AND f.status = 'active'
+  AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
+                  WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
+  AND NOT f.sensitive
+ORDER BY f.category = 'constraint' DESC,
+         CASE WHEN f.category = 'constraint' THEN f.created_at END,
+         CASE WHEN f.category = 'constraint' THEN f.id END,
+         f.updated_at DESC, f.created_at, f.id
+LIMIT greatest(%(cap)s, (SELECT count(*) FROM {MEMORY_FACT} c
+                         WHERE c.subject_id = %(subject)s AND c.category = 'constraint'
+                           AND c.status = 'active' AND NOT c.sensitive
+                           AND (c.expires_at IS NULL OR c.expires_at > %(now)s)))
+"""
+
+SQL_PURGE_GENERATION = f"""
+SELECT coalesce((SELECT purge_generation FROM {SUBJECT} WHERE subject_id = %(subject)s), 0)
+"""
+
+# --- the upsert (services/upsert.py) and the traveller's lock (services/forgetting.py) ---------
+
+SQL_LOCK_SUBJECT = f"""
+SELECT memory_paused, memory_use_paused FROM {SUBJECT} WHERE subject_id = %s FOR UPDATE
+"""
+
+SQL_LOCK_SUBJECT_ONLY = f"""
+SELECT 1 FROM {SUBJECT} WHERE subject_id = %s FOR UPDATE
+"""
+
+SQL_NEW_SUBJECT = f"""
+INSERT INTO {SUBJECT} (subject_id, purge_generation, memory_paused, memory_use_paused,
+                       legal_hold, created_at, updated_at)
+VALUES (%s, 0, false, false, false, %s, %s)
+ON CONFLICT (subject_id) DO NOTHING
+"""
+
+# The rows come as tuples in this order (upsert.FACT_COLUMN_NAMES names them).
+SQL_EXISTING = f"""
+SELECT id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,
+       source_session_id, created_at, updated_at
+FROM {MEMORY_FACT}
+WHERE subject_id = %s AND key = ANY(%s)
+"""
+
+# One statement per kind of change, whatever the batch size. The rows travel as one JSON
+# document each (jsonb_to_recordset), not as arrays: psycopg dumps arrays element by element in
+# Python, which cost more than running the statements.
+SQL_INSERT_FACTS = f"""
+INSERT INTO {MEMORY_FACT} (subject_id, key, value, category, updated_at, source_session_id,
+                           created_at, origin, status, sensitive, expires_at, expiry_pinned,
+                           version)
+SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive, r.expires_at,
+       false, 1
+FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,
+                                                  status text, sensitive boolean,
+                                                  expires_at timestamptz))
+     WITH ORDINALITY AS r(key, value, category, status, sensitive, expires_at, n)
+ORDER BY r.n
+"""
+
+SQL_UPDATE_FACTS = f"""
+UPDATE {MEMORY_FACT} AS f
+SET value = r.value, category = r.category, updated_at = %s,
+    source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,
+    expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version
+FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
+                                        source_session_id text, status text,
+                                        sensitive boolean, expires_at timestamptz,
+                                        expiry_pinned boolean, version integer)
+WHERE f.id = r.id
+"""
+
+SQL_INSERT_EVENTS = f"""
+INSERT INTO {FACT_EVENT} (subject_id, key, key_hash, action, actor_kind, actor_user_id,
+                          actor_label, reason, before, after, session_tag, created_at)
+SELECT %s, r.key, r.key_hash, r.action, %s, %s, %s, %s, r.before, r.after, %s, %s
+FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, key_hash text, action text,
+                                                  before jsonb, after jsonb))
+     WITH ORDINALITY AS r(key, key_hash, action, before, after, n)
+ORDER BY r.n
+"""
+
+# --- erasure (erasure.py) ------------------------------------------------------------------------
+#
+# The two erasing statements, complete as they run when no eraser gave its SQL. The erasers'
+# parts (`, eraser_0 AS (...)`, registered at run time by the apps above `facts`) are the one
+# piece composed at run time: erasure.py puts them where ERASERS_GO_HERE stands, after
+# `erased_subjects`, which they read.
+
+ERASERS_GO_HERE = "-- the erasers' parts go here\n"
+
+# Delete the facts named in `v`, blank and hash their history (found by subject and each
+# candidate hash in `m`), record one erasure event per fact that went, run the erasers' SQL.
+# Every part reads `gone`, so nothing happens for a fact that was not there. LATERAL with
+# OFFSET 0 is not flattened: each fact is found through its unique index (a join lets the
+# planner hash the whole table for a chunk of 1,000).
+SQL_ERASE_FACTS = f"""
+WITH v AS (SELECT * FROM jsonb_to_recordset(%(facts)s::jsonb)
+                         AS v(subject_id text, key text, digest text, kind text,
+                              user_id integer, label text, n integer)),
+m AS (SELECT * FROM jsonb_to_recordset(%(matches)s::jsonb)
+                    AS m(subject_id text, key text, hash text)),
+gone AS (DELETE FROM {MEMORY_FACT} AS f
+         WHERE f.id IN (SELECT hit.id FROM v
+                        CROSS JOIN LATERAL (SELECT x.id FROM {MEMORY_FACT} AS x
+                                            WHERE x.subject_id = v.subject_id
+                                              AND x.key = v.key
+                                            OFFSET 0) AS hit)
+         RETURNING f.subject_id, f.key),
+redacted AS (UPDATE {FACT_EVENT} AS e
+             SET key = e.key_hash, before = NULL, after = NULL,
+                 redacted_at = COALESCE(e.redacted_at, %(now)s)
+             FROM gone JOIN m ON m.subject_id = gone.subject_id AND m.key = gone.key
+             WHERE e.subject_id = m.subject_id AND e.key_hash = m.hash
+               AND e.key <> e.key_hash),
+recorded AS (INSERT INTO {FACT_EVENT} (subject_id, key, key_hash, action, actor_kind,
+                                       actor_user_id, actor_label, reason, session_tag,
+                                       created_at)
+             SELECT v.subject_id, v.digest, v.digest, %(action)s, v.kind, v.user_id, v.label,
+                    %(reason)s, '', %(now)s
+             FROM v JOIN gone ON gone.subject_id = v.subject_id AND gone.key = v.key
+             ORDER BY v.n),
+erased_subjects AS (SELECT DISTINCT subject_id FROM gone)
+{ERASERS_GO_HERE}SELECT subject_id, key FROM gone
+"""
+
+# Forget everything about one traveller: every fact, and every event still showing a key.
+SQL_ERASE_SUBJECT = f"""
+WITH gone AS (DELETE FROM {MEMORY_FACT} WHERE subject_id = %(subject)s RETURNING 1),
+redacted AS (UPDATE {FACT_EVENT}
+             SET key = key_hash, before = NULL, after = NULL,
+                 redacted_at = COALESCE(redacted_at, %(now)s)
+             WHERE subject_id = %(subject)s AND key <> '' AND key <> key_hash),
+erased_subjects AS (SELECT %(subject)s::text AS subject_id)
+{ERASERS_GO_HERE}SELECT count(*) FROM gone
+"""

@@ -1,0 +1,112 @@
+"""Every hand-written statement (facts/sql.py, extraction/sql.py) is valid SQL against the real
+schema: PostgreSQL plans each one (EXPLAIN, never ANALYZE, so the writes write nothing) with
+sample parameters. A new statement without a sample fails here until it has one."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import ModuleType
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from memoryadmin.extraction import sql as extraction_sql
+from memoryadmin.extraction import tables as extraction_tables
+from memoryadmin.extraction.models import FINISHED_STATUSES, ExtractionJob
+from memoryadmin.facts import erasure
+from memoryadmin.facts import sql as facts_sql
+from memoryadmin.facts import tables as facts_tables
+
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
+SUBJECT = {"subject": "s-1", "now": NOW}
+JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m"}
+
+# Module constants that are not statements.
+NOT_STATEMENTS = {"ERASERS_GO_HERE"}
+
+SAMPLES: dict[str, Any] = {
+    "SQL_FACTS": SUBJECT,
+    "SQL_FACT": {**SUBJECT, "key": "seat"},
+    "SQL_SEARCH": {**SUBJECT, "terms": ["aisle", "seat"]},
+    "SQL_TIER_ONE": {**SUBJECT, "cap": 10},
+    "SQL_PURGE_GENERATION": {"subject": "s-1"},
+    "SQL_LOCK_SUBJECT": ["s-1"],
+    "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
+    "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],
+    "SQL_EXISTING": ["s-1", ["seat", "meal"]],
+    "SQL_INSERT_FACTS": ["s-1", NOW, "0123456789ab", NOW, "agent", "[]"],
+    "SQL_UPDATE_FACTS": [NOW, "[]"],
+    "SQL_INSERT_EVENTS": ["s-1", "agent", None, "label", "reason", "0123456789ab", NOW, "[]"],
+    "SQL_ERASE_FACTS": {"facts": "[]", "matches": "[]", "action": "deleted", "reason": "",
+                        "now": NOW},
+    "SQL_ERASE_SUBJECT": SUBJECT,
+    "SQL_BEGIN": JOB,
+    "SQL_BEGIN_IN_TRANSACTION": JOB,
+    "SQL_SUCCEED": {**dict.fromkeys(extraction_sql.SUCCESS_COUNTS, 0), "job": 1,
+                    "generation": 0, "model": "m", "now": NOW},
+    # An eraser's part reads `erased_subjects`: it is planned inside the erasing statement.
+    "SQL_ERASE_TRANSCRIPTS": SUBJECT,
+}
+# An eraser's part -> the erasing statement it is planned inside.
+ERASER_PARTS = {"SQL_ERASE_TRANSCRIPTS": "SQL_ERASE_SUBJECT"}
+
+
+def _statements(module: ModuleType) -> dict[str, str]:
+    """The module's own string constants (not the table names it imports)."""
+    imported = set(vars(facts_tables)) | set(vars(extraction_tables))
+    return {
+        name: value for name, value in vars(module).items()
+        if name.isupper() and isinstance(value, str)
+        and name not in NOT_STATEMENTS and name not in imported
+    }
+
+
+STATEMENTS = {**_statements(facts_sql), **_statements(extraction_sql)}
+
+
+def _explain(sql: str, params: Any) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {sql}", params)
+        return cursor.fetchall()
+
+
+def test_every_statement_has_a_sample():
+    assert set(STATEMENTS) - set(SAMPLES) == set(), "give each new statement a sample here"
+    assert set(SAMPLES) - set(STATEMENTS) == set(), "a sample for a statement that is gone"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(STATEMENTS))
+def test_postgresql_plans_the_statement(name):
+    if connection.vendor != "postgresql":
+        pytest.skip("the hand-written SQL is PostgreSQL's")
+    sql = STATEMENTS[name]
+    if name in ERASER_PARTS:
+        host = STATEMENTS[ERASER_PARTS[name]]
+        sql = host.replace(facts_sql.ERASERS_GO_HERE, f", eraser_0 AS ({sql})\n")
+    assert _explain(sql, SAMPLES[name])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["SQL_ERASE_FACTS", "SQL_ERASE_SUBJECT"])
+def test_the_erasing_statements_plan_with_every_registered_eraser(name):
+    if connection.vendor != "postgresql":
+        pytest.skip("the hand-written SQL is PostgreSQL's")
+    registrations = [r for r in erasure._ERASERS.values() if r.sql]
+    assert registrations, "the apps register their erasers' SQL"
+    sql = erasure._with_erasers(STATEMENTS[name], registrations)
+    assert facts_sql.ERASERS_GO_HERE not in sql
+    assert _explain(sql, SAMPLES[name])
+
+
+def test_the_job_statements_agree_with_the_model():
+    columns = tuple(field.column for field in ExtractionJob._meta.concrete_fields)
+    assert columns == extraction_sql.JOB_COLUMNS
+    returned = ", ".join(f"j.{column}" for column in columns)
+    finished = ", ".join(f"'{status.value}'" for status in sorted(FINISHED_STATUSES))
+    for name in ("SQL_BEGIN", "SQL_BEGIN_IN_TRANSACTION", "SQL_SUCCEED"):
+        sql = " ".join(STATEMENTS[name].split())
+        assert f"j.status NOT IN ({finished})" in sql, name
+        if name != "SQL_SUCCEED":
+            assert f"RETURNING {returned}," in sql, name
