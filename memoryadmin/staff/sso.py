@@ -2,8 +2,8 @@
 
 The endpoints come from the issuer's discovery document (`OIDC_ISSUER`), fetched once per
 process. What this module adds to the library:
-- the ID token's `iss`, `aud`, `exp` and `iat` are checked (the library checks the signature and
-  the nonce only);
+- the ID token's `iss`, `aud`, `exp` and `iat` are checked here too (the library checks the
+  signature, the nonce and, through PyJWT, the expiry);
 - the staff role follows the provider's groups (`OIDC_ROLE_MAP`) at every sign-in and every
   silent re-check: someone whose groups map to no role loses every role group at once (so all
   their sessions are refused on the next page) and is signed out;
@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import jwt
 import requests
 from django.conf import settings
 from django.contrib import auth
@@ -26,6 +27,7 @@ from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.deprecation import MiddlewareMixin
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.middleware import SessionRefresh
@@ -220,7 +222,7 @@ class StaffOIDCCallback(OIDCAuthenticationCallbackView):
             return render(request, "404.html", status=404)
         try:
             return super().get(request)
-        except (SuspiciousOperation, requests.RequestException) as exc:
+        except (SuspiciousOperation, jwt.PyJWTError, requests.RequestException) as exc:
             logger.warning("sso: sign-in refused: %s", type(exc).__name__)
             if request.user.is_authenticated:
                 auth.logout(request)
@@ -259,6 +261,10 @@ class RecheckMiddleware(SessionRefresh):
             self._configured = True
 
     get_settings = staticmethod(sso_setting)
+
+    @property
+    def exempt_urls(self) -> set[str]:  # the library's own list names a logout URL we lack
+        return {reverse(name) for name in settings.OIDC_EXEMPT_URLS}
 
     def is_refreshable_url(self, request: HttpRequest) -> bool:
         if request.path_info.startswith(self._SKIPPED) or not hasattr(request, "user"):

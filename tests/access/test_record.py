@@ -18,7 +18,6 @@ from memoryadmin.access.models import AppendOnly, StaffAccess
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.actors import Actor
 from tests.factories import FactFactory
-from tests.staff.conftest import make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +75,8 @@ def test_the_rows_are_written_after_the_response_in_one_insert(traveller, editor
     assert StaffAccess.objects.filter(what="search", subject_id=S).count() == 1
 
 
-def test_query_counts_stay_fixed_with_recording_on(traveller, editor, django_assert_max_num_queries):
+def test_query_counts_stay_fixed_with_recording_on(traveller, editor,
+                                                   django_assert_max_num_queries):
     client = _client(editor)
     client.get(f"/staff/travellers/{S}/")
     for index in range(30):
@@ -96,9 +96,9 @@ def test_the_record_is_append_only_in_the_database(editor):
     with pytest.raises(AppendOnly):
         row.save()
     for statement in ("UPDATE staff_access SET staff_username = 'x'", "DELETE FROM staff_access"):
-        with pytest.raises(DatabaseError, match="staff access"), transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(statement)
+        with (pytest.raises(DatabaseError, match="staff access"), transaction.atomic(),
+              connection.cursor() as cursor):
+            cursor.execute(statement)
     assert StaffAccess.objects.get().staff_username == "eddie"
 
 

@@ -37,7 +37,7 @@ const provider = new Provider(issuer, {
   jwks: { keys: [jwk] },
   cookies: { keys: ['test-only-cookie-key'] },
   claims: {
-    openid: ['sub'],
+    openid: ['sub', 'amr'],
     email: ['email', 'email_verified'],
     profile: ['preferred_username', 'name'],
     groups: ['groups'],
@@ -54,7 +54,7 @@ const provider = new Provider(issuer, {
       async claims() {
         return {
           sub: id, email: account.email, email_verified: true, preferred_username: id,
-          name: account.name || id, groups: account.groups || [],
+          name: account.name || id, groups: account.groups || [], amr: account.amr || ['pwd'],
         };
       },
     };
