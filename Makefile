@@ -20,7 +20,12 @@ $(BIN)/.installed: pyproject.toml client/pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-setup: $(BIN)/.installed
+# The OpenID provider the single sign-on tests start (npm `oidc-provider`, run by node).
+OIDC_MODULES := tests/oidc/node_modules/.package-lock.json
+$(OIDC_MODULES): tests/oidc/package.json tests/oidc/package-lock.json
+	cd tests/oidc && npm ci --no-audit --no-fund --loglevel=error
+
+setup: $(BIN)/.installed $(OIDC_MODULES)
 
 run: setup
 	export DEBUG=$${DEBUG:-true}; \

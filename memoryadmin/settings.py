@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # the docs UI served from our own static files, not a CDN
     "memoryadmin.facts",
     "memoryadmin.extraction",
+    "memoryadmin.access",
     "memoryadmin.api",
     "memoryadmin.staff",
     "memoryadmin.portal",
@@ -72,6 +73,7 @@ MIDDLEWARE = [
     "memoryadmin.middleware.BrowserAuthenticationMiddleware",
     "memoryadmin.staff.middleware.IdleTimeoutMiddleware",  # staff sessions; skips /api/
     "memoryadmin.staff.security.SecondFactorMiddleware",  # staff pages; skips /api/
+    "memoryadmin.staff.sso.RecheckMiddleware",  # SSO sessions re-checked at the provider
     "memoryadmin.middleware.BrowserMessageMiddleware",
     "memoryadmin.portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -386,4 +388,50 @@ LOGGING = {
         "django.security": {"handlers": ["console"], "level": "WARNING", "propagate": False},
         "axes": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
+}
+
+# --- Staff single sign-on (OpenID Connect, mozilla-django-oidc; memoryadmin/staff/sso.py).
+# Configured when OIDC_ISSUER is set: the endpoints come from its discovery document.
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").rstrip("/")
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile groups")
+# The claim that lists the person's groups, and which group gives which staff role.
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+OIDC_ROLE_MAP = os.environ.get(
+    "OIDC_ROLE_MAP",
+    "memory-viewers=viewer,memory-editors=editor,memory-privacy=privacy_admin",
+)
+# `amr` values that count as a second factor for privacy admins.
+OIDC_MFA_AMR = env_list("OIDC_MFA_AMR", "mfa,otp,hwk")
+OIDC_CLOCK_SKEW_SECONDS = int(os.environ.get("OIDC_CLOCK_SKEW_SECONDS", "60"))
+OIDC_USE_NONCE = True
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = float(os.environ.get("OIDC_TIMEOUT_SECONDS", "5"))
+OIDC_STORE_ID_TOKEN = False
+OIDC_CREATE_USER = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL_FAILURE = "/login/"
+# An SSO session goes back to the provider (silently, prompt=none) this often, so a person removed
+# from the airline's groups loses access within the staff idle timeout.
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = int(
+    os.environ.get("OIDC_RECHECK_SECONDS", str(min(SESSION_COOKIE_AGE, 15 * 60)))
+)
+OIDC_EXEMPT_URLS = ["login", "logout", "otp-verify"]
+if OIDC_ISSUER:
+    AUTHENTICATION_BACKENDS = [*AUTHENTICATION_BACKENDS, "memoryadmin.staff.sso.StaffOIDCBackend"]
+# Local password accounts are break-glass accounts once SSO is configured: off unless turned on.
+STAFF_PASSWORD_LOGIN = env_bool("STAFF_PASSWORD_LOGIN", not OIDC_ISSUER)
+
+# --- The staff access record (memoryadmin/access/).
+STAFF_ACCESS_RECORDING = env_bool("STAFF_ACCESS_RECORDING", True)
+STAFF_ACCESS_RETENTION_DAYS = int(os.environ.get("STAFF_ACCESS_RETENTION_DAYS", "400"))
+# "Unusual access": a staff member who opened more than this many travellers in one hour,
+# looked for over the last STAFF_ACCESS_UNUSUAL_DAYS days.
+STAFF_ACCESS_UNUSUAL_PER_HOUR = int(os.environ.get("STAFF_ACCESS_UNUSUAL_PER_HOUR", "30"))
+STAFF_ACCESS_UNUSUAL_DAYS = int(os.environ.get("STAFF_ACCESS_UNUSUAL_DAYS", "7"))
+CELERY_BEAT_SCHEDULE["sweep-staff-access-record"] = {
+    "task": "memoryadmin.access.tasks.sweep_access_record",
+    "schedule": 86400.0,
 }

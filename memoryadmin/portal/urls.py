@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import views
+from . import access_views, views
 
 app_name = "portal"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("facts/<str:key>/delete", views.fact_delete, name="fact-delete"),
     path("choices", views.choices, name="choices"),
     path("download", views.export, name="export"),
+    path("looked", access_views.looked, name="looked"),
     path("forget", views.forget, name="forget"),
     path("forget/confirm", views.forget_confirm, name="forget-confirm"),
     path("receipts/<str:number>", views.receipt, name="receipt"),

@@ -9,7 +9,7 @@ from django.urls import path, register_converter
 
 from memoryadmin.api.converters import FactKeyConverter, SubjectIdConverter
 
-from .views import actions, edits, history, overview, review, travellers
+from .views import access_record, actions, edits, history, overview, review, travellers
 
 register_converter(SubjectIdConverter, "staff_subject")
 register_converter(FactKeyConverter, "staff_key")
@@ -32,4 +32,5 @@ urlpatterns = [
     path(FACT + "review/", review.review_decide, name="review_decide"),
     path(FACT + "<slug:action>/", actions.fact_action, name="fact_action"),
     path("review/", review.review, name="review"),
+    path("access/", access_record.access_record, name="access_record"),
 ]

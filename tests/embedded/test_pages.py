@@ -75,6 +75,8 @@ def staff_pages(ids: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
             (f"/staff/settings/tokens/{ids['token']}/created/", "Token “embedded”"),
             (f"/staff/settings/tokens/{ids['token']}/revoke/", "Revoke “embedded”?"),
             ("/staff/settings/history/", "Policy history"),
+            ("/staff/access/", "<h1>Access record</h1>"),
+            (f"/staff/access/?traveller={T}", f'value="{T}"'),
         ],
     }
 
@@ -101,6 +103,7 @@ def test_each_portal_page_answers_the_traveller(held: dict[str, int]) -> None:
         ("/portal/download", '"exported_at"'),
         ("/portal/forget", "Forget everything?"),
         ("/portal/forget/confirm", "Are you sure?"),
+        ("/portal/looked", "Who has looked at your memory"),
     ]:
         response = client.get(path)
         body = response.content.decode()

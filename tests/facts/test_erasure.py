@@ -49,6 +49,7 @@ NO_VALUES = {
     "axes.AccessFailureLog": "failed staff logins: username, address, user agent, path",
     "axes.AccessLog": "staff logins: username, address, user agent, path",
     "otp_totp.TOTPDevice": "a staff user's authenticator key",
+    "access.StaffAccess": "staff access record: who, when, which traveller id, what, address",
 }
 TEXT_FIELDS = (models.CharField, models.TextField, models.JSONField)
 

@@ -7,6 +7,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from memoryadmin.access.choices import AccessKind
+
 from .. import selectors
 from ..forms import EventFilterForm
 from ..roles import VIEWER
@@ -15,6 +17,7 @@ from .common import (
     fact_or_404,
     page_of,
     query_without_page,
+    record_access,
     revealed_keys,
     staff_required,
     subject_or_404,
@@ -82,6 +85,7 @@ def _history(request: HttpRequest, subject_id: str, key: str | None) -> dict[str
 def timeline(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     context = {"subject": subject, **_history(request, subject_id, None)}
+    record_access(request, AccessKind.TIMELINE, [subject_id])
     return render(request, "staff/timeline.html", context)
 
 
@@ -90,6 +94,7 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     subject = subject_or_404(subject_id)
     fact = fact_or_404(subject_id, key)
     revealed = revealed_keys(request, subject_id)
+    record_access(request, AccessKind.FACT_HISTORY, [subject_id])
     context = {
         "subject": subject,
         "fact": fact,

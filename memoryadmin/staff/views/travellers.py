@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.timesince import timesince
 
+from memoryadmin.access.choices import AccessKind
 from memoryadmin.extraction import selectors as job_selectors
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.models import FactStatus, MemoryFact
@@ -25,6 +26,7 @@ from .common import (
     TRAVELLERS_PER_PAGE,
     page_of,
     query_without_page,
+    record_access,
     revealed_keys,
     staff_required,
     subject_or_404,
@@ -37,6 +39,8 @@ def travellers(request: HttpRequest) -> HttpResponse:
     query = form.cleaned_data["q"] if form.is_valid() else ""
     page = page_of(request, selectors.staff_travellers(query), TRAVELLERS_PER_PAGE)
     status = 200 if form.is_valid() else 400
+    if query:
+        record_access(request, AccessKind.SEARCH, [subject.subject_id for subject in page])
     return render(
         request,
         "staff/travellers.html",
@@ -128,6 +132,7 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     facts = selectors.staff_subject_facts_qs(subject_id, sort=sort)
     page = page_of(request, facts, FACTS_PER_PAGE)
     tier = {fact.key for fact in fact_selectors.tier_one(subject_id)}
+    record_access(request, AccessKind.TRAVELLER, [subject_id])
     # On a later page or another sort, actions come back here rather than to the first page.
     here = request.get_full_path() if "page" in request.GET or sort else ""
     rows = _fact_rows(
