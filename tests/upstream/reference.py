@@ -146,8 +146,33 @@ def validate_fact(key: str, value: str, category: str | None = None, *, ours: bo
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2} ?(?:[A-Z0-9]{4} ?){2,7}[A-Z0-9]{1,4}\b")
 _DATE_TIME = re.compile(
-    r"\b(?:\d{4}([-/.])\d{1,2}\1\d{1,2}|\d{1,2}([-/.])\d{1,2}\2\d{4}|\d{1,2}:\d{2}(?::\d{2})?)\b"
+    r"(?<![\d./_-])(?:(\d+)([-/.])(\d+)\2(\d+)|(\d+):(\d+)(?::(\d+))?)(?![\d]|[-./_]\d)"
 )
+
+
+def _plausible(match: re.Match[str]) -> bool:
+    """A calendar date with a four-digit year first or last, or a clock time."""
+    if match.group(5) is not None:
+        hour, minute, second = match.group(5), match.group(6), match.group(7) or "0"
+        return len(hour) <= 2 and len(minute) == 2 and int(hour) < 24 and int(minute) < 60 and (
+            len(second) <= 2 and int(second) < 60)
+    first, middle, last = match.group(1), match.group(3), match.group(4)
+    if len(first) == 4:
+        year, month, day = first, middle, last
+    elif len(last) == 4:
+        year, month, day = last, middle, first
+        if not 1 <= int(month) <= 12:  # month first (9/12/2026)
+            month, day = day, month
+    else:
+        return False
+    return (1900 <= int(year) <= 2099 and len(month) <= 2 and len(day) <= 2
+            and 1 <= int(month) <= 12 and 1 <= int(day) <= 31)
+
+
+def _mask_dates(text: str) -> str:
+    return _DATE_TIME.sub(lambda m: "#" if _plausible(m) else m.group(0), text)
+
+
 _DASHES = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u30fc"
 
 
@@ -159,7 +184,7 @@ def write_filter_allows(key: str, value: str) -> bool:
     """False for e-mail addresses, IBANs and numbers of nine or more digits (cards, accounts,
     IDs, phones), in any NFKC-equivalent form; dates and times are not such numbers."""
     for text in (key, value):
-        folded = _DATE_TIME.sub("#", fold(text))
+        folded = _mask_dates(fold(text))
         joined = _JOINER.sub("", folded)  # the separators a number may be written with
         if _EMAIL.search(folded) or _IBAN.search(folded) or _NINE_DIGITS.search(joined):
             return False
