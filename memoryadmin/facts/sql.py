@@ -100,31 +100,35 @@ FROM {MEMORY_FACT}
 WHERE subject_id = %s AND key = ANY(%s)
 """
 
-# One statement per kind of change, whatever the batch size. The rows travel as one JSON
+# One statement per kind of change, whatever the batch size. Each row carries its own
+# updated_at: a batch is stamped in order, a microsecond apart, so a later fact of the batch is
+# the newer one (tier one's order), as upstream has it. The rows travel as one JSON
 # document each (jsonb_to_recordset), not as arrays: psycopg dumps arrays element by element in
 # Python, which cost more than running the statements.
 SQL_INSERT_FACTS = f"""
 INSERT INTO {MEMORY_FACT} (subject_id, key, value, category, updated_at, source_session_id,
                            created_at, origin, status, sensitive, expires_at, expiry_pinned,
                            version)
-SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive, r.expires_at,
-       false, 1
+SELECT %s, r.key, r.value, r.category, r.updated_at, %s, %s, %s, r.status, r.sensitive,
+       r.expires_at, false, 1
 FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,
                                                   status text, sensitive boolean,
-                                                  expires_at timestamptz))
-     WITH ORDINALITY AS r(key, value, category, status, sensitive, expires_at, n)
+                                                  expires_at timestamptz,
+                                                  updated_at timestamptz))
+     WITH ORDINALITY AS r(key, value, category, status, sensitive, expires_at, updated_at, n)
 ORDER BY r.n
 """
 
 SQL_UPDATE_FACTS = f"""
 UPDATE {MEMORY_FACT} AS f
-SET value = r.value, category = r.category, updated_at = %s,
+SET value = r.value, category = r.category, updated_at = r.updated_at,
     source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,
     expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version
 FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
                                         source_session_id text, status text,
                                         sensitive boolean, expires_at timestamptz,
-                                        expiry_pinned boolean, version integer)
+                                        expiry_pinned boolean, version integer,
+                                        updated_at timestamptz)
 WHERE f.id = r.id
 """
 

@@ -27,7 +27,6 @@ from ..validation import (
     MemoryWriteFilter,
     classify_sensitive,
     clean_reason,
-    normalize_value,
     validate_fact,
 )
 from .events import (
@@ -60,10 +59,7 @@ def fact_edit(
         fact.category if category is None else category,
     )
     MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
-    if (
-        normalize_value(clean.value) == normalize_value(fact.value)
-        and clean.category == fact.category
-    ):
+    if clean.value == fact.value and clean.category == fact.category:  # a case change counts
         return fact
     before = snapshot(fact)
     fact.value = clean.value

@@ -80,9 +80,12 @@ def fact_delete(
         _remove(fact, action=EventAction.DELETED, actor=actor, reason=reason)
         return True
     clean_subject_id(subject_id)
+    key = normalize_key(key) if isinstance(key, str) else ""
+    if not key:  # no fact has an empty key: nothing to delete (upstream answers False too)
+        return False
     lock_subject(subject_id)
     return bool(erasure.erase_facts(
-        [(subject_id, normalize_key(key), actor)],
+        [(subject_id, key, actor)],
         action=EventAction.DELETED,
         reason=clean_reason(reason),
     ))
@@ -95,7 +98,10 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
     together (pipeline mode, one round trip). PostgreSQL only; the caller checked
     `erasure.native_ready()`. A traveller never stored has nothing to delete (no row is made)."""
     clean_subject_id(subject_id)
-    rows = [(subject_id, normalize_key(key), actor)]
+    key = normalize_key(key) if isinstance(key, str) else ""
+    if not key:  # no fact has an empty key: nothing to delete
+        return False
+    rows = [(subject_id, key, actor)]
     erasing = conn.cursor()
     if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
         async with conn.transaction():
