@@ -27,6 +27,7 @@ XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 LANGUAGES = {
     "en": {
         "locale": "en-GB",
+        "open": "Continue to your memory",
         "h1": "What our assistant remembers about you",
         "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
         "change": "Change",
@@ -55,6 +56,7 @@ LANGUAGES = {
     },
     "zh-hant": {
         "locale": "zh-TW",
+        "open": "查看我的記憶",
         "h1": "AI 客服記得您哪些事",
         "groups": ["您的偏好", "您的旅行原則", "關於您和您的旅程"],
         "change": "修改",
@@ -107,6 +109,13 @@ def link(live_server, subject_id: str) -> str:
     return f"{live_server.url}/portal/open/{secret}"
 
 
+def enter(page, url: str) -> None:
+    """What a traveller does with the link: open it (a GET that spends nothing), then press the
+    one button."""
+    page.goto(url)
+    page.locator("[data-portal-open]").click()
+
+
 def check(page, name: str) -> None:
     """Every page: one h1, no serious axe finding, a screenshot; and no script ever ran."""
     assert page.locator("h1").count() == 1
@@ -132,8 +141,11 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
                        timeout=30)
     page = new_page(viewport=PHONE, locale=words["locale"])
 
-    # open a link: the secret leaves the address bar, the facts are there, grouped
+    # open a link: a page with one button, then the secret leaves the address bar
     page.goto(link(live_server, subject))
+    assert page.get_by_role("button").filter(has_text=words["open"]).is_visible()
+    check(page, f"portal-open-{lang}")
+    page.get_by_role("button").filter(has_text=words["open"]).click()
     assert page.url == f"{live_server.url}/portal/"
     assert page.get_by_role("heading", level=1).inner_text() == words["h1"]
     assert page.locator("h2[id^=group-]").all_inner_texts() == words["groups"]
@@ -229,8 +241,10 @@ def test_a_reused_link_is_refused_with_a_way_back(new_page, live_server, lang):
     FactFactory(subject_id="FF-REUSE", key="seat_preference", value="Aisle")
     url = link(live_server, "FF-REUSE")
     first = new_page(viewport=PHONE, locale=words["locale"])
-    first.goto(url)
+    enter(first, url)
     assert first.url.endswith("/portal/")
+    first.goto(url)  # the same link again in the browser it signed in: straight back in
+    assert first.url.endswith("/portal/") and "Aisle" in first.content()
 
     second = new_page(viewport=PHONE, locale=words["locale"])
     response = second.goto(url)
@@ -244,7 +258,7 @@ def test_a_reused_link_is_refused_with_a_way_back(new_page, live_server, lang):
 def test_the_language_switcher_works_without_javascript(new_page, live_server):
     FactFactory(subject_id="FF-SWITCH", key="seat_preference", value="Aisle")
     page = new_page(viewport=PHONE, locale="en-GB", java_script_enabled=False)
-    page.goto(link(live_server, "FF-SWITCH"))
+    enter(page, link(live_server, "FF-SWITCH"))
     assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["en"]["h1"]
 
     page.get_by_role("button", name="中文").click()
@@ -293,7 +307,7 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
                     value=f"{pattern.format(things[n % len(things)])} ({n + 1})",
                     actor=Actor.extraction(f"turn-{n}"))
     page = new_page(viewport=PHONE, locale=words["locale"])
-    page.goto(link(live_server, subject))
+    enter(page, link(live_server, subject))
     assert page.locator("li.card").count() == 20
     assert page.locator("script").count() == 0
     pager = page.get_by_role("navigation", name=re.compile("Pages|分頁"))
