@@ -13,9 +13,8 @@ import threading
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -45,6 +44,9 @@ from . import services
 from .dedup import Prepared, Verdict, judge_prepared, prepare, restates_prepared
 from .models import ExtractionJob, JobStatus
 from .prompts import RECORD_FACT_TOOL, RECORD_FACT_TOOL_NAME, airline_prompt
+
+if TYPE_CHECKING:  # the SDK is imported only when a model is called: a skipped turn never loads it
+    import anthropic
 
 logger = logging.getLogger(__name__)
 
@@ -274,6 +276,8 @@ _TRANSIENT_STATUS = frozenset({408, 409, 429})
 
 def _api_error_reason(exc: anthropic.APIError) -> str:
     """Status and error type only: an error body could quote what we sent."""
+    import anthropic
+
     if isinstance(exc, anthropic.APITimeoutError):
         return "model API timed out"
     if isinstance(exc, anthropic.APIConnectionError):
@@ -294,6 +298,8 @@ def _retry_after(exc: anthropic.APIError) -> float | None:
 
 
 def is_transient(exc: anthropic.APIError) -> bool:
+    import anthropic
+
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(exc, anthropic.APIStatusError):
@@ -303,6 +309,8 @@ def is_transient(exc: anthropic.APIError) -> bool:
 
 def make_client() -> anthropic.Anthropic:
     """No SDK retries: the Celery task owns retrying, with its own backoff and attempt count."""
+    import anthropic
+
     return anthropic.Anthropic(
         api_key=settings.ANTHROPIC_API_KEY,
         base_url=settings.ANTHROPIC_BASE_URL,
@@ -394,6 +402,7 @@ def _skip_reason(run: services.JobRun, memory: MemorySettings) -> str | None:
 
 
 def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | None:
+    import anthropic
     # job_begin read the generation and the transcript in one snapshot: a clear wipes
     # transcripts and bumps the generation in one transaction, so the transcript is either
     # gone or belongs to a batch that _store will see was cleared.
