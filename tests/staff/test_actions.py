@@ -183,6 +183,7 @@ def test_review_queue_approves_and_rejects_oldest_first(client, editor):
             f"f{second.pk}-decision": "reject",
             f"f{second.pk}-reason": "Not needed",
             f"f{second.pk}-version": second.version,
+            "confirmed": "yes",
         },
     )
     assert selectors.subject_fact("T-ACT2", "health") is None
