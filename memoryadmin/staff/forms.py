@@ -55,6 +55,9 @@ class FactAddForm(forms.Form):
     )
     category = forms.ChoiceField(label="Category", choices=Category.choices)
     reason = reason_field()
+    confirm_sensitive = forms.BooleanField(
+        label="Add it as a sensitive fact", required=False, widget=forms.HiddenInput
+    )
 
 
 class ExpiryForm(forms.Form):

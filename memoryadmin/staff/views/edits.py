@@ -17,7 +17,7 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactError, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
-from memoryadmin.facts.validation import normalize_key
+from memoryadmin.facts.validation import classify_sensitive, normalize_key
 
 from .. import selectors
 from ..forms import BulkForm, ExpiryForm, FactAddForm, FactEditForm
@@ -130,6 +130,15 @@ def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))
 
 
+SENSITIVE_WORDS = {
+    "health": "health information",
+    "mobility": "information about mobility",
+    "disability": "information about a disability",
+    "pregnancy": "information about a pregnancy",
+    "religion": "information about religion",
+}
+
+
 @staff_required(EDITOR)
 @require_http_methods(["GET", "POST"])
 def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
@@ -148,6 +157,11 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
         if fact_selectors.subject_fact(subject_id, key) is not None:
             form.add_error("key", "This traveller already has a fact with this key; edit it.")
             return render(request, "staff/fact_add.html", context, status=400)
+        topic = classify_sensitive(key, data["value"])
+        if topic and not data["confirm_sensitive"]:
+            # The same classifier as the agent's facts: say what it found, let the editor confirm.
+            context["sensitive_topic"] = SENSITIVE_WORDS.get(topic, topic)
+            return render(request, "staff/fact_add.html", context)
         services.fact_upsert(
             subject_id=subject_id,
             facts=[services.FactDraft(key, data["value"], data["category"])],
@@ -158,7 +172,10 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
         field = "key" if any("key" in name for name in exc.fields) else "value"
         form.add_error(field, exc.message)
         return render(request, "staff/fact_add.html", context, status=400)
-    messages.success(request, f"Added {key}. The agent can use it from now on.")
+    if data["confirm_sensitive"]:
+        messages.success(request, f"Added {key} as a sensitive fact: masked, never in tier one.")
+    else:
+        messages.success(request, f"Added {key}. The agent can use it from now on.")
     return redirect(traveller_url(subject_id, key))
 
 
