@@ -235,11 +235,12 @@ def choices(request: HttpRequest) -> HttpResponse:
         if subject.memory_paused
         else _("The assistant may learn from your conversations.")
     )
-    use = (
-        _("It won't use what it remembers about you.")
-        if subject.memory_use_paused
-        else _("It uses what it remembers about you.")
-    )
+    if not subject.memory_use_paused:
+        use = _("It uses what it remembers about you.")
+    elif subject.memory_paused:
+        use = _("It won't use what it remembers about you.")
+    else:  # after a sentence that says yes: each language marks the turn its own way
+        use = _("But it won't use what it remembers about you.")
     # One sentence pattern, so each language joins the parts its own way (no spaces in Chinese).
     messages.success(
         request,

@@ -28,6 +28,7 @@ LANGUAGES = {
     "en": {
         "locale": "en-GB",
         "open": "Continue to your memory",
+        "deleted_on": "a fact you deleted on",
         "h1": "What our assistant remembers about you",
         "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
         "change": "Change",
@@ -38,7 +39,7 @@ LANGUAGES = {
         "deleted": "Deleted. The assistant no longer remembers it.",
         "review": "Waiting for review.",
         "learn": "Learn from my conversations",
-        "use": "Use what you remember",
+        "use": "Let the assistant use what it remembers",
         "save_choices": "Save my choices",
         "paused": "Not in use.",
         "download": "Download my data",
@@ -57,6 +58,7 @@ LANGUAGES = {
     "zh-hant": {
         "locale": "zh-TW",
         "open": "查看我的記憶",
+        "deleted_on": "您於",
         "h1": "AI 客服記得您哪些事",
         "groups": ["您的偏好", "您的旅行原則", "關於您和您的旅程"],
         "change": "修改",
@@ -67,7 +69,7 @@ LANGUAGES = {
         "deleted": "已刪除。AI 客服不會再記得這件事。",
         "review": "等待審核。",
         "learn": "從我的對話中學習",
-        "use": "使用記得的內容",
+        "use": "讓 AI 客服使用記憶",
         "save_choices": "儲存設定",
         "paused": "暫停使用。",
         "download": "下載我的資料",
@@ -75,7 +77,7 @@ LANGUAGES = {
         "continue": "繼續",
         "tick": "我了解刪除後無法復原。",
         "tick_error": "請勾選方框",
-        "receipt": "收據編號",
+        "receipt": "確認編號",
         "sign_out": "登出",
         "signed_out": "您已登出",
         "used": "這個連結已經用過了",
@@ -185,7 +187,8 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     assert download.suggested_filename == f"my-travel-memory-{date.today().isoformat()}.json"
     exported = json.loads(download.path().read_text(encoding="utf-8"))
     assert words["new_value"] in [fact["value"] for fact in exported["facts"]]
-    assert any(event["before"] == "erased" for event in exported["history"])
+    assert any(event["what"].startswith(words["deleted_on"]) for event in exported["history"])
+    assert words["learn"] in exported["switches"] and words["use"] in exported["switches"]
 
     # pause learning: a posted turn is then skipped
     page.get_by_label(words["learn"]).uncheck()
