@@ -133,7 +133,7 @@ TRUSTED_PROXY_HOPS = int(os.environ.get("TRUSTED_PROXY_HOPS", "0"))
 OTP_TOTP_ISSUER = "memoryadmin"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "staff:overview"
-LOGOUT_REDIRECT_URL = "login"
+LOGOUT_REDIRECT_URL = "/login/?signed_out=1"  # the sign-in page then says so
 # Staff sessions end after this many idle seconds: each request pushes the expiry forward.
 # memoryadmin.staff.middleware.IdleTimeoutMiddleware slides the expiry at most once a minute
 # (instead of SESSION_SAVE_EVERY_REQUEST, which would write the session row on every page).

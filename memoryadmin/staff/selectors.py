@@ -97,6 +97,22 @@ def staff_activity_by_day(*, days: int = CHART_DAYS) -> list[dict[str, object]]:
     return series
 
 
+def staff_exact_traveller(query: str) -> str | None:
+    """The one traveller a search names exactly, by id or by a "forget everything" receipt
+    number, so the search can open them at once. One query."""
+    query = query.strip()
+    if not query or len(query) > 200:
+        return None
+    receipts = FactEvent.objects.filter(
+        action=EventAction.SUBJECT_CLEARED, receipt=query.upper()
+    ).values("subject_id")
+    found = list(
+        Subject.objects.filter(Q(subject_id=query) | Q(subject_id__in=receipts))
+        .values_list("subject_id", flat=True)[:2]
+    )
+    return found[0] if len(found) == 1 else None
+
+
 def staff_travellers(query: str = "") -> QuerySet[Subject]:
     """Travellers for the staff list, newest change first, with their fact counts.
 

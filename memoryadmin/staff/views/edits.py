@@ -179,6 +179,14 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
     return redirect(traveller_url(subject_id, key))
 
 
+# action -> (the confirmation's heading, its button), in plain sentences.
+BULK_WORDS = {
+    "expire": ("Expire {n} {noun} now?", "Expire {n} {noun}"),
+    "flag_sensitive": ("Flag {n} {noun} as sensitive?", "Flag {n} {noun}"),
+    "delete": ("Delete {n} {noun} for good?", "Delete {n} {noun}"),
+}
+
+
 @staff_required(EDITOR)
 @require_POST
 def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
@@ -188,6 +196,9 @@ def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     form = BulkForm(request.POST, keys=[fact.key for fact in facts])
     back = next_url_or(request, "")
     context = {"subject": subject, "form": form, "facts": facts, "next": back}
+    if not wanted:  # said on the page the editor is on, not on a page of its own
+        messages.error(request, "Nothing was changed: select at least one fact first.")
+        return redirect(back or traveller_url(subject_id))
     if not form.is_valid():
         return render(request, "staff/bulk_confirm.html", context, status=400)
     data = form.cleaned_data
@@ -195,6 +206,11 @@ def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     context["action_label"] = label
     if not data["confirmed"]:
         context["facts"] = [fact for fact in facts if fact.key in data["keys"]]
+        count = len(context["facts"])
+        noun = "fact" if count == 1 else "facts"
+        question, button = BULK_WORDS[data["action"]]
+        context["question"] = question.format(n=count, noun=noun)
+        context["button"] = button.format(n=count, noun=noun)
         return render(request, "staff/bulk_confirm.html", context)
     try:
         done = services.facts_bulk_apply(

@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
@@ -35,6 +35,9 @@ from .common import (
 def travellers(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     query = form.cleaned_data["q"] if form.is_valid() else ""
+    exact = selectors.staff_exact_traveller(query) if query and "page" not in request.GET else None
+    if exact is not None:  # an exact id or receipt number: straight to that traveller
+        return redirect("staff:traveller", subject_id=exact)
     page = page_of(request, selectors.staff_travellers(query), TRAVELLERS_PER_PAGE)
     status = 200 if form.is_valid() else 400
     return render(
