@@ -167,11 +167,14 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     fact = fact_selectors.subject_fact(subject_id, key)
     if fact is None:
         return _deleted_fact(request, subject, key)
+    latest = selectors.staff_events(subject_id, key=fact.key).first()
     revealed = revealed_keys(request, subject_id)
     context = {
         "subject": subject,
         "fact": fact,
         "masked": fact.sensitive and fact.key not in revealed,
+        "version_at": latest.created_at if latest else fact.updated_at,
+        "version_action": latest.get_action_display() if latest else "",
         **_history(request, subject_id, fact.key),
     }
     return render(request, "staff/fact.html", context)

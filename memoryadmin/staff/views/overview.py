@@ -20,5 +20,6 @@ def overview(request: HttpRequest) -> HttpResponse:
             "counts": selectors.staff_overview_counts(),
             "series": series,
             "chart": charts.activity_chart(series),
+            "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
         },
     )

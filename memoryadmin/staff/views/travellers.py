@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -11,7 +11,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
-from django.utils.timesince import timesince
 
 from memoryadmin.extraction import selectors as job_selectors
 from memoryadmin.facts import selectors as fact_selectors
@@ -20,6 +19,7 @@ from memoryadmin.facts.models import FactStatus, MemoryFact
 from .. import selectors
 from ..forms import SearchForm
 from ..roles import VIEWER
+from ..templatetags.staff_time import exact_time, relative_time
 from .common import (
     FACTS_PER_PAGE,
     TRAVELLERS_PER_PAGE,
@@ -38,12 +38,15 @@ def travellers(request: HttpRequest) -> HttpResponse:
     exact = selectors.staff_exact_traveller(query) if query and "page" not in request.GET else None
     if exact is not None:  # an exact id or receipt number: straight to that traveller
         return redirect("staff:traveller", subject_id=exact)
-    page = page_of(request, selectors.staff_travellers(query), TRAVELLERS_PER_PAGE)
+    show = request.GET.get("show", "")
+    show = show if show in selectors.TRAVELLER_FILTERS else ""
+    page = page_of(request, selectors.staff_travellers(query, show=show), TRAVELLERS_PER_PAGE)
     status = 200 if form.is_valid() else 400
     return render(
         request,
         "staff/travellers.html",
-        {"form": form, "query": query, "page": page, "qs": query_without_page(request)},
+        {"form": form, "query": query, "page": page, "qs": query_without_page(request),
+         "show": show, "show_label": selectors.TRAVELLER_FILTERS.get(show, "")},
         status=status,
     )
 
@@ -108,8 +111,8 @@ def _fact_rows(
                 "pending": fact.status == FactStatus.PENDING_REVIEW,
                 "category": categories.get(fact.category, fact.category),
                 "updated_iso": timezone.localtime(updated).isoformat(),
-                "updated_utc": updated.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
-                "updated_ago": timesince(updated, now),
+                "updated_exact": exact_time(updated),
+                "updated_ago": relative_time(updated),
                 "expires_iso": timezone.localtime(expires).isoformat() if expires else "",
                 "expires_day": _day(expires) if expires else "",
             }
