@@ -41,7 +41,11 @@ def activity_chart(
                     }
                 )
         if (days - 1 - index) % label_every == 0:  # today, and every week (or two) before it
-            labels.append({"x": round(x + bar / 2, 1), "text": f"{day['day']:%d %b}"})
+            middle = x + bar / 2
+            # the first and last labels keep inside the drawing instead of being cut in half
+            anchor = "end" if middle > width - 24 else "start" if middle < 24 else "middle"
+            labels.append({"x": round(middle, 1), "text": f"{day['day'].day} {day['day']:%b}",
+                           "anchor": anchor})
     return {
         "width": width,
         "height": HEIGHT,

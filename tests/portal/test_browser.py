@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -184,7 +185,10 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     with page.expect_download() as download_info:
         page.get_by_role("link", name=words["download"]).click()
     download = download_info.value
-    assert download.suggested_filename == f"my-travel-memory-{date.today().isoformat()}.json"
+    # the traveller's day: in Taipei for the Chinese pages (it may already be tomorrow there)
+    zone = ZoneInfo("Asia/Taipei" if lang == "zh-hant" else "UTC")
+    day = datetime.now(zone).date().isoformat()
+    assert download.suggested_filename == f"my-travel-memory-{day}.json"
     exported = json.loads(download.path().read_text(encoding="utf-8"))
     assert words["new_value"] in [fact["value"] for fact in exported["facts"]]
     assert any(event["what"].startswith(words["deleted_on"]) for event in exported["history"])
