@@ -135,7 +135,7 @@ TRUSTED_PROXY_HOPS = int(os.environ.get("TRUSTED_PROXY_HOPS", "0"))
 OTP_TOTP_ISSUER = "memoryadmin"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "staff:overview"
-LOGOUT_REDIRECT_URL = "login"
+LOGOUT_REDIRECT_URL = "/login/?signed_out=1"  # the sign-in page then says so
 # Staff sessions end after this many idle seconds: each request pushes the expiry forward.
 # memoryadmin.staff.middleware.IdleTimeoutMiddleware slides the expiry at most once a minute
 # (instead of SESSION_SAVE_EVERY_REQUEST, which would write the session row on every page).
@@ -208,6 +208,13 @@ PORTAL_REDEEM_RATE = os.environ.get("PORTAL_REDEEM_RATE", "10/min")  # link open
 # Where travellers reach the portal, when it differs from the host the airline's backend calls.
 PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "").rstrip("/")
 PORTAL_COOKIE_SECURE = env_bool("PORTAL_COOKIE_SECURE", not DEBUG)
+# The zone portal times are shown in, by page language, when the link's issuer passed none:
+# "language=Zone,language=Zone"; a language not named uses TIME_ZONE.
+PORTAL_LANGUAGE_TIME_ZONES = dict(
+    pair.strip().split("=", 1)
+    for pair in os.environ.get("PORTAL_LANGUAGE_TIME_ZONES", "zh-hant=Asia/Taipei").split(",")
+    if "=" in pair
+)
 
 # --- Celery: eager in-process when no broker is configured (the embedded default).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

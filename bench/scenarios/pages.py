@@ -44,7 +44,7 @@ def scenario_pages(ctx: Context, rows: list[Row]) -> None:
         def portal_page(subject: str) -> tuple[Client, str]:
             client = Client()
             link = portal_link_issue(subject_id=subject, issued_by="bench")
-            client.get(f"/portal/open/{link.secret}")
+            client.post(f"/portal/open/{link.secret}")
             return client, "/portal/"
 
         pages.append(("portal page", portal_page))

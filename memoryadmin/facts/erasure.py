@@ -162,6 +162,13 @@ async def erase_facts_async(
     await cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
 
 
+def erased_fact_summary(category: str, learned_at: datetime, version: int) -> dict[str, Any]:
+    """What an erasure event keeps about the fact (the `after` of `SQL_ERASE_FACTS`' event):
+    enough for support to answer "did you delete my meal preference?", never key or value."""
+    return {"erased_fact": {"category": category, "learned_at": learned_at.isoformat(),
+                            "changes": version - 1}}
+
+
 # --- SQLite (the embedded default): the ORM, a few statements per batch -------------------------
 
 _SQLITE_BATCH = 200  # SQLite limits the depth of an expression tree
@@ -183,7 +190,12 @@ def _erase_facts_orm(
         named = Q()
         for subject_id, key, _ in batch:
             named |= Q(subject_id=subject_id, key=key)
-        present = set(MemoryFact.objects.filter(named).values_list("subject_id", "key"))
+        present = {
+            (subject_id, key): erased_fact_summary(category, created_at, version)
+            for subject_id, key, category, created_at, version in MemoryFact.objects.filter(
+                named
+            ).values_list("subject_id", "key", "category", "created_at", "version")
+        }
         batch = [row for row in batch if (row[0], row[1]) in present]
         if not batch:
             continue
@@ -197,7 +209,7 @@ def _erase_facts_orm(
                 subject_id=subject_id, key=key_digest(subject_id, key),
                 key_hash=key_digest(subject_id, key), action=action, actor_kind=actor.kind,
                 actor_user=actor.user, actor_label=actor.label[:200], reason=reason,
-                created_at=now,
+                created_at=now, after=present[(subject_id, key)],
             )
             for subject_id, key, actor in batch
         ])

@@ -168,7 +168,7 @@ gone AS (DELETE FROM {MEMORY_FACT} AS f
                                             WHERE x.subject_id = v.subject_id
                                               AND x.key = v.key
                                             OFFSET 0) AS hit)
-         RETURNING f.subject_id, f.key),
+         RETURNING f.subject_id, f.key, f.category, f.created_at, f.version),
 redacted AS (UPDATE {FACT_EVENT} AS e
              SET key = e.key_hash, before = NULL, after = NULL,
                  redacted_at = COALESCE(e.redacted_at, %(now)s)
@@ -177,9 +177,13 @@ redacted AS (UPDATE {FACT_EVENT} AS e
                AND e.key <> e.key_hash),
 recorded AS (INSERT INTO {FACT_EVENT} (subject_id, key, key_hash, action, actor_kind,
                                        actor_user_id, actor_label, reason, session_tag,
-                                       created_at)
+                                       created_at, after)
              SELECT v.subject_id, v.digest, v.digest, %(action)s, v.kind, v.user_id, v.label,
-                    %(reason)s, '', %(now)s
+                    %(reason)s, '', %(now)s,
+                    -- what support may still say about it: never its key or value
+                    jsonb_build_object('erased_fact', jsonb_build_object(
+                        'category', gone.category, 'learned_at', gone.created_at,
+                        'changes', gone.version - 1))
              FROM v JOIN gone ON gone.subject_id = v.subject_id AND gone.key = v.key
              ORDER BY v.n),
 erased_subjects AS (SELECT DISTINCT subject_id FROM gone)

@@ -1,35 +1,56 @@
 """"Download my data": the traveller's facts, the history of their facts and their switches.
 
-Built on request and never stored, so erasure has no copy to chase. Erased values are shown as
-erased; who acted is named by role only (support staff usernames and token names stay
-internal).
+Built on request and never stored, so erasure has no copy to chase. Written for the traveller,
+in their language and time zone: the switches by the names the portal gives them, a deleted
+fact as "a fact you deleted on ...", and why each change happened in plain words (never a
+staff member's reason or a turn number, which are internal).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
 
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.erasure import is_key_digest
-from memoryadmin.facts.models import FactEvent, MemoryFact
+from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact
 
 from . import selectors
-
-ERASED = "erased"
-_BY = {
-    "agent": "the assistant",
-    "extraction": "the assistant, from a conversation",
-    "staff": "support staff",
-    "customer": "you",
-    "retention": "the retention policy",
-    "system": "the system",
-}
+from .forms import ChoicesForm
 
 
-def _when(moment: Any) -> str | None:
-    return moment.isoformat() if moment else None
+def _when(moment: datetime | None) -> str | None:
+    return timezone.localtime(moment).isoformat() if moment else None
+
+
+def _day(moment: datetime) -> str:
+    return date_format(timezone.localtime(moment), "DATE_FORMAT")
+
+
+def _why(kind: str) -> str:
+    """Why a change happened, for the traveller: by who made it, never the internal reason."""
+    return {
+        ActorKind.EXTRACTION: _("learned from your conversation"),
+        ActorKind.AGENT: _("saved by the assistant during your chat"),
+        ActorKind.CUSTOMER: _("you did this in the privacy portal"),
+        ActorKind.STAFF: _("done by our support team"),
+        ActorKind.RETENTION: _("it was kept as long as our rules allow, then deleted"),
+    }.get(kind, _("done automatically by our system"))
+
+
+def _what(event: FactEvent) -> str:
+    if event.action == EventAction.SUBJECT_CLEARED:
+        return _("you asked the assistant to forget everything")
+    deleted = event.action in (EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED)
+    if deleted and event.actor_kind == ActorKind.CUSTOMER:
+        return _("a fact you deleted on %(date)s") % {"date": _day(event.created_at)}
+    if deleted:
+        return _("a fact deleted on %(date)s") % {"date": _day(event.created_at)}
+    return str(event.get_action_display()).lower()
 
 
 def _fact(fact: MemoryFact) -> dict[str, Any]:
@@ -45,27 +66,30 @@ def _fact(fact: MemoryFact) -> dict[str, Any]:
     }
 
 
-def _event(event: FactEvent) -> dict[str, Any]:
-    erased = event.redacted_at is not None
-    return {
-        "at": _when(event.created_at),
-        "key": ERASED if is_key_digest(event.key) else (event.key or None),
-        "action": event.action,
-        "by": _BY.get(event.actor_kind, event.actor_kind),
-        "reason": event.reason,
-        "before": ERASED if erased else event.before,
-        "after": ERASED if erased else event.after,
-    }
+def _event(event: FactEvent) -> dict[str, Any] | None:
+    """One entry of the history; an erased fact's earlier events say nothing its deletion does
+    not (their values are gone), so only the deletion is listed."""
+    if event.redacted_at is not None:
+        return None
+    entry: dict[str, Any] = {"at": _when(event.created_at), "what": _what(event)}
+    if event.key and not is_key_digest(event.key):
+        entry["fact"] = event.key
+        entry["before"] = event.before
+        entry["after"] = event.after
+    entry["why"] = _why(event.actor_kind)
+    return entry
 
 
 def traveller_export(subject_id: str) -> dict[str, Any]:
     subject = fact_selectors.subject_get(subject_id)
+    switches = ChoicesForm.base_fields
+    history = [_event(event) for event in selectors.subject_events(subject_id)]
     return {
         "exported_at": _when(timezone.now()),
         "facts": [_fact(fact) for fact in fact_selectors.subject_facts(subject_id)],
-        "history": [_event(event) for event in selectors.subject_events(subject_id)],
+        "history": [entry for entry in history if entry is not None],
         "switches": {
-            "learn_from_my_conversations": not (subject and subject.memory_paused),
-            "use_what_you_remember": not (subject and subject.memory_use_paused),
+            str(switches["learn"].label): not (subject and subject.memory_paused),
+            str(switches["use"].label): not (subject and subject.memory_use_paused),
         },
     }

@@ -9,6 +9,7 @@ urlpatterns = [
     path("open/<path:secret>", views.open_link, name="open"),
     path("link/<str:reason>", views.link_refused, name="link-refused"),
     path("sign-out", views.sign_out, name="sign-out"),
+    path("signed-out", views.signed_out_page, name="signed-out"),
     path("facts/<str:key>/change", views.fact_edit, name="fact-edit"),
     path("facts/<str:key>/delete", views.fact_delete, name="fact-delete"),
     path("choices", views.choices, name="choices"),

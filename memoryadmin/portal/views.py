@@ -35,7 +35,9 @@ from .forms import ChoicesForm, FactEditForm, ForgetForm, LanguageForm
 from .middleware import LANGUAGE_COOKIE, PORTAL_PREFIX
 from .services import (
     LinkRefused,
+    portal_link_check,
     portal_link_redeem,
+    portal_link_subject,
     portal_session_end,
     portal_session_resume,
 )
@@ -71,18 +73,29 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResp
 # --- getting in ----------------------------------------------------------------------------------
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def open_link(request: HttpRequest, secret: str) -> HttpResponse:
-    """Spend a link, start the session, and leave the address with the secret behind."""
+    """A GET only looks at the link and shows one button; the button's POST spends it, starts
+    the session, and leaves the address with the secret behind. Mail scanners open every link
+    in an e-mail with a GET, so a GET must never use up the traveller's link."""
     if not throttle.hit(request, scope="redeem", rate=settings.PORTAL_REDEEM_RATE):
         response = render(request, "portal/link_throttled.html", status=429)
         response["Retry-After"] = str(throttle.parse_rate(settings.PORTAL_REDEEM_RATE)[1])
         return response
+    previous, _ended = portal_session_resume(request.COOKIES.get(COOKIE_NAME))
     try:
+        if request.method == "GET":
+            portal_link_check(secret=secret)
+            return render(request, "portal/open.html", {"language_next": request.path})
         session, cookie_secret = portal_link_redeem(secret=secret)
     except LinkRefused as refused:
+        if (
+            refused.reason == "used"
+            and previous is not None
+            and portal_link_subject(secret=secret) == previous.subject_id
+        ):
+            return redirect("portal:home")  # their own link again, while still signed in
         return redirect("portal:link-refused", reason=refused.reason)
-    previous, _ended = portal_session_resume(request.COOKIES.get(COOKIE_NAME))
     if previous is not None:
         portal_session_end(session=previous)  # one traveller per browser at a time
     response = redirect("portal:home")
@@ -102,13 +115,17 @@ def link_refused(request: HttpRequest, reason: str) -> HttpResponse:
 @require_POST
 @portal_session_required
 def sign_out(request: HttpRequest) -> HttpResponse:
+    """End the session, then redirect: a refresh of the next page re-sends nothing."""
     portal_session_end(session=request.portal_session)
-    request.portal_subject_id = ""  # the page after this is a signed-out page
-    # The switcher on that page returns to the portal's start, not to this POST-only address.
-    context = {"signed_out": True, "language_next": reverse("portal:home")}
-    response = render(request, "portal/signed_out.html", context)
+    response = redirect("portal:signed-out")
     clear_session_cookie(response)
     return response
+
+
+@require_GET
+def signed_out_page(request: HttpRequest) -> HttpResponse:
+    """Where sign-out lands. It names nobody, so it needs no session."""
+    return render(request, "portal/signed_out.html", {"signed_out": True})
 
 
 # --- seeing --------------------------------------------------------------------------------------
@@ -218,11 +235,12 @@ def choices(request: HttpRequest) -> HttpResponse:
         if subject.memory_paused
         else _("The assistant may learn from your conversations.")
     )
-    use = (
-        _("It won't use what it remembers about you.")
-        if subject.memory_use_paused
-        else _("It uses what it remembers about you.")
-    )
+    if not subject.memory_use_paused:
+        use = _("It uses what it remembers about you.")
+    elif subject.memory_paused:
+        use = _("It won't use what it remembers about you.")
+    else:  # after a sentence that says yes: each language marks the turn its own way
+        use = _("But it won't use what it remembers about you.")
     # One sentence pattern, so each language joins the parts its own way (no spaces in Chinese).
     messages.success(
         request,

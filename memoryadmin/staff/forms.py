@@ -25,6 +25,7 @@ class SearchForm(forms.Form):
         max_length=128,
         required=False,
         strip=True,
+        widget=forms.TextInput(attrs={"autofocus": True, "type": "search"}),
     )
 
 
@@ -37,7 +38,9 @@ class ReasonForm(forms.Form):
 
 class FactEditForm(forms.Form):
     value = forms.CharField(
-        label="Value", max_length=VALUE_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 2})
+        label="Value",
+        max_length=VALUE_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 2, "autofocus": True}),
     )
     category = forms.ChoiceField(label="Category", choices=Category.choices)
     reason = reason_field()
@@ -55,6 +58,9 @@ class FactAddForm(forms.Form):
     )
     category = forms.ChoiceField(label="Category", choices=Category.choices)
     reason = reason_field()
+    confirm_sensitive = forms.BooleanField(
+        label="Add it as a sensitive fact", required=False, widget=forms.HiddenInput
+    )
 
 
 class ExpiryForm(forms.Form):

@@ -26,6 +26,11 @@ urlpatterns = [
     path("travellers/<staff_subject:subject_id>/add-fact/", edits.fact_add, name="fact_add"),
     path("travellers/<staff_subject:subject_id>/bulk/", edits.bulk, name="bulk"),
     path(FACT, history.fact_detail, name="fact"),
+    path(
+        "travellers/<staff_subject:subject_id>/deleted/<str:digest>/",
+        history.deleted_fact,
+        name="deleted_fact",
+    ),
     path(FACT + "edit/", edits.fact_edit, name="fact_edit"),
     path(FACT + "expiry/", edits.fact_expiry, name="fact_expiry"),
     path(FACT + "reveal/", actions.fact_reveal, name="fact_reveal"),

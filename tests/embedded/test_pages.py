@@ -95,7 +95,7 @@ def test_each_staff_page_answers_its_role(held: dict[str, int], role: str) -> No
 def test_each_portal_page_answers_the_traveller(held: dict[str, int]) -> None:
     client = Client(HTTP_ACCEPT_LANGUAGE="en")
     link = portal_link_issue(subject_id=T, issued_by="test")
-    assert client.get(f"/portal/open/{quote(link.secret)}").status_code == 302
+    assert client.post(f"/portal/open/{quote(link.secret)}").status_code == 302
     for path, landmark in [
         ("/portal/", "What our assistant remembers about you"),
         ("/portal/facts/seat_preference/change", "Change what the assistant remembers"),

@@ -340,10 +340,15 @@ def test_reject_erases_a_held_fact(staff):
     upsert(("mobility", "Needs a wheelchair"))
     services.fact_reject(subject_id=SUBJECT, key="mobility", actor=staff, reason="not said")
     assert not MemoryFact.objects.exists()
-    assert [(e.action, e.before, e.after) for e in events()] == [
-        (EventAction.CREATED, None, None),
-        (EventAction.REJECTED, None, None),
+    assert [(e.action, e.before) for e in events()] == [
+        (EventAction.CREATED, None),
+        (EventAction.REJECTED, None),
     ]
+    created, rejected = events()
+    assert created.after is None  # the value is erased
+    # what support may still say: the category, when it was learned, how often it changed
+    assert set(rejected.after) == {"erased_fact"}
+    assert set(rejected.after["erased_fact"]) == {"category", "learned_at", "changes"}
     assert all(e.redacted_at for e in events()[:1])
 
 

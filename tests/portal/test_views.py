@@ -8,6 +8,7 @@ import re
 
 import pytest
 from django.utils import timezone
+from django.utils.formats import date_format
 from rest_framework.test import APIClient
 
 from memoryadmin.api.models import Scope
@@ -376,12 +377,19 @@ def test_download_my_data_has_facts_history_with_erased_values_and_switches(sign
     assert [(f["key"], f["value"]) for f in data["facts"]] == [
         ("seat_preference", "Prefers aisle seats")
     ]
-    assert data["switches"] == {"learn_from_my_conversations": False,
-                                "use_what_you_remember": True}
-    erased = [event for event in data["history"] if event["key"] == "erased"]
-    assert [event["action"] for event in erased] == ["created", "deleted"]
-    assert erased[0]["before"] == "erased" and erased[0]["after"] == "erased"
-    assert erased[1]["by"] == "you"
+    # the switches by the portal's own names
+    assert data["switches"] == {"Learn from my conversations": False,
+                                "Let the assistant use what it remembers": True}
+    day_deleted = date_format(timezone.localtime(), "DATE_FORMAT")
+    whats = [event["what"] for event in data["history"]]
+    assert f"a fact you deleted on {day_deleted}" in whats
+    assert not any(event.get("fact") == "erased" or event.get("before") == "erased"
+                   for event in data["history"])
+    deleted = next(e for e in data["history"] if e["what"].startswith("a fact you deleted"))
+    assert "fact" not in deleted and deleted["why"] == "you did this in the privacy portal"
+    seat = next(e for e in data["history"] if e.get("fact") == "seat_preference")
+    assert seat["why"] == "done automatically by our system"  # FactFactory writes as system
+    assert "turn" not in response.content.decode()
     assert "Kx9" not in response.content.decode()
     assert "Someone else" not in response.content.decode()
 

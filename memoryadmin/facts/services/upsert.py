@@ -26,6 +26,7 @@ from ..errors import (
 )
 from ..keyhash import event_key_hash
 from ..models import (
+    ActorKind,
     EventAction,
     FactEvent,
     FactStatus,
@@ -354,14 +355,21 @@ def _upsert_plan(
     rank = getattr(cleaned, "rank", {})
     for position, (key, clean) in enumerate(cleaned.items()):
         stamp = now + _STEP * rank.get(key, position)
-        topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
+        # Staff facts go through the same classifier: masked and under the sensitive-facts rule,
+        # but not held for review (a person wrote them, after the form's warning).
+        topic = (
+            classify_sensitive(clean.key, clean.value)
+            if actor.is_automated or actor.kind == ActorKind.STAFF
+            else None
+        )
+        held = topic is not None and actor.is_automated
         row = existing.get(key)
         if row is None:
             row = {
                 "key": key,
                 "value": clean.value,
                 "category": str(clean.category),
-                "status": FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
+                "status": FactStatus.PENDING_REVIEW if held else FactStatus.ACTIVE,
                 "sensitive": topic is not None,
                 "expiry_pinned": False,
                 "expires_at": None,
@@ -391,6 +399,7 @@ def _upsert_plan(
                 row["expiry_pinned"] = False  # restating an expired fact revives it
             if topic:
                 row["sensitive"] = True
+            if held:
                 row["status"] = FactStatus.PENDING_REVIEW
             row["expires_at"] = row_expiry(row, rules)
             plan.updates.append(row)

@@ -136,6 +136,25 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
                       status=400 if request.method == "POST" else 200)
     try:
         proposal = services.check_rule(form.proposal(rule_id))
+        overrides = [
+            o for o in retention.sensitive_overrides(services.rules_after(proposal=proposal))
+            if proposal.pk in (o.rule.pk, o.sensitive_rule.pk)
+        ]
+        if (
+            request.POST.get("action") == "confirm"
+            and overrides
+            and request.POST.get("keep_sensitive_longer") != "yes"
+        ):
+            # Saving would keep sensitive facts longer than the sensitive-facts rule: the
+            # preview again, with the warning and the box to tick.
+            preview = retention.preview(services.rules_after(proposal=proposal))
+            return render(
+                request, "staff/settings/rule_preview.html",
+                {**context, "proposal": proposal, "preview": preview, "overrides": overrides,
+                 "override_error": True,
+                 "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label},
+                status=400,
+            )
         if request.POST.get("action") == "confirm":
             _, run = services.retention_rule_save(
                 proposal=proposal, actor=_actor(request), reason=form.cleaned_data["reason"]
@@ -154,7 +173,7 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
     preview = retention.preview(services.rules_after(proposal=proposal))
     return render(
         request, "staff/settings/rule_preview.html",
-        {**context, "proposal": proposal, "preview": preview,
+        {**context, "proposal": proposal, "preview": preview, "overrides": overrides,
          "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label},
     )
 

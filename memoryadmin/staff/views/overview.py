@@ -27,5 +27,6 @@ def overview(request: HttpRequest) -> HttpResponse:
             "unusual_access": access_selectors.unusual_access(limit=10)
             if has_role(request.user, PRIVACY_ADMIN) else None,
             "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
+            "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
         },
     )
