@@ -72,6 +72,13 @@ def privacy_request_get(number: str) -> PrivacyRequest | None:
     )
 
 
+def erasure_request_for_receipt(receipt: str) -> PrivacyRequest | None:
+    return (
+        PrivacyRequest.objects.filter(kind=RequestKind.ERASURE, evidence__receipt=receipt)
+        .order_by("id").first()
+    )
+
+
 def request_steps(request: PrivacyRequest) -> list:
     return list(request.steps.select_related("actor_user").order_by("created_at", "id"))
 
@@ -174,7 +181,8 @@ def requests_csv(start: date, end: date) -> str:
 
 __all__ = [
     "CSV_COLUMNS", "RequestKind", "RequestStatus", "delivery_attempts", "delivery_get",
-    "erased_rows_remaining", "failing_recipients", "privacy_request_get", "privacy_requests",
+    "erased_rows_remaining", "erasure_request_for_receipt", "failing_recipients",
+    "privacy_request_get", "privacy_requests",
     "privacy_requests_due_counts", "receipt_deliveries", "recent_deliveries", "recipients",
     "request_state", "request_steps", "requests_csv", "subject_outbox",
 ]

@@ -4,6 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.facts.conftest import host_loop  # noqa: F401 - the agent host's loop, for the store
+
 from .receiver import Receiver
 
 

@@ -18,10 +18,9 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.store import DjangoMemoryStore
 from memoryadmin.privacy.models import DeliveryAttempt, DeliveryStatus, OutboxEvent, WebhookDelivery
 from tests.extraction.worker import Worker, publishing_to, wait_for
-from tests.facts.test_store_native import OnHostLoop
-from tests.facts.conftest import host_loop  # noqa: F401 - the agent host's loop fixture
-from tests.facts.store_contract import run
 from tests.factories import FactFactory
+from tests.facts.store_contract import run
+from tests.facts.test_store_native import OnHostLoop
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
