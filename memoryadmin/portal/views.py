@@ -260,9 +260,9 @@ def export(request: HttpRequest) -> HttpResponse:
 @portal_session_required
 def forget(request: HttpRequest) -> HttpResponse:
     """Step one: what will go and what will not."""
-    count = selectors.portal_overview(request.portal_subject_id).total
-    held = bool(getattr(fact_selectors.subject_get(request.portal_subject_id), "legal_hold", False))
-    return render(request, "portal/forget.html", {"fact_count": count, "legal_hold": held})
+    overview = selectors.portal_overview(request.portal_subject_id)
+    held = bool(overview.subject is not None and overview.subject.legal_hold)
+    return render(request, "portal/forget.html", {"fact_count": overview.total, "legal_hold": held})
 
 
 @require_http_methods(["GET", "POST"])
