@@ -5,7 +5,6 @@ traveller is always the session's: no view takes a traveller id from the request
 from __future__ import annotations
 
 import hashlib
-import json
 
 from django.conf import settings
 from django.contrib import messages
@@ -24,6 +23,7 @@ from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, Fac
 from memoryadmin.facts.models import MemoryFact
 from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.privacy import selectors as privacy_selectors
+from memoryadmin.privacy.export import traveller_export_bytes
 
 from . import selectors, throttle
 from .auth import (
@@ -33,7 +33,6 @@ from .auth import (
     set_session_cookie,
 )
 from .display import traveller_view
-from .export import traveller_export
 from .forms import ChoicesForm, FactEditForm, ForgetForm, LanguageForm
 from .middleware import LANGUAGE_COOKIE, PORTAL_PREFIX
 from .services import (
@@ -240,8 +239,7 @@ def choices(request: HttpRequest) -> HttpResponse:
 @require_GET
 @portal_session_required
 def export(request: HttpRequest) -> HttpResponse:
-    data = traveller_export(request.portal_subject_id)
-    body = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    body = traveller_export_bytes(request.portal_subject_id)
     # The download is an access request, closed with the SHA-256 of exactly these bytes.
     privacy_flows.privacy_export_record(
         subject_id=request.portal_subject_id, sha256=hashlib.sha256(body).hexdigest(),

@@ -57,14 +57,20 @@ def _portal_request(subject_id: str, kind: str, actor: Actor, note: str) -> Priv
 def privacy_export_record(
     *, subject_id: str, sha256: str, actor: Actor, request_id: int | None = None
 ) -> PrivacyRequest:
-    """A download was handed over: the access request closes with the file's SHA-256."""
+    """A download was handed over. The traveller's own download closes its access request with
+    the file's SHA-256 at once; staff's export attaches it, and staff close the request once
+    the file is sent (`privacy_request_complete`)."""
     if request_id is None:
         request = _portal_request(subject_id, RequestKind.ACCESS, actor,
                                   "downloaded in the privacy portal")
-    else:
-        request = _own_request(request_id, subject_id, RequestKind.ACCESS)
-    return privacy_request_finish(request, actor=actor, evidence={"sha256": sha256},
-                                  note="export handed to the traveller")
+        return privacy_request_finish(request, actor=actor, evidence={"sha256": sha256},
+                                      note="export handed to the traveller")
+    request = _own_request(request_id, subject_id, RequestKind.ACCESS)
+    request.status = RequestStatus.IN_PROGRESS
+    request.evidence = {**request.evidence, "sha256": sha256}
+    request.save(update_fields=["status", "evidence", "updated_at"])
+    privacy_request_note(request, action="exported", actor=actor, detail={"sha256": sha256})
+    return request
 
 
 @dataclass(frozen=True)

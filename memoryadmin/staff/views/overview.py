@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from memoryadmin.privacy import selectors as privacy_selectors
+
 from .. import charts, selectors
 from ..roles import VIEWER
 from .common import staff_required
@@ -20,5 +22,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "counts": selectors.staff_overview_counts(),
             "series": series,
             "chart": charts.activity_chart(series),
+            "privacy": privacy_selectors.privacy_requests_due_counts(),
+            "failing_recipients": privacy_selectors.failing_recipients(),
         },
     )
