@@ -50,6 +50,11 @@ def deadline(day: date) -> datetime:
 
 
 def received_at_of(day: date) -> datetime:
-    """A received date entered by staff, as the start of that day in the airline's zone (a
-    letter's date has no hour)."""
-    return datetime.combine(day, time(9, 0), tzinfo=airline_zone())
+    """A received date entered by staff, as a moment of that day in the airline's zone (a
+    letter's date has no hour; the clock counts days): noon, or now if that is earlier."""
+    return min(datetime.combine(day, time(12, 0), tzinfo=airline_zone()), timezone.now())
+
+
+def day_start(day: date) -> datetime:
+    """Midnight at the start of `day` in the airline's zone (date ranges of the CSV)."""
+    return datetime.combine(day, time.min, tzinfo=airline_zone())

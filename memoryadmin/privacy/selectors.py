@@ -160,8 +160,8 @@ def requests_csv(start: date, end: date) -> str:
     """Requests received from `start` to `end` (inclusive, the airline's days), for auditors."""
     rows = (
         PrivacyRequest.objects.select_related("handled_by")
-        .filter(received_at__gte=clock.received_at_of(start).replace(hour=0),
-                received_at__lt=clock.received_at_of(end + timedelta(days=1)).replace(hour=0))
+        .filter(received_at__gte=clock.day_start(start),
+                received_at__lt=clock.day_start(end + timedelta(days=1)))
         .order_by("received_at", "id")
     )
     out = io.StringIO()
