@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "memoryadmin.api",
     "memoryadmin.staff",
     "memoryadmin.portal",
+    "memoryadmin.privacy",
 ]
 
 MIDDLEWARE = [
@@ -441,4 +442,19 @@ STAFF_ACCESS_UNUSUAL_DAYS = int(os.environ.get("STAFF_ACCESS_UNUSUAL_DAYS", "7")
 CELERY_BEAT_SCHEDULE["sweep-staff-access-record"] = {
     "task": "memoryadmin.access.tasks.sweep_access_record",
     "schedule": 86400.0,
+}
+
+# --- Privacy requests and erasure propagation (memoryadmin/privacy/).
+# Due dates of privacy requests are counted and shown in the airline's time zone.
+PRIVACY_TIME_ZONE = os.environ.get("PRIVACY_TIME_ZONE", "Asia/Taipei")
+# Webhook delivery: first retry after the base, doubling up to the cap, for 3 days.
+WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS", "60"))
+WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_SECONDS", "21600"))
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "10"))
+# Beat dispatches what the store's native erasures wrote and re-sends retries this late.
+WEBHOOK_SWEEP_INTERVAL_SECONDS = float(os.environ.get("WEBHOOK_SWEEP_INTERVAL_SECONDS", "30"))
+WEBHOOK_RETRY_GRACE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_GRACE_SECONDS", "120"))
+CELERY_BEAT_SCHEDULE["webhook-dispatch-and-retry"] = {
+    "task": "memoryadmin.privacy.tasks.webhook_retry_due_task",
+    "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
 }

@@ -19,6 +19,7 @@ urlpatterns = [
     path("login/verify/", otp_verify, name="otp-verify"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("staff/settings/", include("memoryadmin.staff.settings.urls")),  # privacy admins
+    path("staff/privacy/", include("memoryadmin.staff.privacy.urls")),  # privacy requests
     path("staff/", include("memoryadmin.staff.urls")),
     path("", RedirectView.as_view(pattern_name="staff:overview", permanent=False)),
 ]

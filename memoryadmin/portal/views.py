@@ -4,7 +4,7 @@ traveller is always the session's: no view takes a traveller id from the request
 
 from __future__ import annotations
 
-import json
+import hashlib
 
 from django.conf import settings
 from django.contrib import messages
@@ -21,6 +21,9 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
+from memoryadmin.privacy import flows as privacy_flows
+from memoryadmin.privacy import selectors as privacy_selectors
+from memoryadmin.privacy.export import traveller_export_bytes
 
 from . import selectors, throttle
 from .auth import (
@@ -30,7 +33,6 @@ from .auth import (
     set_session_cookie,
 )
 from .display import traveller_view
-from .export import traveller_export
 from .forms import ChoicesForm, FactEditForm, ForgetForm, LanguageForm
 from .middleware import LANGUAGE_COOKIE, PORTAL_PREFIX
 from .services import (
@@ -154,7 +156,7 @@ def fact_edit(request: HttpRequest, key: str) -> HttpResponse:
     form = FactEditForm(request.POST if request.method == "POST" else None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            services.fact_edit(
+            privacy_flows.privacy_correct(  # a rectification request, recorded and closed
                 subject_id=request.portal_subject_id,
                 key=fact.key,
                 value=form.cleaned_data["value"],
@@ -223,7 +225,7 @@ def fact_delete(request: HttpRequest, key: str) -> HttpResponse:
 def choices(request: HttpRequest) -> HttpResponse:
     form = ChoicesForm(request.POST)
     form.is_valid()  # two optional checkboxes: always valid, absent means off
-    subject = services.subject_set_preferences(
+    subject, _restriction = privacy_flows.privacy_pause(  # pausing is a restriction request
         subject_id=request.portal_subject_id,
         memory_paused=not form.cleaned_data["learn"],
         memory_use_paused=not form.cleaned_data["use"],
@@ -255,8 +257,12 @@ def choices(request: HttpRequest) -> HttpResponse:
 @require_GET
 @portal_session_required
 def export(request: HttpRequest) -> HttpResponse:
-    data = traveller_export(request.portal_subject_id)
-    body = json.dumps(data, ensure_ascii=False, indent=2)
+    body = traveller_export_bytes(request.portal_subject_id)
+    # The download is an access request, closed with the SHA-256 of exactly these bytes.
+    privacy_flows.privacy_export_record(
+        subject_id=request.portal_subject_id, sha256=hashlib.sha256(body).hexdigest(),
+        actor=_actor(request),
+    )
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     day = timezone.localdate().isoformat()
     response["Content-Disposition"] = f'attachment; filename="my-travel-memory-{day}.json"'
@@ -270,8 +276,9 @@ def export(request: HttpRequest) -> HttpResponse:
 @portal_session_required
 def forget(request: HttpRequest) -> HttpResponse:
     """Step one: what will go and what will not."""
-    count = selectors.portal_overview(request.portal_subject_id).total
-    return render(request, "portal/forget.html", {"fact_count": count})
+    overview = selectors.portal_overview(request.portal_subject_id)
+    held = bool(overview.subject is not None and overview.subject.legal_hold)
+    return render(request, "portal/forget.html", {"fact_count": overview.total, "legal_hold": held})
 
 
 @require_http_methods(["GET", "POST"])
@@ -280,12 +287,17 @@ def forget_confirm(request: HttpRequest) -> HttpResponse:
     """Step two: the one red button."""
     form = ForgetForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        receipt = services.subject_forget(
+        outcome = privacy_flows.privacy_forget(  # an erasure request, with its evidence
             subject_id=request.portal_subject_id,
             actor=_actor(request),
             reason="the traveller chose 'forget everything' in the privacy portal",
         )
-        return redirect("portal:receipt", number=receipt.number)
+        if outcome.receipt is None:  # a legal hold: nothing erased, the request is on record
+            return render(request, "portal/forget_held.html", {"request_number":
+                                                                outcome.request.number})
+        # Committed: now count what still holds the erased facts (must be 0).
+        privacy_flows.privacy_verify_erasure(request_id=outcome.request.pk, actor=_actor(request))
+        return redirect("portal:receipt", number=outcome.receipt.number)
     count = selectors.portal_overview(request.portal_subject_id).total
     return render(request, "portal/forget_confirm.html", {"form": form, "fact_count": count})
 
@@ -296,7 +308,12 @@ def receipt(request: HttpRequest, number: str) -> HttpResponse:
     found = fact_selectors.clear_receipt_get(number, subject_id=request.portal_subject_id)
     if found is None:
         return not_found(request)
-    return render(request, "portal/receipt.html", {"receipt": found})
+    context = {
+        "receipt": found,
+        "erasure_request": privacy_selectors.erasure_request_for_receipt(found.number),
+        "deliveries": privacy_selectors.receipt_deliveries(found.number),
+    }
+    return render(request, "portal/receipt.html", context)
 
 
 # --- language ------------------------------------------------------------------------------------

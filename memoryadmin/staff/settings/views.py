@@ -17,6 +17,7 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
+from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.staff.roles import PRIVACY_ADMIN
 from memoryadmin.staff.views.common import staff_required
 
@@ -237,7 +238,8 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         hold = form.cleaned_data["hold"] == "place"
         try:
-            services.subject_set_legal_hold(
+            # Lifting it carries out the erasure requests that waited for it (issue 22).
+            carried = privacy_flows.privacy_legal_hold_set(
                 subject_id=subject_id, hold=hold, actor=_actor(request),
                 reason=form.cleaned_data["reason"],
             )
@@ -245,10 +247,14 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
             for name, message in exc.fields.items():
                 form.add_error(name if name in form.fields else None, message)
         else:
+            for waiting in carried:  # committed: verify each erasure
+                privacy_flows.privacy_verify_erasure(request_id=waiting.pk, actor=_actor(request))
             messages.success(
                 request,
                 "Placed a legal hold: retention sweeps and rule changes skip this traveller."
-                if hold else "Lifted the legal hold: retention applies to this traveller again.",
+                if hold else "Lifted the legal hold: retention applies to this traveller again."
+                + (f" Carried out {len(carried)} erasure request(s) that waited for it."
+                   if carried else ""),
             )
             return redirect(_traveller_url(subject_id))
     return render(

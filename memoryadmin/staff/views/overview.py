@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memoryadmin.access import selectors as access_selectors
+from memoryadmin.privacy import selectors as privacy_selectors
 
 from .. import charts, selectors
 from ..roles import PRIVACY_ADMIN, VIEWER, has_role
@@ -28,5 +29,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             if has_role(request.user, PRIVACY_ADMIN) else None,
             "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
             "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
+            "privacy": privacy_selectors.privacy_requests_due_counts(),
+            "failing_recipients": privacy_selectors.failing_recipients(),
         },
     )

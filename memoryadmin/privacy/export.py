@@ -4,23 +4,31 @@ Built on request and never stored, so erasure has no copy to chase. Written for 
 in their language and time zone: the switches by the names the portal gives them, a deleted
 fact as "a fact you deleted on ...", and why each change happened in plain words (never a
 staff member's reason or a turn number, which are internal).
+
+Built here, below both faces, because the portal hands it to the traveller and staff hand it
+over for an access request that came by phone, e-mail or letter.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.erasure import is_key_digest
 from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact
 
-from . import selectors
-from .forms import ChoicesForm
+
+# The portal's switches by the names the portal gives them (portal/forms.py's ChoicesForm labels;
+# this module sits below the portal, so it names them itself).
+SWITCH_LEARN = gettext_lazy("Learn from my conversations")
+SWITCH_USE = gettext_lazy("Let the assistant use what it remembers")
 
 
 def _when(moment: datetime | None) -> str | None:
@@ -80,16 +88,25 @@ def _event(event: FactEvent) -> dict[str, Any] | None:
     return entry
 
 
+def _subject_events(subject_id: str) -> list[FactEvent]:
+    """A traveller's whole history, oldest first."""
+    return list(FactEvent.objects.filter(subject_id=subject_id).order_by("created_at", "id"))
+
+
 def traveller_export(subject_id: str) -> dict[str, Any]:
     subject = fact_selectors.subject_get(subject_id)
-    switches = ChoicesForm.base_fields
-    history = [_event(event) for event in selectors.subject_events(subject_id)]
+    history = [_event(event) for event in _subject_events(subject_id)]
     return {
         "exported_at": _when(timezone.now()),
         "facts": [_fact(fact) for fact in fact_selectors.subject_facts(subject_id)],
         "history": [entry for entry in history if entry is not None],
         "switches": {
-            str(switches["learn"].label): not (subject and subject.memory_paused),
-            str(switches["use"].label): not (subject and subject.memory_use_paused),
+            str(SWITCH_LEARN): not (subject and subject.memory_paused),
+            str(SWITCH_USE): not (subject and subject.memory_use_paused),
         },
     }
+
+
+def traveller_export_bytes(subject_id: str) -> bytes:
+    """The file as handed over: its SHA-256 is the access request's evidence."""
+    return json.dumps(traveller_export(subject_id), ensure_ascii=False, indent=2).encode("utf-8")
