@@ -24,7 +24,6 @@ from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.erasure import is_key_digest
 from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact
 
-
 # The portal's switches by the names the portal gives them (portal/forms.py's ChoicesForm labels;
 # this module sits below the portal, so it names them itself).
 SWITCH_LEARN = gettext_lazy("Learn from my conversations")
