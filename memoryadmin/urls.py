@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from memoryadmin.api.errors import api_not_found
+from memoryadmin.observability.views import metrics_view
 from memoryadmin.staff.otp_views import otp_verify
 
 urlpatterns = [
@@ -10,6 +11,7 @@ urlpatterns = [
     path("api/v1/", include("memoryadmin.api.turns")),
     re_path(r"^api/", api_not_found),  # /api/ outside v1: still the JSON shape
     path("healthz", include("memoryadmin.api.health")),
+    path("metrics", metrics_view, name="metrics"),  # Prometheus; allowed networks or token
     path("portal/", include("memoryadmin.portal.urls")),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("login/verify/", otp_verify, name="otp-verify"),
