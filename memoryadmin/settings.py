@@ -377,6 +377,7 @@ SPECTACULAR_SETTINGS = {
 # Text by default (`make run`); LOG_FORMAT=json: one JSON object per line from web, worker and
 # beat. Every line carries the request id (memoryadmin/observability/logs.py).
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "text")
+LOGGING_CONFIG = "memoryadmin.observability.logs.configure"
 LOGGING = logging_config(log_format=LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))
 
 # --- Metrics (memoryadmin/observability/): /metrics for these networks (CIDRs or addresses,

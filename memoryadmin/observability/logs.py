@@ -79,11 +79,20 @@ def logging_config(*, log_format: str = "text", level: str = "INFO") -> dict[str
     return config
 
 
+def configure(config: dict[str, Any]) -> None:
+    """settings.LOGGING_CONFIG: Django's dictConfig, and in JSON Python's warnings through the
+    logging too (a library's warning would otherwise be a bare line on stderr)."""
+    import logging.config
+
+    logging.config.dictConfig(config)
+    formatter = config.get("formatters", {}).get("main", {})
+    if formatter.get("()") == "memoryadmin.observability.logs.JsonFormatter":
+        logging.captureWarnings(True)
+
+
 def celery_logging(**_: Any) -> None:
     """Celery's `setup_logging` signal: with a receiver, Celery leaves logging to us, so worker
     and beat log through the same LOGGING as the web."""
-    import logging.config
-
     from django.conf import settings
 
-    logging.config.dictConfig(settings.LOGGING)
+    configure(settings.LOGGING)
