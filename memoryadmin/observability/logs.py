@@ -15,7 +15,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
+TEXT_FORMAT = "%(asctime)s [%(request_id)s] %(levelname)s %(name)s %(message)s"
 
 
 class JsonFormatter(logging.Formatter):
