@@ -11,6 +11,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from memoryadmin.observability.logs import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -49,6 +51,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # the docs UI served from our own static files, not a CDN
+    "memoryadmin.observability",
     "memoryadmin.facts",
     "memoryadmin.extraction",
     "memoryadmin.access",
@@ -59,6 +62,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request id for every line below, and the agent's request timing (metrics).
+    "memoryadmin.observability.requestid.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files are answered here, before sessions and the rest: cheap, cacheable, no cookies.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -171,7 +176,8 @@ CSRF_FAILURE_VIEW = "memoryadmin.api.errors.api_csrf_failure"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the load balancer probes over plain HTTP
+# The load balancer probes and Prometheus scrapes over plain HTTP, inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
@@ -379,24 +385,19 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {
-        "memoryadmin": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-        # The agent client's package (client/) when the server process uses it.
-        "memoryadmin_client": {
-            "handlers": ["console"],
-            "level": os.environ.get("LOG_LEVEL", "INFO"),
-        },
-        # Django only prints request errors when DEBUG is on; production needs them most.
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
-        "django.security": {"handlers": ["console"], "level": "WARNING", "propagate": False},
-        "axes": {"handlers": ["console"], "level": "WARNING", "propagate": False},
-    },
-}
+# Text by default (`make run`); LOG_FORMAT=json: one JSON object per line from web, worker and
+# beat. Every line carries the request id (memoryadmin/observability/logs.py).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text")
+LOGGING_CONFIG = "memoryadmin.observability.logs.configure"
+LOGGING = logging_config(log_format=LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))
+
+# --- Metrics (memoryadmin/observability/): /metrics for these networks (CIDRs or addresses,
+# comma-separated) or for `Authorization: Bearer <METRICS_TOKEN>`; both empty: nobody.
+METRICS_ALLOWED_NETWORKS = env_list("METRICS_ALLOWED_NETWORKS")
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# The database gauges (facts, queue age, sweep lag, privacy requests due) are read at most this
+# often, however many scrapes come (shared through the cache).
+METRICS_GAUGE_REFRESH_SECONDS = int(os.environ.get("METRICS_GAUGE_REFRESH_SECONDS", "60"))
 
 # --- Staff single sign-on (OpenID Connect, mozilla-django-oidc; memoryadmin/staff/sso.py).
 # Configured when OIDC_ISSUER is set: the endpoints come from its discovery document.

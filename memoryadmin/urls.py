@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from memoryadmin.api.errors import api_not_found
+from memoryadmin.observability.views import metrics_view
 from memoryadmin.staff.otp_views import otp_verify
 from memoryadmin.staff.signin import StaffLoginView
 from memoryadmin.staff.sso import StaffOIDCCallback, StaffOIDCStart
@@ -12,6 +13,7 @@ urlpatterns = [
     path("api/v1/", include("memoryadmin.api.turns")),
     re_path(r"^api/", api_not_found),  # /api/ outside v1: still the JSON shape
     path("healthz", include("memoryadmin.api.health")),
+    path("metrics", metrics_view, name="metrics"),  # Prometheus; allowed networks or token
     path("portal/", include("memoryadmin.portal.urls")),
     path("login/", StaffLoginView.as_view(), name="login"),
     path("oidc/authenticate/", StaffOIDCStart.as_view(), name="oidc_authentication_init"),

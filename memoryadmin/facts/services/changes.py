@@ -9,7 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..actors import Actor
+from ..counting import actor_label, count_blocked
 from ..errors import (
+    FactBlocked,
     FactInvalid,
     FactNotFound,
     FactStateError,
@@ -58,7 +60,11 @@ def fact_edit(
         fact.value if value is None else value,
         fact.category if category is None else category,
     )
-    MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
+    try:
+        MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
+    except FactBlocked:
+        count_blocked(actor_label(actor))
+        raise
     if clean.value == fact.value and clean.category == fact.category:  # a case change counts
         return fact
     before = snapshot(fact)

@@ -16,6 +16,7 @@ from psycopg.pq import TransactionStatus
 from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
 from ..actors import Actor
+from ..counting import actor_label, count_blocked
 from ..db import hot_cursor, in_own_pipelined_transaction, is_postgresql, pipelined
 from ..errors import (
     FactBlocked,
@@ -306,6 +307,7 @@ def _upsert_clean(
             errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
             continue
         except FactBlocked as exc:  # name the position, never the value
+            count_blocked(actor_label(actor))
             exc.fields = {f"facts[{index}].{name}": msg for name, msg in exc.fields.items()}
             raise
         cleaned[clean.key] = clean  # a repeated key in one batch: the last one wins
