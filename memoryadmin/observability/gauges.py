@@ -61,6 +61,10 @@ def register_gauge_source(name: str, source: Source) -> None:
     _sources[name] = source
 
 
+def registered_gauge_source(name: str) -> Source | None:
+    return _sources.get(name)
+
+
 def unregister_gauge_source(name: str) -> None:
     _sources.pop(name, None)
 

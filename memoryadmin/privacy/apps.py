@@ -1,15 +1,26 @@
 from django.apps import AppConfig
 
 
+def _requests_due_reading() -> list[tuple[tuple[str, ...], int]]:
+    """The `memoryadmin_privacy_requests_due` gauge, by state (one query)."""
+    from .selectors import privacy_requests_due_counts
+
+    counts = privacy_requests_due_counts()
+    return [(("due_7d",), counts["due_7d"]), (("overdue",), counts["overdue"])]
+
+
 class PrivacyConfig(AppConfig):
     name = "memoryadmin.privacy"
     label = "privacy"
 
     def ready(self) -> None:
         from memoryadmin.facts.erasure import register_eraser
+        from memoryadmin.observability.gauges import register_gauge_source
 
         from . import outbox
         from .tasks import outbox_dispatch_task
+
+        register_gauge_source("memoryadmin_privacy_requests_due", _requests_due_reading)
 
         outbox.outbox_dispatcher_set(outbox_dispatch_task.delay)
 

@@ -18,6 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
+from memoryadmin.observability.metrics import count_webhook_delivery
+
 from .models import DeliveryAttempt, DeliveryStatus, OutboxEvent, WebhookDelivery
 from .signing_secrets import unseal
 
@@ -125,6 +127,14 @@ def delivery_record_attempt(
     recipient.save(update_fields=[
         "consecutive_failures", "failing", "last_success_at", "last_failure_at",
     ])
+    if outcome.ok:
+        counted = "delivered"
+    elif delivery.status == DeliveryStatus.FAILED:
+        counted = "gave_up"
+    else:
+        counted = "failed"
+    # Counted once the attempt is on record: a rolled-back attempt did not happen.
+    transaction.on_commit(lambda: count_webhook_delivery(counted))
     return delivery
 
 
