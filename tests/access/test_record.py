@@ -58,6 +58,24 @@ def test_each_staff_read_of_a_traveller_is_one_row(traveller, editor):
         assert row.staff_user_id == editor.pk
 
 
+def test_a_privacy_request_page_and_an_export_made_for_them_are_rows(traveller, editor):
+    from memoryadmin.privacy import services as privacy
+
+    found = privacy.privacy_request_record(
+        subject_id=S, kind="access", channel="phone", received_at=timezone.now(),
+        actor=Actor.staff(editor), note="called in",
+    )
+    client = _client(editor)
+    before = StaffAccess.objects.count()
+    assert client.get(f"/staff/privacy/requests/{found.number}/").status_code == 200
+    response = client.post(f"/staff/privacy/requests/{found.number}/export/")
+    assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
+    rows = list(StaffAccess.objects.order_by("id"))[before:]
+    assert [(row.what, row.subject_id) for row in rows] == [
+        ("privacy_request", S), ("export", S),
+    ]
+
+
 def test_a_missing_traveller_or_a_refused_read_is_not_recorded(traveller, editor, no_role):
     assert _client(editor).get("/staff/travellers/NOBODY/").status_code == 404
     assert _client(no_role).get(f"/staff/travellers/{S}/").status_code == 403

@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts.actors import Actor
 from memoryadmin.privacy import clock, flows, selectors, services
 from memoryadmin.privacy.errors import PrivacyError, RequestInvalid
@@ -21,7 +22,7 @@ from memoryadmin.privacy.export import traveller_export_bytes
 from memoryadmin.privacy.models import WORKING, PrivacyRequest, RequestKind, RequestStatus
 
 from ..roles import EDITOR, PRIVACY_ADMIN, VIEWER, has_role
-from ..views.common import page_of, query_without_page, staff_required
+from ..views.common import page_of, query_without_page, record_access, staff_required
 from .forms import (
     CompleteForm,
     CsvForm,
@@ -107,6 +108,7 @@ def request_record(request: HttpRequest) -> HttpResponse:
 @require_GET
 def request_detail(request: HttpRequest, number: str) -> HttpResponse:
     found = _request_or_404(number)
+    record_access(request, AccessKind.PRIVACY_REQUEST, [found.subject_id])
     receipt = found.evidence.get("receipt", "")
     return render(request, "staff/privacy/detail.html", {
         "req": found,
@@ -132,6 +134,7 @@ def request_export(request: HttpRequest, number: str) -> HttpResponse:
         messages.error(request, "Only an open access request has an export.")
         return redirect("privacy:request", number=number)
     body = traveller_export_bytes(found.subject_id)
+    record_access(request, AccessKind.EXPORT, [found.subject_id])
     flows.privacy_export_record(subject_id=found.subject_id, request_id=found.pk,
                                 sha256=hashlib.sha256(body).hexdigest(), actor=_actor(request))
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
