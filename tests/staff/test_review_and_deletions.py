@@ -34,11 +34,17 @@ def _decide(client, fact, decision: str, reason: str, **extra):
 
 
 def test_editors_see_a_sensitive_value_in_the_queue_viewers_do_not(client, editor, viewer, held):
+    from memoryadmin.access.models import StaffAccess
+
     client.force_login(editor)
     assert PREGNANCY in client.get("/staff/review/").content.decode()
+    # shown is looked at, decided on or not: on the access record as a reveal of that traveller
+    assert list(StaffAccess.objects.values_list("what", "subject_id", "staff_username")) == [
+        ("reveal", S, editor.get_username())]
     client.force_login(viewer)
     body = client.get("/staff/review/").content.decode()
     assert PREGNANCY not in body and "••••••" in body
+    assert StaffAccess.objects.count() == 1  # a masked queue shows nothing to record
 
 
 def test_approving_a_sensitive_fact_records_the_look_and_the_decision_with_one_reason(

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactConflict, FactStateError
@@ -16,7 +17,14 @@ from .. import selectors
 from ..forms import ReasonForm, ReviewForm
 from ..roles import EDITOR, VIEWER, has_role
 from .actions import SIMPLE_ACTIONS, render_action
-from .common import EVENTS_PER_PAGE, fact_or_404, page_of, staff_required, subject_or_404
+from .common import (
+    EVENTS_PER_PAGE,
+    fact_or_404,
+    page_of,
+    record_access,
+    staff_required,
+    subject_or_404,
+)
 
 
 @staff_required(VIEWER)
@@ -36,6 +44,11 @@ def review(request: HttpRequest) -> HttpResponse:
         }
         for fact in page.object_list
     ]
+    # A sensitive value shown to an editor is a look at that traveller's memory, decided on or
+    # not: it goes on the access record like a reveal (the decision adds its own event).
+    shown = sorted({row["fact"].subject_id for row in rows if row["shown_sensitive"]})
+    if shown:
+        record_access(request, AccessKind.REVEAL, shown)
     return render(request, "staff/review.html", {"page": page, "rows": rows})
 
 
