@@ -282,3 +282,22 @@ def test_the_policy_history_lists_changes(admin_client):
     admin_client.post(BASE, settings_form(max_new_facts="2"))
     body = admin_client.get(BASE + "history/").content.decode()
     assert "Memory settings changed" in body and "DPIA-12" in body and "pat.privacy" in body
+
+
+def test_the_policy_history_marks_which_field_changed(admin_client):
+    admin_client.post(BASE, settings_form(max_new_facts="2"))
+    body = admin_client.get(BASE + "history/").content.decode()
+    changed = re.findall(r'<dt class="changed">([^<]+) <strong class="changed-mark">', body)
+    assert changed == ["new facts per turn", "new facts per turn"]  # in before and in after
+
+
+
+def test_only_the_fields_that_differ_are_marked():
+    from types import SimpleNamespace
+
+    from memoryadmin.staff.templatetags.policy_format import policy_changed
+
+    rule = {"name": "Context", "category": "context", "ttl_days": 365, "key_glob": ""}
+    edited = SimpleNamespace(before=rule, after={**rule, "ttl_days": 180})
+    assert policy_changed(edited) == {"ttl_days"}
+    assert policy_changed(SimpleNamespace(before=None, after=rule)) == set()  # a new rule

@@ -33,3 +33,14 @@ def policy_value(value: object) -> str:
 @register.filter
 def policy_name(name: str) -> str:
     return NAMES.get(name, name.replace("_", " "))
+
+
+@register.filter
+def policy_changed(event: object) -> set[str]:
+    """The names whose value differs between before and after: what the change was about, so
+    the history can mark it among the unchanged fields it also lists."""
+    before = getattr(event, "before", None) or {}
+    after = getattr(event, "after", None) or {}
+    if not before or not after:
+        return set()
+    return {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
