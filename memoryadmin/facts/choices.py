@@ -62,6 +62,7 @@ class PolicyAction(models.TextChoices):
     RULE_DELETED = "rule_deleted", "Retention rule deleted"
     TOKEN_ISSUED = "token_issued", "Service token created"
     TOKEN_REVOKED = "token_revoked", "Service token revoked"
+    USE_RETENTION_CHANGED = "use_retention_changed", "Use receipts retention changed"
 
 
 class RunStatus(models.TextChoices):

@@ -14,6 +14,9 @@ from django.utils import timezone
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.erasure import is_key_digest
 from memoryadmin.facts.models import FactEvent, MemoryFact
+from memoryadmin.usage import selectors as usage_selectors
+from memoryadmin.usage.display import why_known
+from memoryadmin.usage.selectors import UseSummary
 
 from . import selectors
 
@@ -32,7 +35,8 @@ def _when(moment: Any) -> str | None:
     return moment.isoformat() if moment else None
 
 
-def _fact(fact: MemoryFact) -> dict[str, Any]:
+def _fact(fact: MemoryFact, use: UseSummary | None) -> dict[str, Any]:
+    why = why_known(fact)
     return {
         "key": fact.key,
         "value": fact.value,
@@ -42,6 +46,14 @@ def _fact(fact: MemoryFact) -> dict[str, Any]:
         "changed_at": _when(fact.updated_at),
         "origin": fact.origin,
         "expires_at": _when(fact.expires_at),
+        # Why it is known: your words it was learned from, or who wrote the current version.
+        "evidence": {"source": why.kind, "quote": why.quote or None, "at": _when(why.on)},
+        "use": {
+            "conversations": use.conversations if use else 0,
+            "injected": use.injected if use else 0,
+            "recalled": use.recalled if use else 0,
+            "last_used_at": _when(use.last_used_at) if use else None,
+        },
     }
 
 
@@ -60,9 +72,11 @@ def _event(event: FactEvent) -> dict[str, Any]:
 
 def traveller_export(subject_id: str) -> dict[str, Any]:
     subject = fact_selectors.subject_get(subject_id)
+    facts = list(fact_selectors.subject_facts(subject_id))
+    uses = usage_selectors.use_summaries(facts)
     return {
         "exported_at": _when(timezone.now()),
-        "facts": [_fact(fact) for fact in fact_selectors.subject_facts(subject_id)],
+        "facts": [_fact(fact, uses.get(fact.pk)) for fact in facts],
         "history": [_event(event) for event in selectors.subject_events(subject_id)],
         "switches": {
             "learn_from_my_conversations": not (subject and subject.memory_paused),

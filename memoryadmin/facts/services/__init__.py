@@ -68,6 +68,8 @@ from .retention import (
     retention_rule_delete,
     retention_rule_save,
     rules_after,
+    use_retention_days,
+    use_retention_update,
 )
 from .subjects import (
     subject_set_legal_hold,
@@ -123,6 +125,8 @@ __all__ = [
     "lock_subject",
     "matching_rule",
     "memory_settings_update",
+    "use_retention_days",
+    "use_retention_update",
     "new_receipt_number",
     "policy_changed",
     "policy_history",

@@ -7,6 +7,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from memoryadmin.usage import selectors as usage_selectors
+from memoryadmin.usage.display import why_known
+
 from .. import selectors
 from ..forms import EventFilterForm
 from ..roles import VIEWER
@@ -20,7 +23,7 @@ from .common import (
     subject_or_404,
 )
 
-VALUE_FIELDS = ("value",)
+VALUE_FIELDS = ("value", "evidence")  # the quote is masked with the value
 
 
 def _shown(value: Any) -> Any:
@@ -94,6 +97,9 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         "subject": subject,
         "fact": fact,
         "masked": fact.sensitive and fact.key not in revealed,
+        "why": why_known(fact),
+        "use": usage_selectors.fact_use_summary(fact),
+        "uses": usage_selectors.fact_recent_uses(fact),
         **_history(request, subject_id, fact.key),
     }
     return render(request, "staff/fact.html", context)
