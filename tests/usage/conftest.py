@@ -6,5 +6,6 @@ from tests.api.conftest import (  # noqa: F401
     issue_token,
     make_agent,
 )
+from tests.facts.conftest import host_loop  # noqa: F401
 from tests.portal.conftest import issue_link, signed_in  # noqa: F401
 from tests.staff.conftest import editor, privacy_admin, viewer  # noqa: F401
