@@ -8,4 +8,4 @@ from tests.api.conftest import (  # noqa: F401
 )
 from tests.facts.conftest import host_loop  # noqa: F401
 from tests.portal.conftest import issue_link, signed_in  # noqa: F401
-from tests.staff.conftest import editor, privacy_admin, viewer  # noqa: F401
+from tests.staff.conftest import editor, no_role, privacy_admin, viewer  # noqa: F401
