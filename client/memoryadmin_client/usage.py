@@ -71,8 +71,12 @@ class UseRecorder:
         self._task = loop.create_task(self._later())
 
     async def _later(self) -> None:
-        await asyncio.sleep(self.delay)
-        await self.flush()
+        """Wait a moment, send; again while notes arrived during the send."""
+        while True:
+            await asyncio.sleep(self.delay)
+            await self.flush()
+            if not self._pending:
+                return
 
     async def flush(self) -> int:
         """Send everything pending: one call per traveller. Returns the turns handed over."""
@@ -106,8 +110,8 @@ def recorder_for(store: Any) -> UseRecorder:
 async def flush_uses(store: Any) -> int:
     """Send the store's pending receipts now (and wait for a batch already on its way)."""
     recorder = recorder_for(store)
-    task = recorder._task
     sent = await recorder.flush()
+    task = recorder._task
     if task is not None and not task.done() and task is not asyncio.current_task():
-        task.cancel()
+        await task  # a batch already on its way (it finds nothing more to send)
     return sent
