@@ -98,3 +98,20 @@ def test_a_posted_turn_may_carry_its_receipts(make_agent, held):
     }, format="json")
     assert response.status_code == 202, response.content
     assert sorted(how for _, _, _, how in receipts()) == ["injected", "recalled"]
+
+
+def test_a_saved_fact_may_carry_the_assistants_quote(agent):
+    """save_memory's evidence: kept as "saved by the assistant" (it cannot be checked against a
+    turn here), dropped when the write filter refuses it; the fact is kept either way."""
+    from memoryadmin.facts import selectors
+    from tests.api.conftest import facts_url
+
+    response = agent.put(facts_url("use-3"), {"facts": [
+        {"key": "seat_preference", "value": "Aisle", "evidence": "aisle, always"},
+        {"key": "meal", "value": "Vegetarian", "evidence": "mail me at a@b.example"},
+    ]}, format="json")
+    assert response.status_code == 200, response.content
+    seat = selectors.subject_fact("use-3", "seat_preference")
+    meal = selectors.subject_fact("use-3", "meal")
+    assert (seat.evidence, seat.evidence_origin) == ("aisle, always", "agent")
+    assert meal.evidence == "" and meal.value == "Vegetarian"
