@@ -73,6 +73,41 @@ class UsageSerializer(serializers.Serializer):
         return attrs
 
 
+def _plain_turns(data: Any) -> list[TurnUse] | None:
+    """The common, valid body read without DRF's per-field machinery (20,000 keys are 20,000
+    field validations): ids and keys that are strings within their limits. None when anything
+    is off, and the serializer then says what, field by field."""
+    if not isinstance(data, dict) or set(data) - _FIELDS:
+        return None
+    inline = ("session_id" in data) + ("turn_id" in data)
+    if inline == 1 or (not inline and "turns" not in data):
+        return None
+    turns = list(data.get("turns") or []) if isinstance(data.get("turns", []), list) else None
+    if turns is None or len(turns) > MAX_TURNS_PER_POST:
+        return None
+    if inline:
+        turns.append(data)
+    uses = []
+    for turn in turns:
+        if not isinstance(turn, dict):
+            return None
+        session, turn_id = turn.get("session_id"), turn.get("turn_id")
+        injected, recalled = turn.get("injected", []), turn.get("recalled", [])
+        if not (isinstance(session, str) and 0 < len(session) <= SESSION_ID_MAX_LENGTH
+                and isinstance(turn_id, str) and 0 < len(turn_id) <= TURN_ID_MAX_LENGTH
+                and isinstance(injected, list) and isinstance(recalled, list)
+                and len(injected) <= MAX_KEYS_PER_TURN and len(recalled) <= MAX_KEYS_PER_TURN
+                and all(isinstance(key, str) and 0 < len(key) <= KEY_MAX_LENGTH * 2
+                        and "\x00" not in key for key in (*injected, *recalled))
+                and "\x00" not in session and "\x00" not in turn_id):
+            return None
+        uses.append(TurnUse(session, turn_id, injected, recalled))
+    return uses
+
+
+_FIELDS = frozenset({"session_id", "turn_id", "injected", "recalled", "turns"})
+
+
 def turn_uses_from(data: dict[str, Any]) -> list[TurnUse]:
     turns = list(data.get("turns") or [])
     if "session_id" in data and "turn_id" in data:
@@ -114,7 +149,10 @@ class UsageView(SubjectView):
         },
     )
     def post(self, request: Request, subject_id: str) -> Response:
-        body = UsageSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        recorded = record_quietly(subject_id, turn_uses_from(body.validated_data))
+        uses = _plain_turns(request.data)
+        if uses is None:
+            body = UsageSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            uses = turn_uses_from(body.validated_data)
+        recorded = record_quietly(subject_id, uses)
         return Response({"recorded": recorded}, status=status.HTTP_202_ACCEPTED)

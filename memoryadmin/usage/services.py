@@ -40,18 +40,27 @@ class TurnUse:
 
 
 def _rows(subject_id: str, uses: Iterable[TurnUse]) -> list[dict[str, str]]:
+    """One row per (turn, how, key); each distinct key cleaned and hashed once per batch (a
+    burst of turns names the same few facts over and over)."""
     rows: list[dict[str, str]] = []
+    keys_seen: dict[str, tuple[str, str]] = {}
     for use in uses:
         tag = session_tag(use.session_id)
         turn = sanitize_text(use.turn_id)[:TURN_ID_MAX_LENGTH]
         for how, keys in ((UseHow.INJECTED, use.injected), (UseHow.RECALLED, use.recalled)):
             seen: set[str] = set()
             for raw in list(keys)[:MAX_KEYS_PER_TURN]:
-                key = normalize_key(raw) if isinstance(raw, str) else ""
+                if not isinstance(raw, str):
+                    continue
+                known = keys_seen.get(raw)
+                if known is None:
+                    key = normalize_key(raw)
+                    known = keys_seen[raw] = (key, key_digest(subject_id, key) if key else "")
+                key, digest = known
                 if not key or key in seen:
                     continue
                 seen.add(key)
-                rows.append({"key": key, "key_hash": key_digest(subject_id, key),
+                rows.append({"key": key, "key_hash": digest,
                              "session_tag": tag, "turn_id": turn, "how": str(how)})
     return rows
 

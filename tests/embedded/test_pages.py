@@ -11,8 +11,10 @@ from django.test import Client
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.validation import session_tag
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
+from memoryadmin.usage.services import TurnUse, uses_record
 from tests.staff.conftest import make_staff
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
@@ -40,6 +42,7 @@ def held() -> dict[str, int]:
         actor=Actor.system("test"), reason="a rule to show",
     )
     token, _ = token_issue(name="embedded", scopes=["memory:read"])
+    uses_record(subject_id=T, uses=[TurnUse("sess-e", "turn-e", injected=["seat_preference"])])
     return {"rule": rule.pk, "run": run.pk, "token": token.pk}
 
 
@@ -53,6 +56,9 @@ def staff_pages(ids: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
             (f"/staff/travellers/{T}/timeline/", f"Timeline of <code>{T}</code>"),
             (f"{FACT}/seat_preference/", "Prefers an aisle seat"),
             ("/staff/review/", "Review queue"),
+            ("/staff/unused/", "<h1>Facts not used in 90 days</h1>"),
+            (f"/staff/travellers/{T}/turns/{session_tag('sess-e')}/turn-e/",
+             "Prefers an aisle seat"),
         ],
         EDITOR: [
             (f"/staff/travellers/{T}/add-fact/", f"Add a fact about <code>{T}</code>"),

@@ -71,6 +71,10 @@ def test_another_travellers_keys_are_not_recorded(agent, held):
         ({"injected": ["seat_preference"]}, "turn_id"),
         ({"turns": [{"session_id": "s"}]}, "turns"),
         ({"session_id": "s", "turn_id": "t" * 65}, "turn_id"),
+        ({}, "turn_id"),
+        ({"session_id": "s"}, "turn_id"),
+        ({"session_id": "s", "turn_id": "t", "recalled": ["a\x00b"]}, "recalled"),
+        ({"turns": [{"session_id": "s", "turn_id": "t", "injected": [""]}]}, "turns"),
     ],
 )
 def test_a_bad_body_is_a_400_naming_the_field_and_writes_nothing(agent, held, body, field):
