@@ -24,8 +24,8 @@ from memoryadmin.usage.models import TURN_ID_MAX_LENGTH
 from memoryadmin.usage.services import MAX_KEYS_PER_TURN, TurnUse, uses_record
 from memoryadmin_client.types import KEY_MAX_LENGTH
 
-from .serializers import ErrorSerializer, StrictCharField
-from .views import READ, SubjectView, _doc
+from .serializers import StrictCharField
+from .views import READ, SUBJECT_PARAM, SubjectView, _doc, _errors
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +71,12 @@ class UsageSerializer(serializers.Serializer):
                 {"turn_id": "Give session_id and turn_id, or a list of turns."}
             )
         return attrs
+
+
+class UsageAcceptedSerializer(serializers.Serializer):
+    recorded = serializers.IntegerField(
+        help_text="Receipts offered (keys the traveller has no fact under are then ignored)."
+    )
 
 
 def _plain_turns(data: Any) -> list[TurnUse] | None:
@@ -142,10 +148,11 @@ class UsageView(SubjectView):
             "shown to staff and to the traveller. Unknown keys are ignored; never fails the "
             "turn.",
         ),
+        parameters=[SUBJECT_PARAM],
         request=UsageSerializer,
         responses={
-            202: OpenApiResponse(description="Recorded (`recorded`: receipts offered)."),
-            400: OpenApiResponse(ErrorSerializer, description="Malformed body."),
+            202: OpenApiResponse(UsageAcceptedSerializer, description="Recorded."),
+            **_errors(400, 401, 403, 415, 429),
         },
     )
     def post(self, request: Request, subject_id: str) -> Response:
