@@ -12,7 +12,7 @@ from memoryadmin.facts.models import MemoryFact
 
 @dataclass(frozen=True)
 class WhyKnown:
-    kind: str  # said | saved | learned | staff | corrected | imported
+    kind: str  # said | saved | learned | staff | added | corrected | imported
     quote: str
     on: datetime
 
@@ -24,8 +24,8 @@ def why_known(fact: MemoryFact) -> WhyKnown:
     on = fact.updated_at
     if origin == Origin.STAFF:
         return WhyKnown("staff", "", on)
-    if origin == Origin.CUSTOMER:
-        return WhyKnown("corrected", "", on)
+    if origin == Origin.CUSTOMER:  # the traveller's own first version is "added", not corrected
+        return WhyKnown("corrected" if fact.version > 1 else "added", "", on)
     if origin == Origin.IMPORT:
         return WhyKnown("imported", "", on)
     if origin == Origin.AGENT:
