@@ -39,6 +39,7 @@ from bench.scenarios.peers import scenario_peers  # noqa: E402
 from bench.scenarios.reads import scenario_http, scenario_reads  # noqa: E402
 from bench.scenarios.search import scenario_heavy_search  # noqa: E402
 from bench.scenarios.sweep import scenario_sweep  # noqa: E402
+from bench.scenarios.usage import scenario_usage  # noqa: E402
 from bench.scenarios.writes import scenario_writes  # noqa: E402
 
 
@@ -58,6 +59,8 @@ async def run_async(ctx: Context, only: set[str]) -> list[Row]:
             await scenario_http(ctx, rows)
         if "7" in only:
             await scenario_peers(ctx, rows)
+        if "8" in only:
+            await scenario_usage(ctx, rows)
     finally:
         from memoryadmin.facts import store
 
@@ -87,7 +90,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=400, help="calls per case")
     parser.add_argument("--load-seconds", type=float, default=8.0)
     parser.add_argument("--skip-load", action="store_true", help="reuse the loaded data")
-    parser.add_argument("--only", default="1,2,3,http,5,6,7,4")
+    parser.add_argument("--only", default="1,2,3,http,5,6,7,8,4")
     args = parser.parse_args()
     conninfo = generate.conninfo_from_env()
     ensure_database(conninfo)

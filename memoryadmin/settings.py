@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "memoryadmin.facts",
     "memoryadmin.extraction",
     "memoryadmin.access",
+    "memoryadmin.usage",
     "memoryadmin.api",
     "memoryadmin.staff",
     "memoryadmin.portal",
@@ -268,6 +269,13 @@ CELERY_BEAT_SCHEDULE["sweep-expired-facts"] = {
 CELERY_BEAT_SCHEDULE["sweep-old-audit-events"] = {
     "task": "memoryadmin.facts.tasks.sweep_audit",
     "schedule": AUDIT_SWEEP_INTERVAL_SECONDS,
+}
+# --- Use receipts (issue 21): which facts the agent had in which turn. Kept this many days by
+# default (a privacy admin changes it on the memory settings page), swept hourly.
+MEMORY_USE_RETENTION_DAYS = int(os.environ.get("MEMORY_USE_RETENTION_DAYS", "90"))
+CELERY_BEAT_SCHEDULE["sweep-expired-uses"] = {
+    "task": "memoryadmin.usage.tasks.sweep_uses_task",
+    "schedule": 3600.0,
 }
 # Jobs still unfinished this long after their turn was posted fail (retryable) and their
 # transcript goes: no conversation text waits forever, even through a day-long broker outage.

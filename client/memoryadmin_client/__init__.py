@@ -18,6 +18,7 @@ from .http import HttpMemoryStore, PortalLink, VersionedFact
 from .prompt import render_memory_block, saved_memory_prompt
 from .tools import RECALL_MEMORIES_TOOL, SAVE_MEMORY_TOOL, MemoryTools, ToolResult, format_facts
 from .types import MemoryCategory, MemoryFact, MemoryStore
+from .usage import UseRecorder, flush_uses, recorder_for
 
 
 def skill_text() -> str:
@@ -45,8 +46,11 @@ __all__ = [
     "Throttled",
     "ToolResult",
     "Unavailable",
+    "UseRecorder",
     "VersionedFact",
+    "flush_uses",
     "format_facts",
+    "recorder_for",
     "render_memory_block",
     "saved_memory_prompt",
     "skill_text",

@@ -509,6 +509,15 @@ class HttpMemoryStore:
         result = await self._json("POST", _subject_path(subject_id, "turns"), json=body)
         return dict(result) if isinstance(result, Mapping) else {"result": result}
 
+    async def record_uses(self, subject_id: str, turns: Sequence[Mapping[str, Any]]) -> None:
+        """Use receipts of one or many turns (see usage.py): one POST .../usage, sent once
+        (an append-only receipt is not worth a retry on the agent's time)."""
+        if turns:
+            await self.request(
+                "POST", _subject_path(subject_id, "usage"), json={"turns": list(turns)},
+                idempotency_key=None,
+            )
+
     async def job(self, job_id: int | str) -> dict[str, Any]:
         """The state of an extraction job posted with post_turn."""
         result = await self._json("GET", f"{API_PREFIX}/jobs/{_segment(str(job_id))}")

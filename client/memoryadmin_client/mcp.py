@@ -28,6 +28,7 @@ from pydantic import Field
 from .http import HttpMemoryStore
 from .tools import CATEGORIES, RECALL_MEMORIES_TOOL, SAVE_MEMORY_TOOL, MemoryTools, ToolResult
 from .types import KEY_MAX_LENGTH, TOPIC_MAX_LENGTH, VALUE_MAX_LENGTH
+from .usage import flush_uses
 
 TOKEN_ENV = "MEMORYADMIN_TOKEN"
 SERVER_NAME = "memoryadmin"
@@ -96,6 +97,10 @@ def build_server(tools: MemoryTools) -> MCPServer:
         return _result(await tools.call("recall_memories", {"topic": topic}))
 
     async def saved_memory() -> CallToolResult:
+        # Each read of the profile starts a turn as far as use receipts go: what it injects and
+        # what is recalled after it are noted under one turn id (when receipts are on).
+        if tools.turn_id is not None:
+            tools.turn_id = next_turn_id(tools.turn_id)
         return _result(ToolResult(await tools.profile()))
 
     server.add_tool(
@@ -119,6 +124,12 @@ def build_server(tools: MemoryTools) -> MCPServer:
     return server
 
 
+def next_turn_id(current: str) -> str:
+    """mcp-1, mcp-2, ...: the MCP server's own turn numbering within its conversation."""
+    number = current.removeprefix("mcp-")
+    return f"mcp-{int(number) + 1 if number.isdigit() else 1}"
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m memoryadmin_client.mcp",
@@ -131,6 +142,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--subject", required=True, help="the traveller's subject id")
     parser.add_argument("--session-id", default=None, help="tags the facts saved in this session")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per API call")
+    parser.add_argument(
+        "--no-use-receipts", action="store_true",
+        help="do not report which facts the agent had in each turn",
+    )
     return parser.parse_args(argv)
 
 
@@ -138,8 +153,14 @@ async def serve(args: argparse.Namespace, token: str) -> None:
     async with HttpMemoryStore(
         args.base_url, token, timeout=args.timeout, session_id=args.session_id
     ) as store:
-        tools = MemoryTools(store, args.subject, args.session_id)
-        await build_server(tools).run_stdio_async()
+        tools = MemoryTools(
+            store, args.subject, args.session_id,
+            turn_id=None if args.no_use_receipts else "mcp-0",
+        )
+        try:
+            await build_server(tools).run_stdio_async()
+        finally:
+            await flush_uses(store)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,9 +41,12 @@ __all__ = [
 ]
 
 
-async def saved_memory_prompt(store: Any, subject_id: str) -> str:
+async def saved_memory_prompt(
+    store: Any, subject_id: str, *, session_id: str | None = None, turn_id: str | None = None
+) -> str:
     """Tier one (or, for a store without it, every visible fact) rendered for the system
     prompt: the helper an agent host calls before each turn. Memory never fails a turn: if the
     store cannot be reached the block says nothing is available (MemoryTools owns those
-    fallbacks)."""
-    return await MemoryTools(store, subject_id).profile()
+    fallbacks). With `turn_id` (and the conversation's `session_id`), the injected keys are
+    noted as use receipts and sent after the turn (usage.py)."""
+    return await MemoryTools(store, subject_id, session_id, turn_id=turn_id).profile()

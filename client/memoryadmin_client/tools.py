@@ -26,6 +26,7 @@ from .types import (
     MemoryFact,
     MemoryStore,
 )
+from .usage import recorder_for
 
 logger = logging.getLogger(__name__)
 
@@ -137,11 +138,15 @@ class MemoryTools:
         session_id: str | None = None,
         *,
         recall_limit: int = 20,
+        turn_id: str | None = None,
     ) -> None:
         self.store = store
         self.subject_id = subject_id
         self.session_id = session_id
         self.recall_limit = recall_limit
+        # With a turn id, what the agent is given and recalls is noted as a use receipt
+        # (usage.py), sent after the turn; set it anew for each turn.
+        self.turn_id = turn_id
         self._session_per_call = session_id is not None and _accepts_session_id(
             store.upsert_facts
         )
@@ -179,7 +184,15 @@ class MemoryTools:
         except Exception as exc:  # memory never fails a turn
             self._log_failure("saved_memory", exc)
             return UNAVAILABLE_TEXT
+        self._note("injected", facts)
         return format_facts(facts)
+
+    def _note(self, how: str, facts: Sequence[MemoryFact]) -> None:
+        if self.turn_id and facts:
+            recorder_for(self.store).note(
+                self.subject_id, session_id=self.session_id or "", turn_id=self.turn_id,
+                how=how, keys=[fact.key for fact in facts],
+            )
 
     async def _memory_enabled(self) -> bool:
         """Asked only when a read came back empty (memory off serves nothing), and only of a
@@ -239,6 +252,7 @@ class MemoryTools:
             about = f"about {topic}" if topic else "about this traveller"
             return ToolResult(f"No saved memories {about}.")
         shown = facts[: self.recall_limit]
+        self._note("recalled", shown)
         text = format_facts(shown)
         if len(facts) > len(shown):
             text += f"\n({len(facts) - len(shown)} more; ask about a narrower topic.)"

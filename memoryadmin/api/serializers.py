@@ -84,6 +84,12 @@ class FactInSerializer(serializers.Serializer):
     key = StrictCharField(max_length=KEY_MAX_LENGTH, trim_whitespace=False)
     value = StrictCharField(max_length=VALUE_MAX_LENGTH, trim_whitespace=False)
     category = CategoryField(required=False, allow_null=True)
+    evidence = StrictCharField(
+        required=False, allow_blank=True, max_length=1000, trim_whitespace=False,
+        help_text="Optional: the traveller's own words behind the fact. Kept (shown as saved by "
+        "the assistant) when at most 200 characters and allowed by the write filter; otherwise "
+        "dropped, never the fact.",
+    )
 
 
 class FactsPutSerializer(serializers.Serializer):

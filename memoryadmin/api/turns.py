@@ -25,6 +25,7 @@ from memoryadmin.extraction import services as extraction_services
 from memoryadmin.extraction.models import TURN_ID_MAX_LENGTH, ExtractionJob, JobStatus
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
+from memoryadmin.usage.services import TurnUse
 from memoryadmin_client.text import has_hidden_characters
 
 from .auth import ServiceTokenAuthentication
@@ -33,6 +34,7 @@ from .models import Scope
 from .parsers import decode_body, loads_json
 from .permissions import scope_required
 from .serializers import ErrorSerializer, StrictCharField
+from .usage import UsedSerializer, record_quietly
 
 MAX_MESSAGES = 200
 MAX_TEXT_LENGTH = 20_000
@@ -102,6 +104,10 @@ class TurnSerializer(serializers.Serializer):
     messages = serializers.ListField(
         child=TurnMessageSerializer(), min_length=1, max_length=MAX_MESSAGES,
         help_text="The turn's messages in order, oldest first.",
+    )
+    used = UsedSerializer(
+        required=False,
+        help_text="Optional: which facts the agent had in this turn (see POST .../usage).",
     )
 
     def validate_session_id(self, value: str) -> str:
@@ -243,6 +249,12 @@ class TurnsView(APIView):
             messages=[dict(message) for message in data["messages"]],
             created_by_label=poster_label(request),
         )
+        if data.get("used"):
+            record_quietly(subject_id, [TurnUse(
+                session_id=data["session_id"], turn_id=data["turn_id"],
+                injected=data["used"].get("injected") or (),
+                recalled=data["used"].get("recalled") or (),
+            )])
         return Response(
             {"job_id": str(job.public_id), "status": job.status},
             status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,

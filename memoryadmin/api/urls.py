@@ -17,6 +17,7 @@ from . import views
 from .converters import FactKeyConverter, SubjectIdConverter
 from .errors import api_not_found
 from .portal_links import PortalLinkView
+from .usage import UsageView
 
 register_converter(SubjectIdConverter, "subject_id")
 register_converter(FactKeyConverter, "fact_key")
@@ -49,6 +50,7 @@ urlpatterns = [
         name="api-purge-generation",
     ),
     path(SUBJECT + "portal-links", PortalLinkView.as_view(), name="api-portal-links"),
+    path(SUBJECT + "usage", UsageView.as_view(), name="api-usage"),
     path("", include("memoryadmin.api.turns")),
     re_path(r"", api_not_found, name="api-not-found"),
 ]

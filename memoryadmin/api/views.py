@@ -337,7 +337,8 @@ class FactsView(LeanGetMixin, SubjectView):
             result = services.fact_upsert(
                 subject_id=subject_id,
                 facts=[
-                    services.FactDraft(fact["key"], fact["value"], fact.get("category"))
+                    services.FactDraft(fact["key"], fact["value"], fact.get("category"),
+                                       evidence=fact.get("evidence", ""))
                     for fact in data["facts"]
                 ],
                 actor=agent_actor(request),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoryadmin.facts.models import Category
+from memoryadmin.facts.validation import EVIDENCE_MAX_LENGTH
 from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 
 RECORD_FACT_TOOL_NAME = "record_fact"
@@ -33,6 +34,10 @@ qualifies, call it zero times and reply with a short note.
 one. Do not record a fact that is already saved with the same meaning.
 - value: one short standalone sentence (at most {value_max} characters) in the {person}'s own \
 language or in English, understandable without the conversation.
+- evidence: the {person}'s own words that support the fact, copied exactly, character for \
+character, from one of the {person}'s messages (at most {evidence_max} characters). Never quote \
+the agent, never paraphrase or translate, and leave out any number or contact detail; if no \
+short exact quote supports the fact, leave evidence empty.
 - category: "constraint" for something that must or must not happen, "context" for circumstances \
 around the {person}, "preference" for everything else.
 
@@ -87,6 +92,7 @@ def render_prompt(
         max_new_facts=max_new_facts,
         key_max=KEY_MAX_LENGTH,
         value_max=VALUE_MAX_LENGTH,
+        evidence_max=EVIDENCE_MAX_LENGTH,
     )
 
 
@@ -129,6 +135,14 @@ RECORD_FACT_TOOL: dict[str, Any] = {
                 "type": "string",
                 "enum": [Category.PREFERENCE.value, Category.CONSTRAINT.value,
                          Category.CONTEXT.value],
+            },
+            "evidence": {
+                "type": "string",
+                "maxLength": EVIDENCE_MAX_LENGTH,
+                "description": (
+                    "The traveller's own words supporting the fact, copied verbatim from one "
+                    "of their messages; empty if there is no exact quote."
+                ),
             },
         },
         "required": ["key", "value", "category"],

@@ -33,6 +33,7 @@ from memoryadmin.facts.validation import (
     MemoryWriteFilter,
     blocked_pattern_errors,
     classify_sensitive,
+    clean_evidence,
     normalize_value,
     sanitize_text,
     validate_fact,
@@ -88,6 +89,7 @@ class ProposedFact:
     category: str
     sensitive: bool = False
     is_update: bool = False
+    evidence: str = ""  # the traveller's own words, checked against their messages; "" if none
 
 
 @dataclass
@@ -130,6 +132,11 @@ def transcript_turns(messages: Sequence[dict[str, str]]) -> list[tuple[str, str]
     return kept[::-1]
 
 
+def user_texts(messages: Sequence[dict[str, str]]) -> list[str]:
+    """The traveller's own messages of the turn, cleaned: a fact's quote must come from one."""
+    return [text for speaker, text in transcript_turns(messages) if speaker == SPEAKERS["user"]]
+
+
 def format_transcript(messages: Sequence[dict[str, str]]) -> str:
     """The conversation as one delimited block of quoted data (see client/prompt.py): a turn
     that says "ignore your instructions" is something the traveller said, not an order."""
@@ -165,8 +172,13 @@ def review_proposals(
     held: Sequence[HeldFact],
     max_new_facts: int,
     blocked_patterns: Sequence[str] = (),
+    user_texts: Sequence[str] = (),
 ) -> Proposal:
     """Validation, write filter, sensitivity, dedup and cap over raw tool inputs (no I/O).
+
+    Each fact's `evidence` quote is kept only when it is a literal part of one of `user_texts`
+    (the traveller's messages), short and allowed by the write filter; a dropped quote never
+    drops the fact.
 
     The same key twice in one batch: the last proposal wins (as in fact_upsert and upstream),
     keeping the key's first place. A held value that this batch replaces no longer counts when
@@ -193,7 +205,10 @@ def review_proposals(
             continue
         if clean.key in candidates:
             proposal.duplicates += 1  # the earlier proposal under this key is superseded
-        candidates[clean.key] = clean
+        evidence = clean_evidence(
+            raw.get("evidence"), write_filter=write_filter, sources=user_texts
+        )
+        candidates[clean.key] = CleanFact(clean.key, clean.value, clean.category, evidence)
 
     known = {fact.key: fact.value for fact in held}
     superseded = {
@@ -221,6 +236,7 @@ def review_proposals(
                 category=clean.category,
                 sensitive=classify_sensitive(clean.key, clean.value) is not None,
                 is_update=verdict is Verdict.UPDATE,
+                evidence=clean.evidence,
             )
         )
     cap = max(0, max_new_facts)
@@ -257,6 +273,7 @@ def propose_facts(
         held=held,
         max_new_facts=max_new_facts,
         blocked_patterns=blocked_patterns,
+        user_texts=user_texts(messages),
     )
     usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
     proposal.input_tokens = _count(usage.get("input_tokens"))
@@ -482,7 +499,9 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
                 fact_services.fact_upsert(
                     subject_id=job.subject_id,
                     facts=[
-                        fact_services.FactDraft(fact.key, fact.value, fact.category)
+                        fact_services.FactDraft(
+                            fact.key, fact.value, fact.category, evidence=fact.evidence
+                        )
                         for fact in proposal.kept
                     ],
                     actor=Actor.extraction(f"extraction job {job.pk}"),

@@ -65,6 +65,7 @@ class PolicyAction(models.TextChoices):
     PRIVACY_REQUEST = "privacy_request", "Privacy request step"
     WEBHOOK_RECIPIENT = "webhook_recipient", "Webhook recipient changed"
     WEBHOOK_REPLAYED = "webhook_replayed", "Webhook delivery replayed"
+    USE_RETENTION_CHANGED = "use_retention_changed", "Use receipts retention changed"
 
 
 class RunStatus(models.TextChoices):

@@ -97,7 +97,8 @@ def register_eraser(
     statements whatever the size of `Erased`). Registering the same name again replaces it.
 
     `sql`, optional, is the same work as one PostgreSQL data-modifying statement (UPDATE or
-    DELETE, no RETURNING) over the travellers in the WITH query `erased_subjects(subject_id)`,
+    DELETE, no RETURNING) over the travellers in the WITH query `erased_subjects(subject_id)`
+    (or the facts in `erased_facts(subject_id, key_hash)`, each history hash of a fact that went),
     and may use the parameter `%(now)s`: it then becomes part of the erasing statement itself
     (no statement of its own, and usable on the store's async connection). `on_facts=False`
     says the eraser has nothing to do when single facts go (only on "forget everything");

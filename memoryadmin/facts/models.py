@@ -25,7 +25,7 @@ from .choices import (
     RunStatus,
 )
 from .keyhash import DIGEST_LENGTH, DIGEST_PREFIX, event_key_hash
-from .validation import validate_blocked_patterns
+from .validation import EVIDENCE_MAX_LENGTH, validate_blocked_patterns
 
 SUBJECT_ID_MAX_LENGTH = 128
 
@@ -84,6 +84,17 @@ class MemoryFact(models.Model):
         default=False, help_text="expires_at was set by a person; retention rules leave it alone."
     )
     version = models.PositiveIntegerField(default=1)
+    # Why the current version is known (issue 21): the traveller's own words it was learned from
+    # (checked against the turn, at most 200 characters, through the write filter), "" when
+    # none; and who wrote this version (an Origin), which the pages say instead of a quote for
+    # facts entered by staff, corrected by the traveller or imported. Database defaults: the
+    # import's COPY and the bench generator do not name them.
+    evidence = models.CharField(
+        max_length=EVIDENCE_MAX_LENGTH, blank=True, default="", db_default=""
+    )
+    evidence_origin = models.CharField(
+        max_length=16, choices=Origin.choices, blank=True, default="", db_default=""
+    )
 
     class Meta:
         db_table = tables.MEMORY_FACT
@@ -207,6 +218,8 @@ class MemorySettings(models.Model):
     )
     memory_model = models.CharField(max_length=100, default="claude-haiku-4-5-20251001")
     audit_retention_days = models.PositiveIntegerField(default=365)
+    # How long use receipts (usage app) are kept; empty: MEMORY_USE_RETENTION_DAYS (90).
+    use_retention_days = models.PositiveIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -95,7 +95,7 @@ ON CONFLICT (subject_id) DO NOTHING
 # The rows come as tuples in this order (upsert.FACT_COLUMN_NAMES names them).
 SQL_EXISTING = f"""
 SELECT id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,
-       source_session_id, created_at, updated_at
+       source_session_id, created_at, updated_at, evidence, evidence_origin
 FROM {MEMORY_FACT}
 WHERE subject_id = %s AND key = ANY(%s)
 """
@@ -108,14 +108,16 @@ WHERE subject_id = %s AND key = ANY(%s)
 SQL_INSERT_FACTS = f"""
 INSERT INTO {MEMORY_FACT} (subject_id, key, value, category, updated_at, source_session_id,
                            created_at, origin, status, sensitive, expires_at, expiry_pinned,
-                           version)
+                           version, evidence, evidence_origin)
 SELECT %s, r.key, r.value, r.category, r.updated_at, %s, %s, %s, r.status, r.sensitive,
-       r.expires_at, false, 1
+       r.expires_at, false, 1, r.evidence, r.evidence_origin
 FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,
                                                   status text, sensitive boolean,
                                                   expires_at timestamptz,
-                                                  updated_at timestamptz))
-     WITH ORDINALITY AS r(key, value, category, status, sensitive, expires_at, updated_at, n)
+                                                  updated_at timestamptz, evidence text,
+                                                  evidence_origin text))
+     WITH ORDINALITY AS r(key, value, category, status, sensitive, expires_at, updated_at,
+                          evidence, evidence_origin, n)
 ORDER BY r.n
 """
 
@@ -123,12 +125,14 @@ SQL_UPDATE_FACTS = f"""
 UPDATE {MEMORY_FACT} AS f
 SET value = r.value, category = r.category, updated_at = r.updated_at,
     source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,
-    expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version
+    expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version,
+    evidence = r.evidence, evidence_origin = r.evidence_origin
 FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
                                         source_session_id text, status text,
                                         sensitive boolean, expires_at timestamptz,
                                         expiry_pinned boolean, version integer,
-                                        updated_at timestamptz)
+                                        updated_at timestamptz, evidence text,
+                                        evidence_origin text)
 WHERE f.id = r.id
 """
 
@@ -145,6 +149,9 @@ ORDER BY r.n
 # --- erasure (erasure.py) ------------------------------------------------------------------------
 #
 # The two erasing statements, complete as they run when no eraser gave its SQL. The erasers'
+# SQL may read `erased_subjects(subject_id)` (the travellers touched) and
+# `erased_facts(subject_id, key_hash)` (every history hash of each fact that went; empty on
+# "forget everything", where everything of `erased_subjects` goes). The erasers'
 # parts (`, eraser_0 AS (...)`, registered at run time by the apps above `facts`) are the one
 # piece composed at run time: erasure.py puts them where ERASERS_GO_HERE stands, after
 # `erased_subjects`, which they read.
@@ -186,7 +193,9 @@ recorded AS (INSERT INTO {FACT_EVENT} (subject_id, key, key_hash, action, actor_
                         'changes', gone.version - 1))
              FROM v JOIN gone ON gone.subject_id = v.subject_id AND gone.key = v.key
              ORDER BY v.n),
-erased_subjects AS (SELECT DISTINCT subject_id FROM gone)
+erased_subjects AS (SELECT DISTINCT subject_id FROM gone),
+erased_facts AS (SELECT m.subject_id, m.hash AS key_hash
+                 FROM gone JOIN m ON m.subject_id = gone.subject_id AND m.key = gone.key)
 {ERASERS_GO_HERE}SELECT subject_id, key FROM gone
 """
 
@@ -197,6 +206,7 @@ redacted AS (UPDATE {FACT_EVENT}
              SET key = key_hash, before = NULL, after = NULL,
                  redacted_at = COALESCE(redacted_at, %(now)s)
              WHERE subject_id = %(subject)s AND key <> '' AND key <> key_hash),
-erased_subjects AS (SELECT %(subject)s::text AS subject_id)
+erased_subjects AS (SELECT %(subject)s::text AS subject_id),
+erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE false)
 {ERASERS_GO_HERE}SELECT count(*) FROM gone
 """

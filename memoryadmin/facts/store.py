@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -316,3 +316,20 @@ class DjangoMemoryStore:
     async def memory_enabled(self) -> bool:
         """The airline's switch; the tools ask it to tell "nothing saved" from "memory off"."""
         return (await _config()).settings.memory_enabled
+
+    async def record_uses(self, subject_id: str, turns: Sequence[dict[str, Any]]) -> None:
+        """Use receipts of one or many turns (memoryadmin_client.usage sends them after the
+        turn): one INSERT, through the recorder the usage app sets from its AppConfig.ready()
+        (`facts` imports nothing above it). Without that app, receipts are dropped."""
+        if _USE_RECORDER is not None and turns:
+            await sync_to_async(_USE_RECORDER)(subject_id, list(turns))
+
+
+UseRecorderFn = Callable[[str, list[dict[str, Any]]], Any]
+_USE_RECORDER: UseRecorderFn | None = None
+
+
+def use_recorder_set(recorder: UseRecorderFn | None) -> None:
+    """Called by the usage app: how DjangoMemoryStore.record_uses stores receipts."""
+    global _USE_RECORDER
+    _USE_RECORDER = recorder

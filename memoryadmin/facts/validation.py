@@ -23,6 +23,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "CleanFact",
+    "EVIDENCE_MAX_LENGTH",
+    "clean_evidence",
     "MemoryWriteFilter",
     "blocked_pattern_errors",
     "REASON_MAX_LENGTH",
@@ -40,6 +42,7 @@ __all__ = [
 
 CATEGORIES = frozenset(Category.values)
 REASON_MAX_LENGTH = 500  # every reason a person or a system gives for a change
+EVIDENCE_MAX_LENGTH = 200  # a quote of the traveller's own words behind a fact
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -48,6 +51,7 @@ class CleanFact:
     key: str
     value: str
     category: str
+    evidence: str = ""  # the checked quote behind it, "" when none (clean_evidence)
 
 
 def normalize_value(value: str) -> str:
@@ -263,6 +267,26 @@ class MemoryWriteFilter:
         verdict = self.check(key, value, raw_key=raw_key)
         if not verdict.allowed:
             raise FactBlocked(verdict.message, fields={"value": verdict.message})
+
+
+def clean_evidence(
+    quote: object, *, write_filter: MemoryWriteFilter, sources: Iterable[str] | None = None
+) -> str:
+    """The quote behind a fact as stored, or "" when it must be dropped: not text, empty, longer
+    than EVIDENCE_MAX_LENGTH, refused by the write filter, or (given `sources`, the user's
+    messages of the turn) not a literal part of one of them once both are cleaned like values
+    (an assistant's sentence or a paraphrase is never kept). Never raises for a bad quote: the
+    fact is judged on its own."""
+    if not isinstance(quote, str):
+        return ""
+    text = sanitize_text(quote)
+    if not text or len(text) > EVIDENCE_MAX_LENGTH or not has_meaning(text):
+        return ""
+    if sources is not None and not any(text in sanitize_text(source) for source in sources):
+        return ""
+    if not write_filter.check("", text).allowed:
+        return ""
+    return text
 
 
 # --- The sensitive-content classifier -----------------------------------------------------------

@@ -15,10 +15,14 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.models import ActorKind, Category, EventAction, FactStatus
 from memoryadmin.facts.models import MemoryFact as Fact
+from memoryadmin.usage import selectors as usage_selectors
+from memoryadmin.usage.display import why_known
+from memoryadmin.usage.selectors import UseSummary
 
 from . import selectors
 
@@ -72,6 +76,7 @@ class FactCard:
     paused: bool
     expired: bool
     short: str  # the words cut to 60 characters, for the links' accessible names
+    used: str = ""  # "Used in 3 conversations, last on 28 November", escaped; "" if never
 
     @property
     def key(self) -> str:
@@ -101,6 +106,36 @@ def source_sentence(fact: Fact, event: selectors.FactSource | None) -> str:
         when = event.created_at
     sentence = (_SOURCES.get((kind, first)) if kind else None) or _OTHER_SOURCE[first]
     return mark_safe(escape(str(sentence)) % {"date": when_html(when)})  # noqa: S308 - ours
+
+
+def why_sentence(fact: Fact) -> str | None:
+    """Why the assistant knows this, when the current words say more than `source_sentence`:
+    the traveller's own quote, or their correction. Escaped; None to keep the source line."""
+    why = why_known(fact)
+    if why.quote and why.kind in ("said", "saved"):
+        sentence = _("Why the assistant knows this: you said on %(date)s: “%(quote)s”")
+        return mark_safe(escape(str(sentence)) % {  # noqa: S308 - both parts escaped
+            "date": when_html(why.on), "quote": escape(why.quote),
+        })
+    if why.kind == "corrected":
+        return mark_safe(  # noqa: S308 - ours
+            escape(str(_("You corrected this on %(date)s"))) % {"date": when_html(why.on)}
+        )
+    return None
+
+
+def used_sentence(use: UseSummary | None) -> str:
+    """"Used in 3 conversations, last on 28 November 2026", escaped; "" when never used."""
+    if use is None or use.last_used_at is None:
+        return ""
+    sentence = ngettext(
+        "Used in %(count)s conversation, last on %(date)s",
+        "Used in %(count)s conversations, last on %(date)s",
+        use.conversations,
+    )
+    return mark_safe(escape(sentence) % {  # noqa: S308 - ours
+        "count": use.conversations, "date": when_html(use.last_used_at),
+    })
 
 
 @dataclass(frozen=True)
@@ -147,8 +182,9 @@ def page_links(number: int, pages: int) -> list[int | None]:
 
 
 def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any]:
-    """Everything the overview page shows, one page of facts at a time: three queries whatever
-    the number of facts (the subject with its counts, the page with its sources, the session)."""
+    """Everything the overview page shows, one page of facts at a time: four queries whatever
+    the number of facts or of their uses (the subject with its counts, the page with its
+    sources, the page's use counts, the session)."""
     overview = selectors.portal_overview(subject_id)
     subject = overview.subject
     paused_use = bool(subject and subject.memory_use_paused)
@@ -161,12 +197,14 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
         else []
     )
     now = timezone.now()
+    uses = usage_selectors.use_summaries(fact for fact, _ in rows)
     by_category: dict[str, list[FactCard]] = {}
     for fact, source in rows:
         by_category.setdefault(fact.category, []).append(
             FactCard(
                 fact=fact,
-                source=source_sentence(fact, source),
+                source=why_sentence(fact) or source_sentence(fact, source),
+                used=used_sentence(uses.get(fact.pk)),
                 pending=fact.status == FactStatus.PENDING_REVIEW,
                 paused=paused_use,
                 expired=fact.expires_at is not None and fact.expires_at <= now,

@@ -23,6 +23,9 @@ from django.utils.translation import gettext_lazy
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.erasure import is_key_digest
 from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact
+from memoryadmin.usage import selectors as usage_selectors
+from memoryadmin.usage.display import why_known
+from memoryadmin.usage.selectors import UseSummary
 
 # The portal's switches by the names the portal gives them (portal/forms.py's ChoicesForm labels;
 # this module sits below the portal, so it names them itself).
@@ -60,7 +63,8 @@ def _what(event: FactEvent) -> str:
     return str(event.get_action_display()).lower()
 
 
-def _fact(fact: MemoryFact) -> dict[str, Any]:
+def _fact(fact: MemoryFact, use: UseSummary | None) -> dict[str, Any]:
+    why = why_known(fact)
     return {
         "key": fact.key,
         "value": fact.value,
@@ -70,6 +74,14 @@ def _fact(fact: MemoryFact) -> dict[str, Any]:
         "changed_at": _when(fact.updated_at),
         "origin": fact.origin,
         "expires_at": _when(fact.expires_at),
+        # Why it is known: your words it was learned from, or who wrote the current version.
+        "evidence": {"source": why.kind, "quote": why.quote or None, "at": _when(why.on)},
+        "use": {
+            "conversations": use.conversations if use else 0,
+            "injected": use.injected if use else 0,
+            "recalled": use.recalled if use else 0,
+            "last_used_at": _when(use.last_used_at) if use else None,
+        },
     }
 
 
@@ -95,9 +107,11 @@ def _subject_events(subject_id: str) -> list[FactEvent]:
 def traveller_export(subject_id: str) -> dict[str, Any]:
     subject = fact_selectors.subject_get(subject_id)
     history = [_event(event) for event in _subject_events(subject_id)]
+    facts = list(fact_selectors.subject_facts(subject_id))
+    uses = usage_selectors.use_summaries(facts)
     return {
         "exported_at": _when(timezone.now()),
-        "facts": [_fact(fact) for fact in fact_selectors.subject_facts(subject_id)],
+        "facts": [_fact(fact, uses.get(fact.pk)) for fact in facts],
         "history": [entry for entry in history if entry is not None],
         "switches": {
             str(SWITCH_LEARN): not (subject and subject.memory_paused),

@@ -9,7 +9,7 @@ from django.urls import path, register_converter
 
 from memoryadmin.api.converters import FactKeyConverter, SubjectIdConverter
 
-from .views import access_record, actions, edits, history, overview, review, travellers
+from .views import access_record, actions, edits, history, overview, review, travellers, turns
 
 register_converter(SubjectIdConverter, "staff_subject")
 register_converter(FactKeyConverter, "staff_key")
@@ -21,6 +21,7 @@ FACT = "travellers/<staff_subject:subject_id>/facts/<staff_key:key>/"
 urlpatterns = [
     path("", overview.overview, name="overview"),
     path("travellers/", travellers.travellers, name="travellers"),
+    path("unused/", overview.unused, name="unused"),
     path("travellers/<staff_subject:subject_id>/", travellers.traveller, name="traveller"),
     path("travellers/<staff_subject:subject_id>/timeline/", history.timeline, name="timeline"),
     path("travellers/<staff_subject:subject_id>/add-fact/", edits.fact_add, name="fact_add"),
@@ -38,4 +39,8 @@ urlpatterns = [
     path(FACT + "<slug:action>/", actions.fact_action, name="fact_action"),
     path("review/", review.review, name="review"),
     path("access/", access_record.access_record, name="access_record"),
+    path(
+        "travellers/<staff_subject:subject_id>/turns/<slug:session_tag>/<path:turn_id>/",
+        turns.turn, name="turn",
+    ),
 ]

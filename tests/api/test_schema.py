@@ -38,6 +38,7 @@ TURN_OPERATIONS = {
     ("GET", "/api/v1/jobs/{job_id}"),
 }
 PORTAL_OPERATIONS = {("POST", "/api/v1/subjects/{subject_id}/portal-links")}
+USAGE_OPERATIONS = {("POST", "/api/v1/subjects/{subject_id}/usage")}
 
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", get_wsgi_application())
 schema.config.generation.update(
@@ -63,7 +64,7 @@ def test_schema_lists_every_endpoint_with_bearer_auth_and_the_error_shape(served
         for method in item
         if method in {"get", "put", "post", "delete", "patch"}
     }
-    assert operations == OWN_OPERATIONS | TURN_OPERATIONS | PORTAL_OPERATIONS
+    assert operations == OWN_OPERATIONS | TURN_OPERATIONS | PORTAL_OPERATIONS | USAGE_OPERATIONS
     bearer = served_schema["components"]["securitySchemes"]["serviceToken"]
     assert (bearer["type"], bearer["scheme"]) == ("http", "bearer")
     assert "memory:read" in bearer["description"]
@@ -85,6 +86,11 @@ def test_schema_lists_every_endpoint_with_bearer_auth_and_the_error_shape(served
         if method != "GET":
             names = {p["name"] for p in operation["parameters"]}
             assert "Idempotency-Key" in names
+    usage = served_schema["paths"]["/api/v1/subjects/{subject_id}/usage"]["post"]
+    assert "memory:read" in usage["description"] and "requestBody" in usage
+    for status in ("400", "401", "403", "429"):
+        ref = usage["responses"][status]["content"]["application/json"]["schema"]
+        assert ref == {"$ref": "#/components/schemas/Error"}
     portal = served_schema["paths"]["/api/v1/subjects/{subject_id}/portal-links"]["post"]
     assert "portal:issue" in portal["description"]
     assert set(portal["responses"]["201"]["content"]["application/json"]["schema"].values()) == {

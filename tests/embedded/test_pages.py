@@ -12,9 +12,11 @@ from django.utils import timezone
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.validation import session_tag
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.privacy.services import privacy_request_record
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
+from memoryadmin.usage.services import TurnUse, uses_record
 from tests.staff.conftest import make_staff
 
 pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
@@ -44,6 +46,7 @@ def held() -> dict[str, object]:
     token, _ = token_issue(name="embedded", scopes=["memory:read"])
     request = privacy_request_record(subject_id=T, kind="access", channel="phone",
                                      received_at=timezone.now(), actor=Actor.system("test"))
+    uses_record(subject_id=T, uses=[TurnUse("sess-e", "turn-e", injected=["seat_preference"])])
     return {"rule": rule.pk, "run": run.pk, "token": token.pk, "request": request.number}
 
 
@@ -59,6 +62,9 @@ def staff_pages(ids: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
             ("/staff/review/", "Review queue"),
             ("/staff/privacy/", "<h1>Privacy requests</h1>"),
             (f"/staff/privacy/requests/{ids['request']}/", f"request {ids['request']}"),
+            ("/staff/unused/", "<h1>Facts not used in 90 days</h1>"),
+            (f"/staff/travellers/{T}/turns/{session_tag('sess-e')}/turn-e/",
+             "Prefers an aisle seat"),
         ],
         EDITOR: [
             (f"/staff/travellers/{T}/add-fact/", f"Add a fact about <code>{T}</code>"),

@@ -44,3 +44,15 @@ def test_record_fact_tool_schema() -> None:
     assert schema["properties"]["value"]["maxLength"] == 200
     assert schema["properties"]["category"]["enum"] == ["preference", "constraint", "context"]
     assert set(schema["required"]) == {"key", "value", "category"}
+
+
+def test_the_prompt_and_the_tool_ask_for_the_travellers_own_words() -> None:
+    """Issue 21: a verbatim quote from the traveller's messages, never the agent's, never a
+    paraphrase, at most 200 characters; optional (not required)."""
+    assert "copied exactly" in AIRLINE_PROMPT
+    assert "Never quote the agent, never paraphrase" in AIRLINE_PROMPT
+    assert "at most 200 characters" in AIRLINE_PROMPT
+    evidence = RECORD_FACT_TOOL["input_schema"]["properties"]["evidence"]
+    assert evidence["type"] == "string" and evidence["maxLength"] == 200
+    assert "verbatim" in evidence["description"]
+    assert "evidence" not in RECORD_FACT_TOOL["input_schema"]["required"]

@@ -104,6 +104,10 @@ def test_golden_turn(case: dict[str, Any], fake_anthropic: FakeAnthropic) -> Non
     assert stored_facts(subject_id) == sorted(expect["facts"], key=lambda fact: fact["key"])
     assert job.transcript is None, "the transcript must not outlive the job"
     assert job.finished_at is not None
+    if "evidence" in expect:  # the quote kept (the traveller's own words) or dropped ("")
+        held = {fact.key: fact for fact in selectors.subject_facts(subject_id)}
+        assert {key: held[key].evidence for key in expect["evidence"]} == expect["evidence"]
+        assert {held[key].evidence_origin for key in expect["evidence"]} == {"extraction"}
     if expect["requests"]:
         assert job.input_tokens == 321 and job.output_tokens == 54
         assert job.model == "claude-haiku-4-5-20251001"
@@ -125,6 +129,9 @@ def test_golden_set_covers_the_brief() -> None:
         "passport number blocked", "我需要輪椅 sent to review", "I'm diabetic sent to review",
         "a fourth fact cut by the cap", "an empty answer", "malformed tool block",
         "a paused subject", "memory disabled",
+        "evidence: a verbatim quote kept", "evidence: a paraphrase dropped",
+        "evidence: the assistant's words dropped", "evidence: a quote holding a phone number",
+        "evidence: a Traditional Chinese verbatim quote kept",
     ):
         assert behaviour in covered, behaviour
 

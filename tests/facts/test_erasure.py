@@ -28,6 +28,9 @@ HOLDS_VALUES = {
     "facts.FactEvent": "snapshots blanked, key replaced by its stored hash (erasure.erase_facts)",
     "api.IdempotencyRecord": "api.idempotency",
     "extraction.ExtractionJob": "extraction.transcripts",
+    # No value or key (only the keyed hash), but a turn id and session tag tie a fact to a
+    # conversation: they go with the fact.
+    "usage.MemoryUse": "usage.facts (with each fact) and usage.subjects (forget everything)",
 }
 # Models with text columns that never hold a fact value, and why.
 NO_VALUES = {

@@ -17,6 +17,8 @@ from memoryadmin.extraction.models import FINISHED_STATUSES, ExtractionJob
 from memoryadmin.facts import erasure
 from memoryadmin.facts import sql as facts_sql
 from memoryadmin.facts import tables as facts_tables
+from memoryadmin.usage import sql as usage_sql
+from memoryadmin.usage import tables as usage_tables
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 SUBJECT = {"subject": "s-1", "now": NOW}
@@ -47,14 +49,27 @@ SAMPLES: dict[str, Any] = {
                     "generation": 0, "model": "m", "now": NOW},
     # An eraser's part reads `erased_subjects`: it is planned inside the erasing statement.
     "SQL_ERASE_TRANSCRIPTS": SUBJECT,
+    # Use receipts (usage/sql.py).
+    "SQL_RECORD_USES": {**SUBJECT, "uses": '[{"key": "seat", "key_hash": "#0", '
+                        '"session_tag": "0123456789ab", "turn_id": "t1", "how": "injected"}]'},
+    "SQL_SWEEP_USES": {"cutoff": NOW, "limit": 1000},
+    # The receipts' eraser parts read `erased_facts` / `erased_subjects`.
+    "USAGE_ERASE_FACTS_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
+                              "reason": "", "now": NOW},
+    "USAGE_ERASE_SUBJECTS_SQL": SUBJECT,
 }
 # An eraser's part -> the erasing statement it is planned inside.
-ERASER_PARTS = {"SQL_ERASE_TRANSCRIPTS": "SQL_ERASE_SUBJECT"}
+ERASER_PARTS = {
+    "SQL_ERASE_TRANSCRIPTS": "SQL_ERASE_SUBJECT",
+    "USAGE_ERASE_FACTS_SQL": "SQL_ERASE_FACTS",
+    "USAGE_ERASE_SUBJECTS_SQL": "SQL_ERASE_SUBJECT",
+}
 
 
 def _statements(module: ModuleType) -> dict[str, str]:
     """The module's own string constants (not the table names it imports)."""
-    imported = set(vars(facts_tables)) | set(vars(extraction_tables))
+    imported = (set(vars(facts_tables)) | set(vars(extraction_tables))
+                | set(vars(usage_tables)))
     return {
         name: value for name, value in vars(module).items()
         if name.isupper() and isinstance(value, str)
@@ -62,7 +77,8 @@ def _statements(module: ModuleType) -> dict[str, str]:
     }
 
 
-STATEMENTS = {**_statements(facts_sql), **_statements(extraction_sql)}
+STATEMENTS = {**_statements(facts_sql), **_statements(extraction_sql),
+              **_statements(usage_sql)}
 
 
 def _explain(sql: str, params: Any) -> list[tuple[Any, ...]]:

@@ -32,7 +32,8 @@ LANGUAGES = {
         "deleted_on": "a fact you deleted on",
         "h1": "What our assistant remembers about you",
         "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
-        "change": "Change",
+        "change": "This is wrong",
+        "dont": "Don't use this",
         "delete": "Delete",
         "save": "Save",
         "saved": "Saved. The assistant will use your wording from now on.",
@@ -62,7 +63,8 @@ LANGUAGES = {
         "deleted_on": "您於",
         "h1": "AI 客服記得您哪些事",
         "groups": ["您的偏好", "您的旅行原則", "關於您和您的旅程"],
-        "change": "修改",
+        "change": "這不對",
+        "dont": "不要再用這個",
         "delete": "刪除",
         "save": "儲存",
         "saved": "已儲存。之後 AI 客服會使用您寫的內容。",
@@ -174,7 +176,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     assert (fact.value, fact.category) == (words["new_value"], "preference")
 
     # delete one, after a confirmation
-    card(page, words["values"][2]).get_by_role("link", name=words["delete"]).click()
+    card(page, words["values"][2]).get_by_role("link", name=words["dont"]).click()
     assert page.locator("blockquote").inner_text() == words["values"][2]
     check(page, f"portal-delete-{lang}")
     page.get_by_role("button", name=words["delete"]).click()

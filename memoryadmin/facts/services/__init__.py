@@ -68,6 +68,8 @@ from .retention import (
     retention_rule_delete,
     retention_rule_save,
     rules_after,
+    use_retention_days,
+    use_retention_update,
 )
 from .review import fact_review_decide
 from .subjects import (
@@ -125,6 +127,8 @@ __all__ = [
     "lock_subject",
     "matching_rule",
     "memory_settings_update",
+    "use_retention_days",
+    "use_retention_update",
     "new_receipt_number",
     "policy_changed",
     "policy_history",

@@ -71,6 +71,9 @@ def fact_edit(
     fact.value = clean.value
     fact.category = clean.category
     fact.updated_at = timezone.now()
+    # A person's correction is its own source: the old quote no longer supports it.
+    fact.evidence = ""
+    fact.evidence_origin = actor.origin
     if classify_sensitive(clean.key, clean.value):
         fact.sensitive = True  # masked in staff lists; a person wrote it, so no review needed
     apply_retention(fact, retention_rules())

@@ -134,7 +134,7 @@ def snapshot(fact: Mapping[str, Any] | MemoryFact) -> dict[str, Any]:
     """What an event keeps of a fact: a model instance or a planned row (a mapping)."""
     row = fact if isinstance(fact, Mapping) else vars(fact)
     expires_at = row["expires_at"]
-    return {
+    shot = {
         "value": row["value"],
         "category": row["category"],
         "status": row["status"],
@@ -142,6 +142,11 @@ def snapshot(fact: Mapping[str, Any] | MemoryFact) -> dict[str, Any]:
         "expires_at": expires_at.isoformat() if expires_at else None,
         "version": row["version"],
     }
+    # The quote is the traveller's words: kept with the version it supports, and blanked with
+    # the value when the fact is erased (the snapshots go whole).
+    if row.get("evidence"):
+        shot["evidence"] = row["evidence"]
+    return shot
 
 
 def row_expiry(row: dict[str, Any], rules: Iterable[RetentionRule]) -> datetime | None:

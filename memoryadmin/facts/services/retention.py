@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -265,6 +266,40 @@ def memory_settings_update(*, values: dict[str, Any], actor: Actor, reason: str)
         target="memory settings",
         before={name: before[name] for name in sorted(changed)},
         after={name: clean[name] for name in sorted(changed)},
+    )
+    return row
+
+
+USE_RETENTION_LIMITS = (1, 3650)
+
+
+def use_retention_days(row: MemorySettings) -> int:
+    """The days use receipts are kept: the settings row's, else MEMORY_USE_RETENTION_DAYS."""
+    days = row.use_retention_days
+    return settings.MEMORY_USE_RETENTION_DAYS if days is None else days
+
+
+@transaction.atomic
+def use_retention_update(*, days: int, actor: Actor, reason: str) -> MemorySettings:
+    """How long use receipts (which facts the agent had in which turn) are kept: its own policy
+    event, since shortening it erases receipts at the next sweep. No change, no event."""
+    reason = _reason(reason)
+    low, high = USE_RETENTION_LIMITS
+    if not isinstance(days, int) or isinstance(days, bool) or not low <= days <= high:
+        raise ValidationError({"days": [f"Enter a whole number from {low} to {high}."]})
+    row = _lock_policy()
+    before = use_retention_days(row)
+    if before == days and row.use_retention_days is not None:
+        return row
+    row.use_retention_days = days
+    row.save(update_fields=["use_retention_days", "updated_at"])
+    policy_record(
+        action=PolicyAction.USE_RETENTION_CHANGED,
+        actor=actor,
+        reason=reason,
+        target="use receipts",
+        before={"use_retention_days": before},
+        after={"use_retention_days": days},
     )
     return row
 

@@ -51,6 +51,7 @@ from ..validation import (
     CleanFact,
     MemoryWriteFilter,
     classify_sensitive,
+    clean_evidence,
     clean_reason,
     normalize_key,
     sanitize_text,
@@ -72,6 +73,10 @@ class FactDraft:
     key: Any
     value: Any
     category: Any = None
+    # The traveller's words behind it, already checked against the turn by the caller when it
+    # could be (extraction); the upsert still bounds it and runs it through the write filter,
+    # and drops it (never the fact) when it fails.
+    evidence: Any = ""
 
 
 @dataclass
@@ -94,12 +99,15 @@ class UpsertResult:
 # The rows of SQL_EXISTING come as tuples in this order (no cursor.description to build).
 _FACT_COLUMN_NAMES = (
     "id", "key", "value", "category", "status", "sensitive", "expires_at", "expiry_pinned",
-    "version", "source_session_id", "created_at", "updated_at",
+    "version", "source_session_id", "created_at", "updated_at", "evidence", "evidence_origin",
 )
-_INSERT_COLUMNS = ("key", "value", "category", "status", "sensitive", "expires_at", "updated_at")
+_INSERT_COLUMNS = (
+    "key", "value", "category", "status", "sensitive", "expires_at", "updated_at", "evidence",
+    "evidence_origin",
+)
 _UPDATE_COLUMNS = (
     "id", "value", "category", "source_session_id", "status", "sensitive", "expires_at",
-    "expiry_pinned", "version", "updated_at",
+    "expiry_pinned", "version", "updated_at", "evidence", "evidence_origin",
 )
 _STEP = timedelta(microseconds=1)
 
@@ -253,7 +261,7 @@ def _upsert_write_orm(
     events: list[tuple[str, str, str | None, str]],
 ) -> None:
     fields = ("value", "category", "source_session_id", "status", "sensitive", "expires_at",
-              "expiry_pinned", "version", "updated_at")
+              "expiry_pinned", "version", "updated_at", "evidence", "evidence_origin")
     MemoryFact.objects.bulk_create(
         [
             MemoryFact(
@@ -303,6 +311,9 @@ def _upsert_clean(
             clean = validate_fact(draft.key, draft.value, draft.category)
             # The raw key too: normalizing turns "a@b.com" into "a_b_com", which no pattern sees.
             write_filter.enforce(clean.key, clean.value, raw_key=sanitize_text(draft.key))
+            if draft.evidence:
+                evidence = clean_evidence(draft.evidence, write_filter=write_filter)
+                clean = CleanFact(clean.key, clean.value, clean.category, evidence)
         except FactInvalid as exc:
             errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
             continue
@@ -378,6 +389,8 @@ def _upsert_plan(
                 "version": 1,
                 "source_session_id": session_tag,
                 "updated_at": stamp,
+                "evidence": clean.evidence,
+                "evidence_origin": str(actor.origin),
             }
             row["expires_at"] = row_expiry(row, rules)
             plan.inserts.append(row)
@@ -396,6 +409,9 @@ def _upsert_plan(
                 updated_at=stamp,
                 source_session_id=session_tag or row["source_session_id"],
                 version=row["version"] + 1,
+                # A replaced fact reads the new words, or none: never the old version's quote.
+                evidence=clean.evidence,
+                evidence_origin=str(actor.origin),
             )
             if row["expiry_pinned"] and row["expires_at"] is not None and row["expires_at"] <= now:
                 row["expiry_pinned"] = False  # restating an expired fact revives it

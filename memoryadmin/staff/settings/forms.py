@@ -65,6 +65,17 @@ class MemorySettingsForm(forms.Form):
         return data
 
 
+class UseRetentionForm(forms.Form):
+    """How long use receipts are kept; its own form and policy event (issue 21)."""
+
+    days = forms.IntegerField(
+        min_value=1, max_value=3650, label="Keep use receipts for (days)",
+        help_text="Which facts the agent had in which turn, shown on fact pages and to the "
+                  "traveller. Older receipts are deleted by the hourly sweep.",
+    )
+    reason = reason_field()
+
+
 class TryPatternForm(forms.Form):
     sample = forms.CharField(
         max_length=500, label="Sample text",

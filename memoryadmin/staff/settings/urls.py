@@ -6,6 +6,7 @@ app_name = "settings"
 urlpatterns = [
     path("", views.memory_settings, name="memory"),
     path("try/", views.try_pattern, name="try"),
+    path("use-retention/", views.use_retention, name="use_retention"),
     path("retention/", views.retention_rules, name="retention"),
     path("retention/add/", views.retention_rule_edit, name="rule_add"),
     path("retention/<int:rule_id>/", views.retention_rule_edit, name="rule_edit"),

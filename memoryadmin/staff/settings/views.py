@@ -28,6 +28,7 @@ from .forms import (
     RetentionRuleForm,
     TokenForm,
     TryPatternForm,
+    UseRetentionForm,
 )
 
 admin_required = staff_required(PRIVACY_ADMIN)
@@ -66,8 +67,42 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
     status = 400 if request.method == "POST" else 200
     return render(
         request, "staff/settings/memory.html",
-        {"form": form, "try_form": TryPatternForm(), "settings_row": row, "section": "memory"},
+        {"form": form, "try_form": TryPatternForm(), "use_form": _use_form(row),
+         "settings_row": row, "section": "memory"},
         status=status,
+    )
+
+
+def _use_form(row: object) -> UseRetentionForm:
+    return UseRetentionForm(
+        initial={"days": services.use_retention_days(row)}, prefix="use"
+    )
+
+
+@admin_required
+@require_POST
+def use_retention(request: HttpRequest) -> HttpResponse:
+    """How long use receipts are kept: a form of its own on the memory settings page."""
+    row = selectors.memory_settings()
+    form = UseRetentionForm(request.POST, prefix="use")
+    if form.is_valid():
+        try:
+            services.use_retention_update(
+                days=form.cleaned_data["days"], actor=_actor(request),
+                reason=form.cleaned_data["reason"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, "Saved how long use receipts are kept. The change is in "
+                                      "the policy history.")
+            return redirect("settings:memory")
+    return render(
+        request, "staff/settings/memory.html",
+        {"form": MemorySettingsForm(initial=MemorySettingsForm.initial_from(row)),
+         "try_form": TryPatternForm(), "use_form": form, "settings_row": row,
+         "section": "memory"},
+        status=400,
     )
 
 
@@ -91,6 +126,7 @@ def try_pattern(request: HttpRequest) -> HttpResponse:
             "form": MemorySettingsForm(initial=MemorySettingsForm.initial_from(row)),
             "try_form": try_form,
             "verdict": verdict,
+            "use_form": _use_form(row),
             "settings_row": row,
             "section": "memory",
         },

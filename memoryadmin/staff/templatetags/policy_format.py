@@ -12,6 +12,7 @@ NAMES = {
     "memory_model": "model",
     "blocked_patterns": "blocked patterns",
     "audit_retention_days": "audit history (days)",
+    "use_retention_days": "use receipts (days)",
     "key_glob": "key pattern",
     "ttl_days": "keep for (days)",
 }

@@ -12,6 +12,8 @@ from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.keyhash import DIGEST_PREFIX, is_key_digest
 from memoryadmin.facts.models import Category, EventAction
+from memoryadmin.usage import selectors as usage_selectors
+from memoryadmin.usage.display import why_known
 
 from .. import selectors
 from ..forms import EventFilterForm
@@ -26,12 +28,14 @@ from .common import (
     subject_or_404,
 )
 
-VALUE_FIELDS = ("value",)
+VALUE_FIELDS = ("value", "evidence")  # the quote is masked with the value
 CATEGORY_WORDS = {str(value): str(label) for value, label in Category.choices}
 ERASING_ACTIONS = (EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED)
 # Snapshot fields in the words of the pages; None = bookkeeping staff need not read.
 FIELD_LABELS: dict[str, str | None] = {
     "value": "Value",
+    "evidence": "Traveller's words",
+    "evidence_origin": None,
     "category": "Category",
     "status": "Status",
     "sensitive": "Sensitive",
@@ -179,6 +183,9 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         "masked": fact.sensitive and fact.key not in revealed,
         "version_at": latest.created_at if latest else fact.updated_at,
         "version_action": latest.get_action_display() if latest else "",
+        "why": why_known(fact),
+        "use": usage_selectors.fact_use_summary(fact),
+        "uses": usage_selectors.fact_recent_uses(fact),
         **_history(request, subject_id, fact.key),
     }
     return render(request, "staff/fact.html", context)

@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 from memoryadmin.access import selectors as access_selectors
 from memoryadmin.privacy import selectors as privacy_selectors
+from memoryadmin.usage import selectors as usage_selectors
 
 from .. import charts, selectors
 from ..roles import PRIVACY_ADMIN, VIEWER, has_role
@@ -31,5 +32,17 @@ def overview(request: HttpRequest) -> HttpResponse:
             "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
             "privacy": privacy_selectors.privacy_requests_due_counts(),
             "failing_recipients": privacy_selectors.failing_recipients(),
+            "unused": usage_selectors.facts_unused_count(),
+            "unused_days": usage_selectors.UNUSED_DAYS,
         },
     )
+
+
+@staff_required(VIEWER)
+def unused(request: HttpRequest) -> HttpResponse:
+    """Data minimisation: the travellers holding facts the agent has not used in 90 days."""
+    return render(request, "staff/unused.html", {
+        "rows": usage_selectors.travellers_with_unused(),
+        "total": usage_selectors.facts_unused_count(),
+        "unused_days": usage_selectors.UNUSED_DAYS,
+    })

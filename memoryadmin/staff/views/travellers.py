@@ -16,6 +16,7 @@ from memoryadmin.access.choices import AccessKind
 from memoryadmin.extraction import selectors as job_selectors
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.models import FactStatus, MemoryFact
+from memoryadmin.usage import selectors as usage_selectors
 
 from .. import selectors
 from ..forms import SearchForm
@@ -136,11 +137,14 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     sort = request.GET.get("sort", "")
     sort = sort if sort in selectors.STAFF_FACT_SORTS else ""
     facts = selectors.staff_subject_facts_qs(subject_id, sort=sort)
+    unused = request.GET.get("unused") == "1"
+    if unused:  # data minimisation: facts the agent had in no turn for 90 days
+        facts = usage_selectors.unused_only(facts)
     page = page_of(request, facts, FACTS_PER_PAGE)
     tier = {fact.key for fact in fact_selectors.tier_one(subject_id)}
     record_access(request, AccessKind.TRAVELLER, [subject_id])
     # On a later page or another sort, actions come back here rather than to the first page.
-    here = request.get_full_path() if "page" in request.GET or sort else ""
+    here = request.get_full_path() if "page" in request.GET or sort or unused else ""
     rows = _fact_rows(
         page.object_list,
         subject_id=subject_id,
@@ -148,6 +152,10 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
         revealed=revealed_keys(request, subject_id),
         back=f"?{urlencode({'next': here})}" if here else "",
     )
+    uses = usage_selectors.use_summaries(row["fact"] for row in rows)
+    for row in rows:
+        last = uses[row["fact"].pk].last_used_at if row["fact"].pk in uses else None
+        row["last_used"] = _day(last) if last else ""
     return render(
         request,
         "staff/traveller.html",
@@ -169,5 +177,7 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
             ],
             "qs": query_without_page(request),
             "here": here,
+            "unused": unused,
+            "unused_days": usage_selectors.UNUSED_DAYS,
         },
     )

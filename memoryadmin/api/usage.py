@@ -1,0 +1,165 @@
+"""Use receipts from the agent host: which facts it had in which turn.
+
+    POST /api/v1/subjects/{subject_id}/usage   -> 202 {"recorded": n}
+
+Scope `memory:read` (a host that may read facts may say it used them). One turn
+(`session_id`, `turn_id`, `injected`, `recalled`) or a batch of them (`turns`: [...], what the
+client sends after the turn); one INSERT whatever the size. Unknown keys are ignored, and a
+database hiccup is logged and answered 202 too: a receipt never fails the turn. A malformed body
+is a 400 with field messages, like every other endpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memoryadmin.usage.models import TURN_ID_MAX_LENGTH
+from memoryadmin.usage.services import MAX_KEYS_PER_TURN, TurnUse, uses_record
+from memoryadmin_client.types import KEY_MAX_LENGTH
+
+from .serializers import StrictCharField
+from .views import READ, SUBJECT_PARAM, SubjectView, _doc, _errors
+
+logger = logging.getLogger(__name__)
+
+MAX_TURNS_PER_POST = 1000
+SESSION_ID_MAX_LENGTH = 128
+
+
+def _keys(help_text: str) -> serializers.ListField:
+    return serializers.ListField(
+        child=StrictCharField(max_length=KEY_MAX_LENGTH * 2), required=False, default=list,
+        max_length=MAX_KEYS_PER_TURN, help_text=help_text,
+    )
+
+
+class UsedSerializer(serializers.Serializer):
+    """The `used` member of a posted turn."""
+
+    injected = _keys("Keys of the facts given to the agent in its prompt this turn.")
+    recalled = _keys("Keys of the facts a memory tool returned this turn.")
+
+
+class TurnUseSerializer(UsedSerializer):
+    session_id = StrictCharField(max_length=SESSION_ID_MAX_LENGTH, trim_whitespace=False,
+                                 help_text="The conversation; only its 12-hex tag is stored.")
+    turn_id = StrictCharField(max_length=TURN_ID_MAX_LENGTH, trim_whitespace=False)
+
+
+class UsageSerializer(serializers.Serializer):
+    """One turn inline, or `turns`: many."""
+
+    session_id = StrictCharField(max_length=SESSION_ID_MAX_LENGTH, required=False,
+                                 trim_whitespace=False)
+    turn_id = StrictCharField(max_length=TURN_ID_MAX_LENGTH, required=False,
+                              trim_whitespace=False)
+    injected = _keys("Keys given in the prompt.")
+    recalled = _keys("Keys a memory tool returned.")
+    turns = serializers.ListField(child=TurnUseSerializer(), required=False,
+                                  max_length=MAX_TURNS_PER_POST)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "turns" not in attrs and not ("session_id" in attrs and "turn_id" in attrs):
+            raise serializers.ValidationError(
+                {"turn_id": "Give session_id and turn_id, or a list of turns."}
+            )
+        return attrs
+
+
+class UsageAcceptedSerializer(serializers.Serializer):
+    recorded = serializers.IntegerField(
+        help_text="Receipts offered (keys the traveller has no fact under are then ignored)."
+    )
+
+
+def _plain_turns(data: Any) -> list[TurnUse] | None:
+    """The common, valid body read without DRF's per-field machinery (20,000 keys are 20,000
+    field validations): ids and keys that are strings within their limits. None when anything
+    is off, and the serializer then says what, field by field."""
+    if not isinstance(data, dict) or set(data) - _FIELDS:
+        return None
+    inline = ("session_id" in data) + ("turn_id" in data)
+    if inline == 1 or (not inline and "turns" not in data):
+        return None
+    turns = list(data.get("turns") or []) if isinstance(data.get("turns", []), list) else None
+    if turns is None or len(turns) > MAX_TURNS_PER_POST:
+        return None
+    if inline:
+        turns.append(data)
+    uses = []
+    for turn in turns:
+        if not isinstance(turn, dict):
+            return None
+        session, turn_id = turn.get("session_id"), turn.get("turn_id")
+        injected, recalled = turn.get("injected", []), turn.get("recalled", [])
+        if not (isinstance(session, str) and 0 < len(session) <= SESSION_ID_MAX_LENGTH
+                and isinstance(turn_id, str) and 0 < len(turn_id) <= TURN_ID_MAX_LENGTH
+                and isinstance(injected, list) and isinstance(recalled, list)
+                and len(injected) <= MAX_KEYS_PER_TURN and len(recalled) <= MAX_KEYS_PER_TURN
+                and all(isinstance(key, str) and 0 < len(key) <= KEY_MAX_LENGTH * 2
+                        and "\x00" not in key for key in (*injected, *recalled))
+                and "\x00" not in session and "\x00" not in turn_id):
+            return None
+        uses.append(TurnUse(session, turn_id, injected, recalled))
+    return uses
+
+
+_FIELDS = frozenset({"session_id", "turn_id", "injected", "recalled", "turns"})
+
+
+def turn_uses_from(data: dict[str, Any]) -> list[TurnUse]:
+    turns = list(data.get("turns") or [])
+    if "session_id" in data and "turn_id" in data:
+        turns.append(data)
+    return [
+        TurnUse(session_id=turn["session_id"], turn_id=turn["turn_id"],
+                injected=turn.get("injected") or (), recalled=turn.get("recalled") or ())
+        for turn in turns
+    ]
+
+
+def record_quietly(subject_id: str, uses: list[TurnUse]) -> int:
+    """Record, but never let a receipt fail the request that carries it."""
+    try:
+        with transaction.atomic():  # a savepoint inside a caller's: a failure spoils nothing
+            return uses_record(subject_id=subject_id, uses=uses)
+    except DatabaseError as exc:
+        logger.warning("use receipts for a turn not recorded: %s", type(exc).__name__)
+        return 0
+
+
+class UsageView(SubjectView):
+    required_scopes = {"POST": READ}
+
+    @extend_schema(
+        operation_id="usage_create",
+        tags=["usage"],
+        summary="Report which facts the agent had in a turn",
+        description=_doc(
+            READ,
+            "Append-only receipts (injected into the prompt, recalled by a tool) per turn, "
+            "shown to staff and to the traveller. Unknown keys are ignored; never fails the "
+            "turn.",
+        ),
+        parameters=[SUBJECT_PARAM],
+        request=UsageSerializer,
+        responses={
+            202: OpenApiResponse(UsageAcceptedSerializer, description="Recorded."),
+            **_errors(400, 401, 403, 415, 429),
+        },
+    )
+    def post(self, request: Request, subject_id: str) -> Response:
+        uses = _plain_turns(request.data)
+        if uses is None:
+            body = UsageSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            uses = turn_uses_from(body.validated_data)
+        recorded = record_quietly(subject_id, uses)
+        return Response({"recorded": recorded}, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,21 @@
+from django.apps import AppConfig
+
+
+class UsageConfig(AppConfig):
+    name = "memoryadmin.usage"
+    label = "usage"
+
+    def ready(self) -> None:
+        from memoryadmin.facts.erasure import register_eraser
+        from memoryadmin.facts.store import use_recorder_set
+
+        from .services import record_turn_bodies, usage_erase_facts, usage_erase_subjects
+        from .sql import USAGE_ERASE_FACTS_SQL, USAGE_ERASE_SUBJECTS_SQL
+
+        # A fact's receipts go with it, in the erasing statement itself (so the store's native
+        # async delete keeps working); all of a traveller's go on "forget everything".
+        register_eraser("usage.facts", usage_erase_facts, sql=USAGE_ERASE_FACTS_SQL)
+        register_eraser(
+            "usage.subjects", usage_erase_subjects, sql=USAGE_ERASE_SUBJECTS_SQL, on_facts=False
+        )
+        use_recorder_set(record_turn_bodies)  # DjangoMemoryStore.record_uses

@@ -1,0 +1,97 @@
+"""Reads of use receipts for the staff pages, the portal and the export. Each is one query
+whatever the number of receipts (aggregates in the database, joined to facts by row id), so a
+page that shows them keeps a fixed number of queries whether a fact was used 5 times or 5,000."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from memoryadmin.facts.models import MemoryFact
+
+from .models import MemoryUse, UseHow
+
+RECENT_USES = 20
+UNUSED_DAYS = 90
+
+
+@dataclass(frozen=True)
+class UseSummary:
+    conversations: int = 0  # distinct sessions
+    injected: int = 0  # receipts of the fact given in the prompt
+    recalled: int = 0  # receipts of the fact returned by a memory tool
+    last_used_at: datetime | None = None
+
+
+_AGGREGATES = {
+    "conversations": Count("session_tag", distinct=True),
+    "injected": Count("id", filter=Q(how=UseHow.INJECTED)),
+    "recalled": Count("id", filter=Q(how=UseHow.RECALLED)),
+    "last_used_at": Max("used_at"),
+}
+
+
+def _summary(row: dict[str, Any]) -> UseSummary:
+    return UseSummary(
+        conversations=row["conversations"], injected=row["injected"], recalled=row["recalled"],
+        last_used_at=row["last_used_at"],
+    )
+
+
+def fact_use_summary(fact: MemoryFact) -> UseSummary:
+    """One fact's counts and last use (one query)."""
+    return _summary(MemoryUse.objects.filter(fact_id=fact.pk).aggregate(**_AGGREGATES))
+
+
+def fact_recent_uses(fact: MemoryFact, limit: int = RECENT_USES) -> list[MemoryUse]:
+    """The last `limit` receipts of one fact, newest first (one query)."""
+    return list(MemoryUse.objects.filter(fact_id=fact.pk).order_by("-used_at", "-id")[:limit])
+
+
+def use_summaries(facts: Iterable[MemoryFact]) -> dict[int, UseSummary]:
+    """Fact id -> counts for the given facts (one grouped query; none for no facts)."""
+    ids = [fact.pk for fact in facts]
+    if not ids:
+        return {}
+    rows = (
+        MemoryUse.objects.filter(fact_id__in=ids).values("fact_id").annotate(**_AGGREGATES)
+        .order_by()
+    )
+    return {row["fact_id"]: _summary(row) for row in rows}
+
+
+def _used_since(days: int) -> Exists:
+    cutoff = timezone.now() - timedelta(days=days)
+    return Exists(MemoryUse.objects.filter(fact_id=OuterRef("pk"), used_at__gte=cutoff))
+
+
+def unused_only(facts: QuerySet[MemoryFact], days: int = UNUSED_DAYS) -> QuerySet[MemoryFact]:
+    """Facts older than `days` that the agent had in no turn during the last `days`."""
+    cutoff = timezone.now() - timedelta(days=days)
+    return facts.filter(created_at__lt=cutoff).exclude(_used_since(days))
+
+
+def facts_unused_count(days: int = UNUSED_DAYS) -> int:
+    """The overview's data-minimisation signal: such facts across all travellers (one query)."""
+    return unused_only(MemoryFact.objects.all(), days).count()
+
+
+def travellers_with_unused(days: int = UNUSED_DAYS, limit: int = 100) -> list[dict[str, Any]]:
+    """Travellers holding the most unused facts, with how many (one query)."""
+    return list(
+        unused_only(MemoryFact.objects.all(), days).values("subject_id")
+        .annotate(unused=Count("id")).order_by("-unused", "subject_id")[:limit]
+    )
+
+
+def turn_uses(subject_id: str, session_tag: str, turn_id: str) -> list[MemoryUse]:
+    """What the agent had in one turn (one query)."""
+    return list(
+        MemoryUse.objects.filter(subject_id=subject_id, session_tag=session_tag, turn_id=turn_id)
+        .order_by("how", "id")
+    )

@@ -1,0 +1,3 @@
+"""The use receipts' table name, read by the model and the SQL constants alike."""
+
+MEMORY_USE = "memory_use"

@@ -1,0 +1,118 @@
+"""Deleting is erasing, evidence and receipts included: after each erasure path, and after the
+receipts expire, `pg_dump` of the whole database holds no quote, no key and no turn id of the
+erased fact, and no receipt row is left."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memoryadmin.facts import erasure, services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.services import FactDraft
+from memoryadmin.facts.store import DjangoMemoryStore
+from memoryadmin.usage.models import MemoryUse
+from memoryadmin.usage.services import TurnUse, uses_record, uses_sweep_expired
+from tests.support.pgdump import pg_dump_text
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
+
+QUOTE = "I always want the Zq7quote aisle seat"
+KEY = "zq7key_seat"
+TURN = "zq7turn-1"
+MARKERS = ("Zq7quote", "zq7key", "zq7turn")
+
+
+def learn(subject_id: str, *, sensitive: bool = False) -> None:
+    """A fact learned twice (two quotes in its history), a neighbour that stays, and receipts
+    of both in a turn."""
+    value = "Diabetic, needs the Zq7quote aisle" if sensitive else "Prefers aisle seats"
+    services.fact_upsert(
+        subject_id=subject_id, actor=Actor.extraction("job 1"), session_tag="0123456789ab",
+        facts=[FactDraft(KEY, value, evidence=QUOTE),
+               FactDraft("meal", "Vegetarian", evidence="vegetarian please")],
+    )
+    if not sensitive:
+        services.fact_upsert(
+            subject_id=subject_id, actor=Actor.extraction("job 2"),
+            facts=[FactDraft(KEY, "Prefers aisle seats, front", evidence=f"{QUOTE}, front")],
+        )
+    uses_record(subject_id=subject_id, uses=[
+        TurnUse(session_id="s-1", turn_id=TURN, injected=[KEY, "meal"], recalled=[KEY]),
+    ])
+    assert all(marker in pg_dump_text() for marker in MARKERS)
+
+
+def _native_delete(subject_id: str, loop: asyncio.AbstractEventLoop) -> None:
+    assert erasure.native_ready(), "every eraser that applies to facts gave its SQL"
+    store = DjangoMemoryStore(native=True, actor=Actor.agent("host-1"))
+    assert asyncio.run_coroutine_threadsafe(store.delete_fact(subject_id, KEY), loop).result(10)
+
+
+def _sweep(subject_id: str) -> None:
+    services.fact_expire(subject_id=subject_id, key=KEY, actor=Actor.system("test"))
+    services.facts_sweep_expired(now=timezone.now() + timedelta(seconds=1))
+
+
+PATHS: dict[str, Callable[[str], None]] = {
+    "agent_delete": lambda s: services.fact_delete(
+        subject_id=s, key=KEY, actor=Actor.agent("host-1")),
+    "traveller_delete": lambda s: services.fact_delete(
+        subject_id=s, key=KEY, actor=Actor.customer(s), reason="Don't use this"),
+    "staff_delete": lambda s: services.fact_delete(
+        subject_id=s, key=KEY, actor=Actor.system("support"), reason="ticket 1"),
+    "retention_sweep": _sweep,
+    "forget_everything": lambda s: services.subject_forget(
+        subject_id=s, actor=Actor.customer(s)),
+    "agent_clear": lambda s: services.subject_clear(subject_id=s, actor=Actor.agent("host-1")),
+}
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_each_erasure_path_leaves_no_quote_key_or_receipt(path: str) -> None:
+    subject_id = f"erase-{path}"
+    learn(subject_id)
+    PATHS[path](subject_id)
+    dump = pg_dump_text()
+    whole = path in ("forget_everything", "agent_clear")
+    # The turn id stays only on the neighbour's receipt (that fact was not erased).
+    gone = MARKERS if whole else MARKERS[:2]
+    assert [marker for marker in gone if marker in dump] == []
+    left = list(MemoryUse.objects.filter(subject_id=subject_id).values_list("how", "fact_id"))
+    neighbour = MemoryFact.objects.filter(subject_id=subject_id, key="meal").first()
+    assert left == ([] if whole else [("injected", neighbour.pk)])
+
+
+def test_a_rejected_fact_takes_its_quote_and_receipts(editor) -> None:
+    learn("erase-reject", sensitive=True)
+    services.fact_reject(subject_id="erase-reject", key=KEY, actor=Actor.staff(editor),
+                         reason="not for memory")
+    dump = pg_dump_text()
+    assert [marker for marker in MARKERS[:2] if marker in dump] == []
+    assert MemoryUse.objects.filter(subject_id="erase-reject").count() == 1  # the neighbour's
+
+
+def test_the_native_async_delete_erases_receipts_in_its_one_statement(host_loop) -> None:
+    learn("erase-native")
+    _native_delete("erase-native", host_loop)
+    dump = pg_dump_text()
+    assert [marker for marker in MARKERS[:2] if marker in dump] == []
+    assert MemoryUse.objects.filter(subject_id="erase-native").count() == 1  # the neighbour's
+
+
+def test_receipts_go_when_they_expire(privacy_admin) -> None:
+    learn("erase-expiry")
+    services.use_retention_update(days=30, actor=Actor.staff(privacy_admin), reason="DPIA-7")
+    MemoryUse.objects.filter(subject_id="erase-expiry").update(
+        used_at=timezone.now() - timedelta(days=31))
+    uses_record(subject_id="erase-expiry", uses=[TurnUse("s-2", "recent", injected=["meal"])])
+    deleted, more = uses_sweep_expired(limit=2)
+    assert (deleted, more) == (2, True)
+    assert uses_sweep_expired(limit=2) == (1, False)
+    assert list(MemoryUse.objects.values_list("turn_id", flat=True)) == ["recent"]
+    assert "zq7turn" not in pg_dump_text()
