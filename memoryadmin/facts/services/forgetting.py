@@ -95,6 +95,8 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
     together (pipeline mode, one round trip). PostgreSQL only; the caller checked
     `erasure.native_ready()`. A traveller never stored has nothing to delete (no row is made)."""
     clean_subject_id(subject_id)
+    if not normalize_key(key):
+        return False  # no fact has an empty key
     rows = [(subject_id, normalize_key(key), actor)]
     erasing = conn.cursor()
     if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
