@@ -310,6 +310,9 @@ if CACHE_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Redis is never what keeps the service up (memoryadmin/sharedcache.py): after a failed call,
+# the throttles count per process and leave Redis alone for this many seconds.
+CACHE_RETRY_SECONDS = float(os.environ.get("CACHE_RETRY_SECONDS", "5"))
 
 # --- Per-process caches on the agent's hot path. A change made in this process is seen at once;
 # other processes (gunicorn workers, Celery) see it within this many seconds.
