@@ -113,8 +113,9 @@ def main() -> int:
     started = time.perf_counter()
     only = set(args.only.split(","))
     rows = asyncio.run(run_async(ctx, only))
+    # The sweep last: it erases every fact.
     for name, scenario in (("5", scenario_pages), ("6", scenario_extraction),
-                           ("filter", scenario_filter), ("4", scenario_sweep)):  # the sweep last: it erases every fact
+                           ("filter", scenario_filter), ("4", scenario_sweep)):
         if name in only:
             try:
                 scenario(ctx, rows)
