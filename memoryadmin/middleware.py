@@ -16,7 +16,7 @@ from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, QueryDict
 from django.utils.http import http_date
 
 API_PREFIX = "/api/"
@@ -80,12 +80,17 @@ class StripNulQueryMiddleware:
     PostgreSQL refuses NUL in text, so a search box given `%00` used to end in a 500. NUL has no
     meaning in a search or a filter; dropping it lets every page (and any future one) answer
     normally. Forms are already safe: Django's form fields refuse NUL with a field error.
-    The API validates its own query parameters and is left alone."""
+    The API validates its own query parameters and is left alone.
+
+    A NUL in the path itself (`/staff/travellers/%00/`) names nothing that can exist: every
+    address answers 404 for it (JSON under /api/), before a view would send it to PostgreSQL."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path:
+            raise Http404("No such page.")
         if "%00" in request.META.get("QUERY_STRING", "") and not is_api_request(request):
             cleaned = QueryDict(mutable=True)
             for name, values in request.GET.lists():

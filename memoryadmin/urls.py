@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from memoryadmin.api.errors import api_not_found
+from memoryadmin.staff.forms import StaffLoginForm
 from memoryadmin.staff.otp_views import otp_verify
 
 urlpatterns = [
@@ -11,7 +12,8 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),  # /api/ outside v1: still the JSON shape
     path("healthz", include("memoryadmin.api.health")),
     path("portal/", include("memoryadmin.portal.urls")),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=StaffLoginForm),
+         name="login"),
     path("login/verify/", otp_verify, name="otp-verify"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("staff/settings/", include("memoryadmin.staff.settings.urls")),  # privacy admins

@@ -74,6 +74,7 @@ from .subjects import (
     subject_set_preferences,
 )
 from .upsert import (
+    ABSENT,
     FactDraft,
     FactState,
     UpsertResult,
@@ -82,6 +83,7 @@ from .upsert import (
 )
 
 __all__ = [
+    "ABSENT",
     "BULK_ACTIONS",
     "ChunkResult",
     "FactDraft",

@@ -11,10 +11,18 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts.errors import (
+    FactConflict,
+    FactError,
+    FactNotFound,
+    FactStateError,
+    WriteFilterMisconfigured,
+)
 from memoryadmin.facts.models import MemoryFact, Subject
 
 from ..roles import has_role
@@ -36,11 +44,33 @@ def staff_required(role: str):
                 return redirect_to_login(request.get_full_path())
             if not has_role(request.user, role):
                 raise PermissionDenied("This page is for support staff.")
-            return view(request, *args, **kwargs)
+            try:
+                return view(request, *args, **kwargs)
+            except FactError as exc:  # whatever a view did not handle itself
+                return fact_error_page(request, exc)
 
         return wrapped
 
     return decorator
+
+
+# Every FactError a staff view leaves unhandled, mapped once, to the status the agent API gives
+# it and the service's own message (a fact erased by someone else meanwhile is a 404, not a 500).
+_FACT_ERROR_STATUS: tuple[tuple[type[FactError], int], ...] = (
+    (WriteFilterMisconfigured, 503),
+    (FactNotFound, 404),
+    (FactConflict, 409),
+    (FactStateError, 409),
+)
+
+
+def fact_error_page(request: HttpRequest, exc: FactError) -> HttpResponse:
+    status = next((code for cls, code in _FACT_ERROR_STATUS if isinstance(exc, cls)), 400)
+    if isinstance(exc, FactNotFound):
+        message = "This fact is no longer there: someone deleted it meanwhile. Nothing was changed."
+    else:
+        message = f"Nothing was changed: {exc.message}"
+    return render(request, "staff/fact_error.html", {"message": message}, status=status)
 
 
 def subject_or_404(subject_id: str) -> Subject:
