@@ -62,7 +62,6 @@ from .events import (
     snapshot,
 )
 
-
 # The expected version of a fact that must not exist yet (versions start at 1).
 ABSENT = 0
 
