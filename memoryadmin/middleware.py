@@ -16,7 +16,14 @@ from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, QueryDict
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    QueryDict,
+)
 from django.utils.http import http_date
 
 API_PREFIX = "/api/"
@@ -53,6 +60,26 @@ class BrowserAuthenticationMiddleware(_BrowserOnly, AuthenticationMiddleware):
 
 class BrowserMessageMiddleware(_BrowserOnly, MessageMiddleware):
     """Django's MessageMiddleware, not run for /api/."""
+
+
+class ApiHttpsRequiredMiddleware:
+    """With SECURE_SSL_REDIRECT on, a plain-HTTP request to the agent API is refused with the
+    API's JSON error instead of Django's redirect (SecurityMiddleware, next in the chain):
+    clients re-send a 301'd PUT as a GET, so the write would be lost while the client believes
+    it went through. Pages keep the redirect."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if settings.SECURE_SSL_REDIRECT and is_api_request(request) and not request.is_secure():
+            return JsonResponse(
+                {"error": {"code": "https_required",
+                           "message": "Use HTTPS: the agent API is not served over plain HTTP.",
+                           "fields": {}}},
+                status=403,
+            )
+        return self.get_response(request)
 
 
 class NoStoreMiddleware:
