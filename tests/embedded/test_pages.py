@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from memoryadmin.api.tokens import token_issue
-from memoryadmin.facts import policy, services
+from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
@@ -34,8 +34,8 @@ def held() -> dict[str, int]:
     services.fact_upsert(subject_id=T, facts=[services.FactDraft("mobility", "Uses a cane",
                                                                  "context")],
                          actor=Actor.agent("host-1"))
-    rule, run = policy.retention_rule_save(
-        proposal=policy.RuleProposal(name="Context", category="context", key_glob="",
+    rule, run = services.retention_rule_save(
+        proposal=services.RuleProposal(name="Context", category="context", key_glob="",
                                      sensitive=None, ttl_days=30),
         actor=Actor.system("test"), reason="a rule to show",
     )
