@@ -251,15 +251,17 @@ def test_a_token_secret_is_shown_once_and_works(admin_client):
         BASE + "tokens/",
         {"name": "booking-agent", "scopes": ["memory:read", "turns:write"], "reason": "new host"},
     )
-    assert response.status_code == 302
-    shown = admin_client.get(response["Location"])
+    # Shown in the answer to the POST itself: never stored, not even in django_session.
+    assert response.status_code == 201
+    shown = response
     body = shown.content.decode()
     secret = re.search(r'id="secret" readonly value="([^"]+)"', body).group(1)
     assert secret.startswith("mat_") and token_authenticate(secret) is not None
     assert shown["Cache-Control"] == "no-store"
-    again = admin_client.get(response["Location"]).content.decode()
-    assert secret not in again and "cannot be shown again" in again
+    assert occurrences(secret) == {}  # pg_dump: not in any table, django_session included
     token = ServiceToken.objects.get()
+    again = admin_client.get(BASE + f"tokens/{token.pk}/created/").content.decode()
+    assert secret not in again and "cannot be shown again" in again
     assert token.scopes == ["memory:read", "turns:write"]
     event = PolicyEvent.objects.get()
     assert event.action == PolicyAction.TOKEN_ISSUED and secret not in str(event.after)
