@@ -23,6 +23,7 @@ from memoryadmin.facts.errors import (
     FactStateError,
     WriteFilterMisconfigured,
 )
+from memoryadmin.facts.keyhash import key_digest
 from memoryadmin.facts.models import MemoryFact, Subject
 
 from ..roles import has_role
@@ -87,22 +88,33 @@ def fact_or_404(subject_id: str, key: str) -> MemoryFact:
     return fact
 
 
-def revealed_keys(request: HttpRequest, subject_id: str) -> set[str]:
-    """Keys of this traveller whose sensitive value this session revealed (for a few minutes)."""
+class RevealedKeys:
+    """The keys of one traveller whose sensitive value this session revealed (for a few
+    minutes), tested with `key in revealed`. The session stores each as its keyed hash
+    (`facts.keyhash.key_digest`), never the key: an erased fact's topic must not wait in
+    django_session until the session ends."""
+
+    def __init__(self, subject_id: str, digests: set[str]) -> None:
+        self.subject_id = subject_id
+        self.digests = digests
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key_digest(self.subject_id, key) in self.digests
+
+
+def revealed_keys(request: HttpRequest, subject_id: str) -> RevealedKeys:
     now = time.time()
     entries = request.session.get("revealed", {})
-    prefix = f"{subject_id}\x1f"
-    return {
-        name[len(prefix) :]
-        for name, until in entries.items()
-        if name.startswith(prefix) and until > now
-    }
+    return RevealedKeys(subject_id, {name for name, until in entries.items() if until > now})
 
 
 def remember_reveal(request: HttpRequest, subject_id: str, key: str) -> None:
     now = time.time()
-    entries = {k: v for k, v in request.session.get("revealed", {}).items() if v > now}
-    entries[f"{subject_id}\x1f{key}"] = now + REVEAL_SECONDS
+    entries = {
+        k: v for k, v in request.session.get("revealed", {}).items()
+        if v > now and k.startswith("#")  # entries of the old form held the key itself
+    }
+    entries[key_digest(subject_id, key)] = now + REVEAL_SECONDS
     request.session["revealed"] = entries
 
 

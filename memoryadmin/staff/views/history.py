@@ -12,6 +12,7 @@ from ..forms import EventFilterForm
 from ..roles import VIEWER
 from .common import (
     EVENTS_PER_PAGE,
+    RevealedKeys,
     fact_or_404,
     page_of,
     query_without_page,
@@ -34,7 +35,7 @@ def _shown(value: Any) -> Any:
     return value
 
 
-def _event_rows(events: Any, *, revealed: set[str], sensitive_now: set[str]) -> list[dict]:
+def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str]) -> list[dict]:
     """Each event with a field-by-field diff; values of sensitive facts stay masked."""
     rows = []
     for event in events:
