@@ -109,14 +109,15 @@ class StripNulQueryMiddleware:
     normally. Forms are already safe: Django's form fields refuse NUL with a field error.
     The API validates its own query parameters and is left alone.
 
-    A NUL in the path itself (`/staff/travellers/%00/`) names nothing that can exist: every
-    address answers 404 for it (JSON under /api/), before a view would send it to PostgreSQL."""
+    A NUL in a page's path (`/staff/travellers/%00/`) names nothing that can exist: it answers
+    404 before a view would send it to PostgreSQL. The API refuses it itself (400, the field
+    named)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if "\x00" in request.path:
+        if "\x00" in request.path and not is_api_request(request):
             raise Http404("No such page.")
         if "%00" in request.META.get("QUERY_STRING", "") and not is_api_request(request):
             cleaned = QueryDict(mutable=True)

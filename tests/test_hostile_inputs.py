@@ -30,10 +30,8 @@ def editor_client(client: Client) -> Client:
     "/staff/travellers/%00/",
     "/staff/travellers/FF-1/facts/%00/",
     "/staff/travellers/FF-1/facts/seat%00x/edit/",
-    "/api/v1/subjects/%00/facts",
-    "/api/v1/subjects/FF-1/facts/%00",
 ])
-def test_a_nul_byte_in_a_staff_or_api_path_is_a_404(editor_client, path):
+def test_a_nul_byte_in_a_staff_path_is_a_404(editor_client, path):
     FactFactory(subject_id="FF-1", key="seat")
     response = editor_client.get(path)
     assert response.status_code == 404
