@@ -27,6 +27,7 @@ from django.http import (
 from django.utils.http import http_date
 
 API_PREFIX = "/api/"
+_PORTAL_OPEN = "/portal/open/"
 NO_STORE = "max-age=0, no-cache, no-store, must-revalidate, private"
 
 
@@ -111,13 +112,15 @@ class StripNulQueryMiddleware:
 
     A NUL in a page's path (`/staff/travellers/%00/`) names nothing that can exist: it answers
     404 before a view would send it to PostgreSQL. The API refuses it itself (400, the field
-    named)."""
+    named), and so does the portal's link page (its own "This link doesn't work")."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if "\x00" in request.path and not is_api_request(request):
+        if "\x00" in request.path and not (
+            is_api_request(request) or request.path.startswith(_PORTAL_OPEN)
+        ):
             raise Http404("No such page.")
         if "%00" in request.META.get("QUERY_STRING", "") and not is_api_request(request):
             cleaned = QueryDict(mutable=True)
