@@ -20,7 +20,12 @@ $(BIN)/.installed: pyproject.toml client/pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-setup: $(BIN)/.installed
+# The OpenID provider the single sign-on tests start (npm `oidc-provider`, run by node).
+OIDC_MODULES := tests/oidc/node_modules/.package-lock.json
+$(OIDC_MODULES): tests/oidc/package.json tests/oidc/package-lock.json
+	cd tests/oidc && npm ci --no-audit --no-fund --loglevel=error
+
+setup: $(BIN)/.installed $(OIDC_MODULES)
 
 run: setup
 	export DEBUG=$${DEBUG:-true}; \
@@ -39,11 +44,14 @@ serve: setup
 	$(BIN)/python manage.py collectstatic --noinput -v 0 && \
 	$(BIN)/gunicorn memoryadmin.wsgi -c gunicorn.conf.py
 
+# With LOG_FORMAT=json, --quiet drops Celery's start-up banner (not a log line, not JSON).
+CELERY_QUIET = $$([ "$${LOG_FORMAT:-text}" = json ] && echo --quiet)
+
 worker: setup
-	DEBUG=false $(BIN)/celery -A memoryadmin worker --loglevel=INFO
+	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) worker --loglevel=INFO
 
 beat: setup
-	DEBUG=false $(BIN)/celery -A memoryadmin beat --loglevel=INFO \
+	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) beat --loglevel=INFO \
 		--schedule=$${BEAT_SCHEDULE_FILE:-/tmp/memoryadmin-celerybeat-schedule}
 
 # The embedded default (`make run` serves on SQLite): the tests marked `embedded` (the store

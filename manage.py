@@ -5,8 +5,21 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryadmin.settings")
+    # The embedded default (SQLite, no SECRET_KEY: a checkout on a developer's machine) is
+    # development, as `make run` and the README's commands assume. Production sets a key and
+    # PostgreSQL, and DEBUG=false (production.env.example).
+    database = os.environ.get("DATABASE_URL", "")
+    if not os.environ.get("SECRET_KEY") and (not database or database.startswith("sqlite")):
+        os.environ.setdefault("DEBUG", "true")
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
+    try:
+        from django.conf import settings
+
+        settings.INSTALLED_APPS  # noqa: B018 - reads the settings module, which checks the env
+    except ImproperlyConfigured as exc:  # a setting to fix, not a bug: one line, no traceback
+        sys.exit(f"manage.py: {exc}")
     execute_from_command_line(sys.argv)
 
 

@@ -1,6 +1,8 @@
 """Write a memory file in upstream's JsonFileMemoryStore form, for timing `import_memory`.
 
     python bench/upstream_memory_file.py --facts 100000 --output /tmp/upstream-100k.json
+    (--layout v2, the default: what JsonFileMemoryStore writes today, {"version": 2, "facts":
+    {subject: {key: fact}}, "purges": {subject: n}}; --layout lists: subject -> list of facts)
     time python manage.py import_memory /tmp/upstream-100k.json     # first run: writes all
     time python manage.py import_memory /tmp/upstream-100k.json     # second run: changes nothing
 
@@ -59,11 +61,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--facts", type=int, default=100_000)
     parser.add_argument("--output", type=Path, default=Path("/tmp/upstream-memory.json"))
+    parser.add_argument("--layout", choices=["v2", "lists"], default="v2")
     args = parser.parse_args()
     document = build(args.facts)
-    args.output.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
     count = sum(map(len, document.values()))
-    print(f"{args.output}: {count:,} facts, {len(document):,} travellers")
+    written: object = document if args.layout == "lists" else version_2(document)
+    args.output.write_text(json.dumps(written, ensure_ascii=False), encoding="utf-8")
+    print(f"{args.output}: {count:,} facts, {len(document):,} travellers ({args.layout})")
+
+
+def version_2(document: dict[str, list[dict[str, object]]]) -> dict[str, object]:
+    """Upstream's version-2 layout: facts keyed by key, and a purge counter for every tenth
+    traveller (the import skips and names them)."""
+    return {
+        "version": 2,
+        "facts": {subject: {str(fact["key"]): fact for fact in facts}
+                  for subject, facts in document.items()},
+        "purges": {subject: 1 + n % 3 for n, subject in enumerate(document) if n % 10 == 0},
+    }
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
+from memoryadmin.api.views import TierOneView
 from memoryadmin.urls import urlpatterns as app_urlpatterns
 
 
@@ -25,6 +26,10 @@ def one_query(request: HttpRequest) -> HttpResponse:
 
 urlpatterns = [
     path("api/bench/constant", constant),
+    # Tier one outside /api/v1/: the same view and middleware, but not recorded in the metrics
+    # (memoryadmin_agent_request_seconds): what recording costs a tier-one read (scenario 1).
+    path("api/bench/unrecorded/subjects/<subject_id:subject_id>/tier-one",
+         TierOneView.as_view()),
     path("api/bench/one-query", one_query),
     *app_urlpatterns,
 ]

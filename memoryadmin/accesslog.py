@@ -44,4 +44,6 @@ class RedactingLogger(Logger):
     def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
         atoms = super().atoms(resp, req, environ, request_time)
         atoms["U"] = redact_path(atoms.get("U", ""))
+        # The id the application answered with (memoryadmin/observability/requestid.py).
+        atoms["request_id"] = atoms.get("{x-request-id}o", "-")
         return atoms

@@ -11,6 +11,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from memoryadmin.observability.logs import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -49,14 +51,19 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # the docs UI served from our own static files, not a CDN
+    "memoryadmin.observability",
     "memoryadmin.facts",
     "memoryadmin.extraction",
+    "memoryadmin.access",
     "memoryadmin.api",
     "memoryadmin.staff",
     "memoryadmin.portal",
+    "memoryadmin.privacy",
 ]
 
 MIDDLEWARE = [
+    # First: the request id for every line below, and the agent's request timing (metrics).
+    "memoryadmin.observability.requestid.RequestIdMiddleware",
     # Before Django's HTTPS redirect: the agent API is never redirected (a client re-sends a
     # redirected PUT as a GET, losing the write); it answers a JSON 403 `https_required`.
     "memoryadmin.middleware.ApiHttpsRequiredMiddleware",
@@ -75,6 +82,7 @@ MIDDLEWARE = [
     "memoryadmin.middleware.BrowserAuthenticationMiddleware",
     "memoryadmin.staff.middleware.IdleTimeoutMiddleware",  # staff sessions; skips /api/
     "memoryadmin.staff.security.SecondFactorMiddleware",  # staff pages; skips /api/
+    "memoryadmin.staff.sso.RecheckMiddleware",  # SSO sessions re-checked at the provider
     "memoryadmin.middleware.BrowserMessageMiddleware",
     "memoryadmin.portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -136,7 +144,7 @@ TRUSTED_PROXY_HOPS = int(os.environ.get("TRUSTED_PROXY_HOPS", "0"))
 OTP_TOTP_ISSUER = "memoryadmin"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "staff:overview"
-LOGOUT_REDIRECT_URL = "login"
+LOGOUT_REDIRECT_URL = "/login/?signed_out=1"  # the sign-in page then says so
 # Staff sessions end after this many idle seconds: each request pushes the expiry forward.
 # memoryadmin.staff.middleware.IdleTimeoutMiddleware slides the expiry at most once a minute
 # (instead of SESSION_SAVE_EVERY_REQUEST, which would write the session row on every page).
@@ -171,7 +179,8 @@ CSRF_FAILURE_VIEW = "memoryadmin.api.errors.api_csrf_failure"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the load balancer probes over plain HTTP
+# The load balancer probes and Prometheus scrapes over plain HTTP, inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
@@ -211,6 +220,13 @@ PORTAL_REDEEM_RATE = os.environ.get("PORTAL_REDEEM_RATE", "10/min")  # link open
 # Where travellers reach the portal, when it differs from the host the airline's backend calls.
 PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "").rstrip("/")
 PORTAL_COOKIE_SECURE = env_bool("PORTAL_COOKIE_SECURE", not DEBUG)
+# The zone portal times are shown in, by page language, when the link's issuer passed none:
+# "language=Zone,language=Zone"; a language not named uses TIME_ZONE.
+PORTAL_LANGUAGE_TIME_ZONES = dict(
+    pair.strip().split("=", 1)
+    for pair in os.environ.get("PORTAL_LANGUAGE_TIME_ZONES", "zh-hant=Asia/Taipei").split(",")
+    if "=" in pair
+)
 
 # --- Celery: eager in-process when no broker is configured (the embedded default).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
@@ -377,21 +393,77 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "loggers": {
-        "memoryadmin": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-        # The agent client's package (client/) when the server process uses it.
-        "memoryadmin_client": {
-            "handlers": ["console"],
-            "level": os.environ.get("LOG_LEVEL", "INFO"),
-        },
-        # Django only prints request errors when DEBUG is on; production needs them most.
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
-        "django.security": {"handlers": ["console"], "level": "WARNING", "propagate": False},
-        "axes": {"handlers": ["console"], "level": "WARNING", "propagate": False},
-    },
+# Text by default (`make run`); LOG_FORMAT=json: one JSON object per line from web, worker and
+# beat. Every line carries the request id (memoryadmin/observability/logs.py).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text")
+LOGGING_CONFIG = "memoryadmin.observability.logs.configure"
+LOGGING = logging_config(log_format=LOG_FORMAT, level=os.environ.get("LOG_LEVEL", "INFO"))
+
+# --- Metrics (memoryadmin/observability/): /metrics for these networks (CIDRs or addresses,
+# comma-separated) or for `Authorization: Bearer <METRICS_TOKEN>`; both empty: nobody.
+METRICS_ALLOWED_NETWORKS = env_list("METRICS_ALLOWED_NETWORKS")
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# The database gauges (facts, queue age, sweep lag, privacy requests due) are read at most this
+# often, however many scrapes come (shared through the cache).
+METRICS_GAUGE_REFRESH_SECONDS = int(os.environ.get("METRICS_GAUGE_REFRESH_SECONDS", "60"))
+
+# --- Staff single sign-on (OpenID Connect, mozilla-django-oidc; memoryadmin/staff/sso.py).
+# Configured when OIDC_ISSUER is set: the endpoints come from its discovery document.
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").rstrip("/")
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile groups")
+# The claim that lists the person's groups, and which group gives which staff role.
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+OIDC_ROLE_MAP = os.environ.get(
+    "OIDC_ROLE_MAP",
+    "memory-viewers=viewer,memory-editors=editor,memory-privacy=privacy_admin",
+)
+# `amr` values that count as a second factor for privacy admins.
+OIDC_MFA_AMR = env_list("OIDC_MFA_AMR", "mfa,otp,hwk")
+OIDC_CLOCK_SKEW_SECONDS = int(os.environ.get("OIDC_CLOCK_SKEW_SECONDS", "60"))
+OIDC_USE_NONCE = True
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = float(os.environ.get("OIDC_TIMEOUT_SECONDS", "5"))
+OIDC_STORE_ID_TOKEN = False
+OIDC_CREATE_USER = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL_FAILURE = "/login/"
+# An SSO session goes back to the provider (silently, prompt=none) this often, so a person removed
+# from the airline's groups loses access within the staff idle timeout.
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = int(
+    os.environ.get("OIDC_RECHECK_SECONDS", str(min(SESSION_COOKIE_AGE, 15 * 60)))
+)
+OIDC_EXEMPT_URLS = ["login", "logout", "otp-verify"]
+if OIDC_ISSUER:
+    AUTHENTICATION_BACKENDS = [*AUTHENTICATION_BACKENDS, "memoryadmin.staff.sso.StaffOIDCBackend"]
+# Local password accounts are break-glass accounts once SSO is configured: off unless turned on.
+STAFF_PASSWORD_LOGIN = env_bool("STAFF_PASSWORD_LOGIN", not OIDC_ISSUER)
+
+# --- The staff access record (memoryadmin/access/).
+STAFF_ACCESS_RECORDING = env_bool("STAFF_ACCESS_RECORDING", True)
+STAFF_ACCESS_RETENTION_DAYS = int(os.environ.get("STAFF_ACCESS_RETENTION_DAYS", "400"))
+# "Unusual access": a staff member who opened more than this many travellers in one hour,
+# looked for over the last STAFF_ACCESS_UNUSUAL_DAYS days.
+STAFF_ACCESS_UNUSUAL_PER_HOUR = int(os.environ.get("STAFF_ACCESS_UNUSUAL_PER_HOUR", "30"))
+STAFF_ACCESS_UNUSUAL_DAYS = int(os.environ.get("STAFF_ACCESS_UNUSUAL_DAYS", "7"))
+CELERY_BEAT_SCHEDULE["sweep-staff-access-record"] = {
+    "task": "memoryadmin.access.tasks.sweep_access_record",
+    "schedule": 86400.0,
+}
+
+# --- Privacy requests and erasure propagation (memoryadmin/privacy/).
+# Due dates of privacy requests are counted and shown in the airline's time zone.
+PRIVACY_TIME_ZONE = os.environ.get("PRIVACY_TIME_ZONE", "Asia/Taipei")
+# Webhook delivery: first retry after the base, doubling up to the cap, for 3 days.
+WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS", "60"))
+WEBHOOK_RETRY_MAX_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_SECONDS", "21600"))
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "10"))
+# Beat dispatches what the store's native erasures wrote and re-sends retries this late.
+WEBHOOK_SWEEP_INTERVAL_SECONDS = float(os.environ.get("WEBHOOK_SWEEP_INTERVAL_SECONDS", "30"))
+WEBHOOK_RETRY_GRACE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_GRACE_SECONDS", "120"))
+CELERY_BEAT_SCHEDULE["webhook-dispatch-and-retry"] = {
+    "task": "memoryadmin.privacy.tasks.webhook_retry_due_task",
+    "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
 }

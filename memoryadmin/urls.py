@@ -3,20 +3,25 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from memoryadmin.api.errors import api_not_found
-from memoryadmin.staff.forms import StaffLoginForm
+from memoryadmin.observability.views import metrics_view
 from memoryadmin.staff.otp_views import otp_verify
+from memoryadmin.staff.signin import StaffLoginView
+from memoryadmin.staff.sso import StaffOIDCCallback, StaffOIDCStart
 
 urlpatterns = [
     path("api/v1/", include("memoryadmin.api.urls")),
     path("api/v1/", include("memoryadmin.api.turns")),
     re_path(r"^api/", api_not_found),  # /api/ outside v1: still the JSON shape
     path("healthz", include("memoryadmin.api.health")),
+    path("metrics", metrics_view, name="metrics"),  # Prometheus; allowed networks or token
     path("portal/", include("memoryadmin.portal.urls")),
-    path("login/", auth_views.LoginView.as_view(authentication_form=StaffLoginForm),
-         name="login"),
+    path("login/", StaffLoginView.as_view(), name="login"),
+    path("oidc/authenticate/", StaffOIDCStart.as_view(), name="oidc_authentication_init"),
+    path("oidc/callback/", StaffOIDCCallback.as_view(), name="oidc_authentication_callback"),
     path("login/verify/", otp_verify, name="otp-verify"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("staff/settings/", include("memoryadmin.staff.settings.urls")),  # privacy admins
+    path("staff/privacy/", include("memoryadmin.staff.privacy.urls")),  # privacy requests
     path("staff/", include("memoryadmin.staff.urls")),
     path("", RedirectView.as_view(pattern_name="staff:overview", permanent=False)),
 ]

@@ -44,7 +44,7 @@ def scenario_pages(ctx: Context, rows: list[Row]) -> None:
         def portal_page(subject: str) -> tuple[Client, str]:
             client = Client()
             link = portal_link_issue(subject_id=subject, issued_by="bench")
-            client.get(f"/portal/open/{link.secret}")
+            client.post(f"/portal/open/{link.secret}")
             return client, "/portal/"
 
         pages.append(("portal page", portal_page))
@@ -54,6 +54,7 @@ def scenario_pages(ctx: Context, rows: list[Row]) -> None:
     pages.extend(staff)
     if not staff:
         print("scenario 5: no staff traveller page / timeline in this checkout")
+    _recording_case(rows, measure, staff, heavy)
     for name, opener in pages:
         base_samples, base_queries = measure(*opener(small))
         big_samples, big_queries = measure(*opener(heavy))
@@ -97,3 +98,31 @@ def _staff_pages() -> list[tuple[str, Callable[[str], tuple[object, str]]]]:
             break
     return found
 
+
+
+def _recording_case(rows: list[Row], measure, staff, subject: str) -> None:
+    """The staff traveller page with the access record off (the baseline, as before issue 24)
+    and on, measured alternately in the same run: "no slower than before, within noise"."""
+    from django.conf import settings
+
+    if not staff or not hasattr(settings, "STAFF_ACCESS_RECORDING"):
+        return
+    _label, opener = staff[0]
+    client, path = opener(subject)
+    samples: dict[bool, list[float]] = {False: [], True: []}
+    queries: dict[bool, int] = {}
+    try:
+        for _ in range(3):  # alternate, so that drift hits both alike
+            for recording in (False, True):
+                settings.STAFF_ACCESS_RECORDING = recording
+                taken, count = measure(client, path)
+                samples[recording].extend(taken)
+                queries[recording] = count
+    finally:
+        settings.STAFF_ACCESS_RECORDING = True
+    base = Row("5 pages", f"staff traveller page, access record off ({queries[False]} queries)",
+               samples[False])
+    rows.append(base)
+    rows.append(Row("5 pages", f"staff traveller page, access record on ({queries[True]} queries)",
+                    samples[True], baseline=base, target="<= 1.1x the page without the record",
+                    limit=1.1))

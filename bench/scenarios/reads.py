@@ -81,6 +81,10 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
                 return await client.get(f"/api/v1/subjects/{subjects[i % len(subjects)]}/"
                                         "tier-one")
 
+            async def unrecorded(i: int) -> object:
+                return await client.get(f"{UNRECORDED_PREFIX}/subjects/"
+                                        f"{subjects[i % len(subjects)]}/tier-one")
+
             async def constant(i: int) -> object:
                 return await client.get(CONSTANT_PATH)
 
@@ -107,7 +111,8 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
                                  [f"raw {i} {n}" for n in range(3)]]
                 )
 
-            got = await take_turns({"tier": tier, "constant": constant, "raw": raw_tier,
+            got = await take_turns({"tier": tier, "unrecorded": unrecorded,
+                                    "constant": constant, "raw": raw_tier,
                                     "put": put3, "raw_upsert": raw_upsert,
                                     "store_tier": store_tier}, ctx.n)
         finally:
@@ -117,6 +122,13 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
         rows.append(base)
         rows.append(Row("1 agent read (HTTP)", "GET tier-one, 1 client", got["tier"],
                         baseline=base, target="p50 <= 4x raw", limit=4.0))
+        # What recording the request in the metrics costs tier one: the same view, the same
+        # middleware, only not under /api/v1/ (so not observed), taking turns with it.
+        unrecorded_row = Row("1 agent read (HTTP)", "GET tier-one, not recorded in metrics",
+                             got["unrecorded"], baseline=base)
+        rows.append(unrecorded_row)
+        rows.append(Row("1 agent read (HTTP)", "GET tier-one vs not recorded", got["tier"],
+                        baseline=unrecorded_row, target="within noise (<= 1.1x)", limit=1.1))
         rows.append(Row("1 agent read (HTTP)", "GET constant JSON view, 1 client",
                         got["constant"], baseline=base))
         rows.append(Row("1 agent read (HTTP)", "HttpMemoryStore.tier_one (httpx)",
@@ -153,6 +165,7 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
 
 # Under /api/, so that it passes through exactly the middleware the agent API does.
 CONSTANT_PATH = "/api/bench/constant"
+UNRECORDED_PREFIX = "/api/bench/unrecorded"
 ONE_QUERY_PATH = "/api/bench/one-query"
 
 

@@ -34,8 +34,8 @@ from .errors import (
     Throttled,
     Unavailable,
 )
-from .text import clamp_query, clean_value, normalize_key
-from .types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH, MemoryFact
+from .text import clamp_query, clean_text, clean_value, normalize_key
+from .types import KEY_MAX_LENGTH, SUBJECT_ID_MAX_LENGTH, VALUE_MAX_LENGTH, MemoryFact
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +92,28 @@ def _segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def check_subject_id(subject_id: object) -> str:
+    """The server's rule for subject ids, checked before anything is sent: an id that cannot be
+    one URL path segment ("", ".", "..", "a/b") would otherwise reach another address and come
+    back as NotFound, where the protocol promises a ValueError."""
+    if (
+        not isinstance(subject_id, str)
+        or not subject_id
+        or subject_id in {".", ".."}
+        or len(subject_id) > SUBJECT_ID_MAX_LENGTH
+        or "/" in subject_id
+        or clean_text(subject_id) != subject_id
+        or " " in subject_id
+    ):
+        raise ValueError(
+            "Subject ids are 1-128 characters, not . or .., without spaces, slashes or "
+            "control characters."
+        )
+    return subject_id
+
+
 def _subject_path(subject_id: str, *rest: str) -> str:
-    return "/".join([f"{API_PREFIX}/subjects", _segment(subject_id), *rest])
+    return "/".join([f"{API_PREFIX}/subjects", _segment(check_subject_id(subject_id)), *rest])
 
 
 def parse_etag_version(etag: str | None) -> int | None:
@@ -386,9 +406,15 @@ class HttpMemoryStore:
         return self._facts(body)
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
-        """True when a fact was deleted, False when there was none (the protocol's contract)."""
+        """True when a fact was deleted, False when there was none (the protocol's contract).
+        The key is normalized here as the server would ("a/b" is a_b), so that it travels as
+        one path segment; one that is empty once normalized names no fact."""
+        path = _subject_path(subject_id, "facts")
+        key = normalize_key(key) if isinstance(key, str) else ""
+        if not key:
+            return False
         try:
-            await self.request("DELETE", _subject_path(subject_id, "facts", _segment(key)))
+            await self.request("DELETE", f"{path}/{_segment(key)}")
         except NotFound:
             return False
         return True

@@ -13,8 +13,19 @@ import unicodedata
 from .types import KEY_MAX_LENGTH, TOPIC_MAX_LENGTH, VALUE_MAX_LENGTH
 
 # Upstream marks a value it had to cut, so neither the model nor a reviewer mistakes the stored
-# text for everything that was said. The marker counts towards the 200 characters.
-TRUNCATION_MARKER = "...[truncated]"
+# text for everything that was said. The marker, its leading space included, counts towards the
+# 200 characters: upstream keeps 185 characters, a space and "...[truncated]".
+TRUNCATION_MARKER = " ...[truncated]"
+
+# Role markers in a value (<system>, </assistant>, <user ...>) could make a saved note read as a
+# turn of the conversation once it is back in a prompt; upstream's validate_fact replaces each
+# with FENCE_REPLACEMENT, and so does clean_value. Full-width brackets count too.
+FENCE_REPLACEMENT = "[removed]"
+_ROLE_MARKER = re.compile(
+    r"[<\uff1c]\s*/?\s*(?:system|assistant|user|human|developer|tool|function)\b[^<>\uff1c\uff1e]*"
+    r"[>\uff1e]",
+    re.IGNORECASE,
+)
 
 # Control, format (zero-width, bidi), surrogate, private-use and unassigned characters hide text
 # from reviewers, so they are dropped.
@@ -51,16 +62,34 @@ def normalize_key(raw: str) -> str:
     return key[:KEY_MAX_LENGTH].rstrip("_")
 
 
+def fold(text: str) -> str:
+    """The NFKC form, used to compare and filter, never stored: full-width digits and
+    punctuation (what Chinese and Japanese keyboards often type), ligatures and other
+    compatibility forms become their plain equivalents, so a rule or a duplicate check that
+    matches one form matches them all (upstream folds before it checks, too)."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def remove_role_markers(text: str) -> str:
+    """Each role marker replaced by FENCE_REPLACEMENT (upstream's validate_fact does the same)."""
+    if "<" not in text and "\uff1c" not in text:
+        return text
+    return _ROLE_MARKER.sub(FENCE_REPLACEMENT, text)
+
+
 def clamp_value(text: str, limit: int = VALUE_MAX_LENGTH) -> str:
-    """`text` if it fits, else cut so that it ends with TRUNCATION_MARKER within `limit`."""
+    """`text` if it fits, else cut so that it ends with TRUNCATION_MARKER within `limit` (185
+    characters, a space and "...[truncated]" at 200, as upstream; trailing spaces of the kept
+    part are dropped, so the result stays as clean_text leaves it)."""
     if len(text) <= limit:
         return text
     return text[: limit - len(TRUNCATION_MARKER)].rstrip() + TRUNCATION_MARKER
 
 
 def clean_value(raw: str) -> str:
-    """The value as stored: cleaned, and clamped to 200 characters with the upstream marker."""
-    return clamp_value(clean_text(raw))
+    """The value as stored: cleaned, role markers removed, and clamped to 200 characters with
+    the upstream marker."""
+    return clamp_value(remove_role_markers(clean_text(raw)))
 
 
 def clamp_query(raw: str) -> str:

@@ -9,6 +9,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 KEY_MAX_LENGTH = 64
+SUBJECT_ID_MAX_LENGTH = 128
 VALUE_MAX_LENGTH = 200
 SESSION_ID_MAX_LENGTH = 80
 TOPIC_MAX_LENGTH = 100

@@ -15,12 +15,31 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memoryadmin.portal.services import portal_link_issue
+from memoryadmin.portal.services import BadTimeZone, portal_link_issue
+from memoryadmin.portal.services import clean_time_zone as _clean_zone
 
 from .models import Scope
 from .views import COMMON, SUBJECT_PARAM, SubjectView, _doc, _errors
 
 PORTAL_ISSUE = (Scope.PORTAL_ISSUE.value,)
+
+
+class PortalLinkRequestSerializer(serializers.Serializer):
+    time_zone = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="The traveller's IANA time zone (\"Europe/London\"); the portal shows times "
+        "in it. Without it, times follow the page's language (Asia/Taipei for Chinese).",
+    )
+
+    def validate_time_zone(self, value: str) -> str:
+        try:
+            return value and _clean_zone(value)
+        except BadTimeZone as exc:
+            raise serializers.ValidationError(
+                "Not an IANA time zone name; use one like \"Asia/Taipei\"."
+            ) from exc
 
 
 class PortalLinkSerializer(serializers.Serializer):
@@ -46,7 +65,7 @@ def portal_url(request: Request, secret: str) -> str:
             "(Idempotency-Key is not honoured here: a stored reply would keep the secret).",
         ),
         parameters=[SUBJECT_PARAM, *COMMON],
-        request=None,
+        request=PortalLinkRequestSerializer,
         responses={201: PortalLinkSerializer, **_errors(400, 401, 403, 429)},
     ),
 )
@@ -54,8 +73,12 @@ class PortalLinkView(SubjectView):
     required_scopes = {"POST": PORTAL_ISSUE}
 
     def post(self, request: Request, subject_id: str) -> Response:
+        asked = PortalLinkRequestSerializer(data=request.data)
+        asked.is_valid(raise_exception=True)
         link = portal_link_issue(
-            subject_id=subject_id, issued_by=f"token:{getattr(request.auth, 'name', '')}"
+            subject_id=subject_id,
+            issued_by=f"token:{getattr(request.auth, 'name', '')}",
+            time_zone=asked.validated_data.get("time_zone", ""),
         )
         body = {"url": portal_url(request, link.secret), "expires_at": link.expires_at}
         return Response(

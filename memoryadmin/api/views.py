@@ -37,6 +37,7 @@ from memoryadmin_client.types import KEY_MAX_LENGTH
 
 from . import serializers as s
 from .auth import KEYWORD, TokenPrincipal
+from .errors import ApiError
 from .idempotency import HEADER as IDEMPOTENCY_HEADER
 from .idempotency import REPLAYED_HEADER, run_idempotent
 from .models import Scope
@@ -133,7 +134,7 @@ _ERROR_DESCRIPTIONS = {
     401: "Missing, unknown or revoked token (`not_authenticated`, `authentication_failed`). "
     "Sent with `WWW-Authenticate: Bearer`.",
     403: "The token lacks the scope this operation needs (`insufficient_scope`).",
-    404: "Not found (`not_found`).",
+    404: "Not found (`not_found`); a fact held for review answers `pending_review`.",
     409: "The fact is not in a state this action applies to (`invalid_state`), the traveller "
     "paused learning (`learning_paused`), or memory is switched off (`memory_disabled`).",
     412: "If-Match did not match the fact's current ETag (`precondition_failed`); nothing was "
@@ -429,8 +430,16 @@ class FactDetailView(SubjectView):
     required_scopes = {"GET": READ, "PUT": WRITE, "DELETE": WRITE}
 
     def get(self, request: Request, subject_id: str, key: str) -> Response:
-        fact = selectors.fact_for_agent(subject_id, clean_path_key(key))
+        key = clean_path_key(key)
+        fact = selectors.fact_for_agent(subject_id, key)
         if fact is None:
+            if selectors.fact_waiting_for_review(subject_id, key):  # the miss path only
+                raise ApiError(
+                    status_code=404,
+                    code="pending_review",
+                    message="This fact is waiting for a person to review it; it can be read "
+                    "once it is approved.",
+                )
             raise FactNotFound("There is no fact with this key.")
         return Response(wire_fact(fact), headers={"ETag": etag(fact)})
 

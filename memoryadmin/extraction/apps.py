@@ -8,6 +8,7 @@ class ExtractionConfig(AppConfig):
     def ready(self) -> None:
         from memoryadmin.facts.erasure import register_eraser
 
+        from . import metrics
         from .services import EXTRACTION_ERASE_SQL, extraction_erase, job_sender_set
         from .tasks import extract_turn_task
 
@@ -16,3 +17,4 @@ class ExtractionConfig(AppConfig):
         register_eraser(
             "extraction.transcripts", extraction_erase, sql=EXTRACTION_ERASE_SQL, on_facts=False
         )
+        metrics.register()  # the queue's age, for /metrics

@@ -13,9 +13,8 @@ import threading
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -45,6 +44,18 @@ from . import services
 from .dedup import Prepared, Verdict, judge_prepared, prepare, restates_prepared
 from .models import ExtractionJob, JobStatus
 from .prompts import RECORD_FACT_TOOL, RECORD_FACT_TOOL_NAME, airline_prompt
+
+if TYPE_CHECKING:
+    import anthropic
+
+
+def _sdk() -> Any:
+    """The anthropic SDK, imported when a model call is due: importing it costs seconds of CPU,
+    which every web process paid at start-up (the app registry loads the tasks) although only
+    the worker calls the model, and a turn skipped for want of a key never needs it."""
+    import anthropic
+
+    return anthropic
 
 logger = logging.getLogger(__name__)
 
@@ -274,6 +285,7 @@ _TRANSIENT_STATUS = frozenset({408, 409, 429})
 
 def _api_error_reason(exc: anthropic.APIError) -> str:
     """Status and error type only: an error body could quote what we sent."""
+    anthropic = _sdk()
     if isinstance(exc, anthropic.APITimeoutError):
         return "model API timed out"
     if isinstance(exc, anthropic.APIConnectionError):
@@ -294,6 +306,7 @@ def _retry_after(exc: anthropic.APIError) -> float | None:
 
 
 def is_transient(exc: anthropic.APIError) -> bool:
+    anthropic = _sdk()
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
         return True
     if isinstance(exc, anthropic.APIStatusError):
@@ -303,7 +316,7 @@ def is_transient(exc: anthropic.APIError) -> bool:
 
 def make_client() -> anthropic.Anthropic:
     """No SDK retries: the Celery task owns retrying, with its own backoff and attempt count."""
-    return anthropic.Anthropic(
+    return _sdk().Anthropic(
         api_key=settings.ANTHROPIC_API_KEY,
         base_url=settings.ANTHROPIC_BASE_URL,
         timeout=settings.ANTHROPIC_TIMEOUT_SECONDS,
@@ -422,7 +435,7 @@ def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | No
             max_new_facts=memory.max_new_facts,
             blocked_patterns=list(memory.blocked_patterns or []),
         )
-    except anthropic.APIError as exc:
+    except _sdk().APIError as exc:
         reason = _api_error_reason(exc)
         if is_transient(exc):
             raise TransientModelError(reason, retry_after=_retry_after(exc)) from None

@@ -59,6 +59,13 @@ def skip_reason(subject_id: str) -> str | None:
     return None
 
 
+def subjects_with_jobs_failed_since(since: datetime):  # noqa: ANN201 - a values() queryset
+    """The travellers whose jobs failed at or after `since`, as a subquery (staff list filter)."""
+    return ExtractionJob.objects.filter(
+        status=JobStatus.FAILED, finished_at__gte=since
+    ).values("subject_id")
+
+
 def jobs_failed_since(since: datetime) -> int:
     """How many jobs failed at or after `since` (the staff overview's count): one query."""
     return ExtractionJob.objects.filter(status=JobStatus.FAILED, finished_at__gte=since).count()

@@ -9,7 +9,10 @@ from datetime import timedelta
 from celery import shared_task
 from django.conf import settings
 
+from memoryadmin.observability.metrics import count_extraction_job
+
 from . import services
+from .metrics import record_job
 from .models import JobStatus
 from .runtime import TransientModelError, extract_turn
 
@@ -38,12 +41,12 @@ def extract_turn_task(self, job_id: int) -> str:
         attempt = self.request.retries + 1
         if self.request.retries >= MAX_RETRIES:
             logger.warning("extraction job %s gave up after %d attempts", job_id, attempt)
-            services.job_finish(
+            record_job(services.job_finish(
                 job_id,
                 status=JobStatus.FAILED,
                 reason=f"{exc.reason}; gave up after {attempt} attempts",
                 retryable=True,
-            )
+            ))
             return JobStatus.FAILED.value
         delay = backoff_delay(self.request.retries, exc.retry_after)
         logger.info(
@@ -54,15 +57,19 @@ def extract_turn_task(self, job_id: int) -> str:
             job_id, reason=f"{exc.reason}; retry {attempt} of {MAX_RETRIES} scheduled"
         )
         raise self.retry(countdown=delay) from None
+    record_job(job)
     return job.status if job is not None else "not run"
 
 
 @shared_task(ignore_result=True)
 def fail_stale_jobs_task() -> int:
     """Periodic (Celery beat): end jobs no worker finished within EXTRACTION_STALE_AFTER_MINUTES."""
-    return services.jobs_fail_stale(
+    failed = services.jobs_fail_stale(
         older_than=timedelta(minutes=settings.EXTRACTION_STALE_AFTER_MINUTES)
     )
+    for _ in range(failed):
+        count_extraction_job("failed")
+    return failed
 
 
 @shared_task(ignore_result=True)

@@ -16,11 +16,13 @@ class FactsConfig(AppConfig):
         # Make the Celery app current in every Django process, so shared_task binds to it.
         from memoryadmin.celery import app  # noqa: F401
 
+        from . import gauges
         from .models import MemorySettings, RetentionRule
         from .services.retention import recompute_starter_set
         from .tasks import recompute_expiry
 
         recompute_starter_set(recompute_expiry.delay)
+        gauges.register()  # facts by category/status and the sweep's lag, for /metrics
 
         # The services that change settings and rules call memory_config_invalidate(); this
         # safety net covers any other save (the admin, the shell, a fixture) so that the

@@ -62,6 +62,9 @@ class PolicyAction(models.TextChoices):
     RULE_DELETED = "rule_deleted", "Retention rule deleted"
     TOKEN_ISSUED = "token_issued", "Service token created"
     TOKEN_REVOKED = "token_revoked", "Service token revoked"
+    PRIVACY_REQUEST = "privacy_request", "Privacy request step"
+    WEBHOOK_RECIPIENT = "webhook_recipient", "Webhook recipient changed"
+    WEBHOOK_REPLAYED = "webhook_replayed", "Webhook delivery replayed"
 
 
 class RunStatus(models.TextChoices):

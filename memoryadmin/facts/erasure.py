@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -56,6 +56,10 @@ class Erased:
 
     facts: tuple[tuple[str, str], ...] = ()
     cleared_subjects: tuple[str, ...] = ()
+    # How the facts went (the event action) and who erased each (actor kinds, in the order of
+    # `facts`): for erasers that tell other systems what happened, never what the value was.
+    action: str = ""
+    actor_kinds: tuple[str, ...] = ()
     subject_ids: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -71,13 +75,21 @@ class _Registration:
     erase: Eraser
     sql: str | None
     on_facts: bool
+    on_subject: bool = True
+    after_commit: Callable[[], None] | None = None
 
 
 _ERASERS: dict[str, _Registration] = {}
 
 
 def register_eraser(
-    name: str, eraser: Eraser, *, sql: str | None = None, on_facts: bool = True
+    name: str,
+    eraser: Eraser,
+    *,
+    sql: str | None = None,
+    on_facts: bool = True,
+    on_subject: bool = True,
+    after_commit: Callable[[], None] | None = None,
 ) -> None:
     """Called from an AppConfig.ready() by each app that keeps a copy of a fact value.
 
@@ -88,8 +100,11 @@ def register_eraser(
     DELETE, no RETURNING) over the travellers in the WITH query `erased_subjects(subject_id)`,
     and may use the parameter `%(now)s`: it then becomes part of the erasing statement itself
     (no statement of its own, and usable on the store's async connection). `on_facts=False`
-    says the eraser has nothing to do when single facts go (only on "forget everything")."""
-    _ERASERS[name] = _Registration(eraser, sql, on_facts)
+    says the eraser has nothing to do when single facts go (only on "forget everything");
+    `on_subject=False` the opposite (its SQL may then read the facts statement's `v` and `gone`
+    and its parameters). `after_commit`, optional, is called once the erasing transaction
+    commits, on Django's connection only (the store's native path does not call it)."""
+    _ERASERS[name] = _Registration(eraser, sql, on_facts, on_subject, after_commit)
 
 
 def registered_erasers() -> dict[str, Eraser]:
@@ -138,7 +153,7 @@ def _params_erase_facts(
 
 def _split(*, on_facts: bool) -> tuple[list[_Registration], list[_Registration]]:
     """The erasers that apply, as (those run inside the statement, those called in Python)."""
-    applying = [r for r in _ERASERS.values() if r.on_facts or not on_facts]
+    applying = [r for r in _ERASERS.values() if (r.on_facts if on_facts else r.on_subject)]
     return [r for r in applying if r.sql], [r for r in applying if not r.sql]
 
 
@@ -162,6 +177,13 @@ async def erase_facts_async(
     await cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
 
 
+def erased_fact_summary(category: str, learned_at: datetime, version: int) -> dict[str, Any]:
+    """What an erasure event keeps about the fact (the `after` of `SQL_ERASE_FACTS`' event):
+    enough for support to answer "did you delete my meal preference?", never key or value."""
+    return {"erased_fact": {"category": category, "learned_at": learned_at.isoformat(),
+                            "changes": version - 1}}
+
+
 # --- SQLite (the embedded default): the ORM, a few statements per batch -------------------------
 
 _SQLITE_BATCH = 200  # SQLite limits the depth of an expression tree
@@ -176,14 +198,19 @@ def _redact_orm(condition: Q, now: datetime) -> None:
 
 def _erase_facts_orm(
     rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str, now: datetime
-) -> list[tuple[str, str]]:
-    gone: list[tuple[str, str]] = []
+) -> list[tuple[str, str, str]]:
+    gone: list[tuple[str, str, str]] = []
     for start in range(0, len(rows), _SQLITE_BATCH):
         batch = rows[start:start + _SQLITE_BATCH]
         named = Q()
         for subject_id, key, _ in batch:
             named |= Q(subject_id=subject_id, key=key)
-        present = set(MemoryFact.objects.filter(named).values_list("subject_id", "key"))
+        present = {
+            (subject_id, key): erased_fact_summary(category, created_at, version)
+            for subject_id, key, category, created_at, version in MemoryFact.objects.filter(
+                named
+            ).values_list("subject_id", "key", "category", "created_at", "version")
+        }
         batch = [row for row in batch if (row[0], row[1]) in present]
         if not batch:
             continue
@@ -197,11 +224,11 @@ def _erase_facts_orm(
                 subject_id=subject_id, key=key_digest(subject_id, key),
                 key_hash=key_digest(subject_id, key), action=action, actor_kind=actor.kind,
                 actor_user=actor.user, actor_label=actor.label[:200], reason=reason,
-                created_at=now,
+                created_at=now, after=present[(subject_id, key)],
             )
             for subject_id, key, actor in batch
         ])
-        gone += [(subject_id, key) for subject_id, key, _ in batch]
+        gone += [(subject_id, key, str(actor.kind)) for subject_id, key, actor in batch]
     return gone
 
 
@@ -224,15 +251,28 @@ def erase_facts(
         params = _params_erase_facts(rows, action=action, reason=reason, now=now)
         with connection.cursor() as cursor:
             cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
-            gone = [tuple(row) for row in cursor.fetchall()]
+            kinds = {(subject_id, key): str(actor.kind) for subject_id, key, actor in rows}
+            gone = [(s, k, kinds.get((s, k), "")) for s, k in cursor.fetchall()]
     else:
         in_python += in_sql
         gone = _erase_facts_orm(rows, action=action, reason=reason, now=now)
     if gone:
-        erased = Erased(facts=tuple((subject_id, key) for subject_id, key in gone))
+        erased = Erased(
+            facts=tuple((subject_id, key) for subject_id, key, _ in gone),
+            action=str(action),
+            actor_kinds=tuple(kind for _, _, kind in gone),
+        )
         for registration in in_python:
             registration.erase(erased)
+        _after_commit(on_facts=True)
     return len(gone)
+
+
+def _after_commit(*, on_facts: bool) -> None:
+    for registration in _ERASERS.values():
+        applies = registration.on_facts if on_facts else registration.on_subject
+        if applies and registration.after_commit is not None:
+            transaction.on_commit(registration.after_commit)
 
 
 def erase_subject(subject_id: str) -> int:
@@ -254,4 +294,5 @@ def erase_subject(subject_id: str) -> int:
     erased = Erased(cleared_subjects=(subject_id,))
     for registration in in_python:
         registration.erase(erased)
+    _after_commit(on_facts=False)
     return deleted

@@ -2,10 +2,12 @@
 
 Two forms are read:
 
-* upstream's `JsonFileMemoryStore` file as that store writes it: one JSON document mapping each
-  subject id to its facts (a list of fact objects, or an object keyed by fact key), optionally
-  wrapped as {"facts": {...}} beside bookkeeping such as purge generations (which are not
-  imported: a generation only orders clears against extractions in flight);
+* upstream's `JsonFileMemoryStore` file as that store writes it today, version 2:
+  {"version": 2, "facts": {subject: {key: fact}}, "purges": {subject: n}}; and the older forms
+  it reads too: one JSON document mapping each subject id to its facts (a list of fact objects,
+  or an object keyed by fact key), optionally wrapped as {"facts": {...}} beside bookkeeping.
+  Purge counters are not imported (a generation only orders clears against extractions in
+  flight); the import's summary names the travellers whose counter it skipped;
 * JSON Lines, one fact a line: {subject_id, key, value, category, updated_at,
   source_session_id}. `export_memory` writes this form, so an export imports back unchanged.
 
@@ -17,15 +19,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from .validation import session_tag
+from .validation import sanitize_text, session_tag
 
 # Top-level keys of a wrapped upstream file that are bookkeeping, not subjects.
-_WRAPPER_META = frozenset({"purge_generations", "generations", "version", "format"})
+_WRAPPER_META = frozenset({"purges", "purge_generations", "generations", "version", "format"})
+# The keys under which a wrapped file keeps its purge counters (version 2 writes "purges").
+_PURGE_KEYS = ("purges", "purge_generations", "generations")
 _SESSION_TAG = re.compile(r"[0-9a-f]{12}")
 
 
@@ -81,13 +85,39 @@ def _record(subject_id: Any, data: Any, position: int, key: Any = None) -> Impor
     )
 
 
+def _is_wrapped(document: Mapping[str, Any]) -> bool:
+    """{"facts": {...}} with nothing beside it but bookkeeping (version 2 and older wrappers);
+    a subject may be called "facts", so any other top-level key means a bare document."""
+    return isinstance(document.get("facts"), Mapping) and set(document) - {"facts"} <= (
+        _WRAPPER_META
+    )
+
+
 def _upstream_subjects(document: Any) -> Mapping[str, Any]:
     if not isinstance(document, Mapping):
         raise MemoryFileError("The file is JSON but not an object of subjects.")
-    inner = document.get("facts")
-    if isinstance(inner, Mapping) and set(document) - {"facts"} <= _WRAPPER_META:
-        return inner
+    if _is_wrapped(document):
+        version = document.get("version")
+        if version is not None and version not in (1, 2):
+            raise MemoryFileError("Unknown upstream file version (this importer reads 1 and 2).")
+        return document["facts"]
     return document
+
+
+def skipped_purge_counters(document: Any) -> dict[str, int]:
+    """Subject id -> purge counter of a wrapped upstream file: what the import does not bring
+    over (non-zero counters only; a counter that is not a whole number is left out)."""
+    if not isinstance(document, Mapping) or not _is_wrapped(document):
+        return {}
+    counters: dict[str, int] = {}
+    for name in _PURGE_KEYS:
+        section = document.get(name)
+        if isinstance(section, Mapping):
+            for subject_id, count in section.items():
+                if isinstance(count, int) and not isinstance(count, bool) and count:
+                    # printed in the summary: one line each, no control characters
+                    counters[sanitize_text(str(subject_id))[:128]] = count
+    return counters
 
 
 def read_upstream_document(document: Any) -> list[ImportRecord]:
@@ -146,6 +176,7 @@ class MemoryFile:
     form: str
     total: int
     parsed: list[ImportRecord] | None = None
+    skipped_purges: dict[str, int] = field(default_factory=dict)
 
     def records(self) -> Iterator[ImportRecord]:
         if self.parsed is not None:
@@ -170,8 +201,11 @@ def open_memory_file(path: Path) -> MemoryFile:
         with path.open(encoding="utf-8") as handle:
             total = sum(1 for line in handle if line.strip())
         return MemoryFile(path, "jsonl", total)
-    records = read_upstream_document(_read_document(path))
-    return MemoryFile(path, "upstream", len(records), records)
+    document = _read_document(path)
+    records = read_upstream_document(document)
+    return MemoryFile(
+        path, "upstream", len(records), records, skipped_purges=skipped_purge_counters(document)
+    )
 
 
 def export_line(

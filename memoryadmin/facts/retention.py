@@ -257,6 +257,38 @@ def winner_table(rules: Sequence[RuleLike]) -> list[WinnerRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class SensitiveOverride:
+    """A rule that wins for some sensitive facts and keeps them longer than the rule for
+    sensitive facts would."""
+
+    category_label: str
+    rule: RuleLike
+    sensitive_rule: RuleLike
+
+
+def sensitive_overrides(rules: Sequence[RuleLike]) -> list[SensitiveOverride]:
+    """Where a more specific rule (a category, a key pattern) outranks the sensitive-facts rule
+    (sensitive only, any category, any key) and keeps sensitive facts longer than it: the
+    precedence is right in general, but here it undoes a privacy promise, so pages say so."""
+    base = next(
+        (r for r in ordered(rules) if r.sensitive is True and not r.category and not r.key_glob),
+        None,
+    )
+    if base is None or base.ttl_days is None:
+        return []
+    found = []
+    for row in winner_table(rules):
+        if not row.sensitive:
+            continue
+        for rule in (row.rule, *row.key_rules):
+            if rule is None or rule is base:
+                continue
+            if rule.ttl_days is None or rule.ttl_days > base.ttl_days:
+                found.append(SensitiveOverride(row.category_label, rule, base))
+    return found
+
+
 def enabled_rules() -> list[RetentionRule]:
     return list(RetentionRule.objects.filter(enabled=True))
 

@@ -254,6 +254,14 @@ def subject_fact(subject_id: str, key: str) -> MemoryFact | None:
     return MemoryFact.objects.filter(subject_id=subject_id, key=key).first()
 
 
+def fact_waiting_for_review(subject_id: str, key: str) -> bool:
+    """Whether the agent's read missed this key only because the fact is held for review (so
+    the API can say so instead of "no such fact"). Run after a miss, never on the hot path."""
+    return MemoryFact.objects.filter(
+        subject_id=subject_id, key=key, status=FactStatus.PENDING_REVIEW
+    ).exists()
+
+
 def fact_history(subject_id: str, key: str) -> QuerySet[FactEvent]:
     """Every event of one fact, including those from before it was last erased (their key is
     now the digest). `key` may itself be a digest, as an erased fact's events show it. Found

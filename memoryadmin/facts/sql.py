@@ -100,31 +100,35 @@ FROM {MEMORY_FACT}
 WHERE subject_id = %s AND key = ANY(%s)
 """
 
-# One statement per kind of change, whatever the batch size. The rows travel as one JSON
+# One statement per kind of change, whatever the batch size. Each row carries its own
+# updated_at: a batch is stamped in order, a microsecond apart, so a later fact of the batch is
+# the newer one (tier one's order), as upstream has it. The rows travel as one JSON
 # document each (jsonb_to_recordset), not as arrays: psycopg dumps arrays element by element in
 # Python, which cost more than running the statements.
 SQL_INSERT_FACTS = f"""
 INSERT INTO {MEMORY_FACT} (subject_id, key, value, category, updated_at, source_session_id,
                            created_at, origin, status, sensitive, expires_at, expiry_pinned,
                            version)
-SELECT %s, r.key, r.value, r.category, %s, %s, %s, %s, r.status, r.sensitive, r.expires_at,
-       false, 1
+SELECT %s, r.key, r.value, r.category, r.updated_at, %s, %s, %s, r.status, r.sensitive,
+       r.expires_at, false, 1
 FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,
                                                   status text, sensitive boolean,
-                                                  expires_at timestamptz))
-     WITH ORDINALITY AS r(key, value, category, status, sensitive, expires_at, n)
+                                                  expires_at timestamptz,
+                                                  updated_at timestamptz))
+     WITH ORDINALITY AS r(key, value, category, status, sensitive, expires_at, updated_at, n)
 ORDER BY r.n
 """
 
 SQL_UPDATE_FACTS = f"""
 UPDATE {MEMORY_FACT} AS f
-SET value = r.value, category = r.category, updated_at = %s,
+SET value = r.value, category = r.category, updated_at = r.updated_at,
     source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,
     expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version
 FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
                                         source_session_id text, status text,
                                         sensitive boolean, expires_at timestamptz,
-                                        expiry_pinned boolean, version integer)
+                                        expiry_pinned boolean, version integer,
+                                        updated_at timestamptz)
 WHERE f.id = r.id
 """
 
@@ -164,7 +168,7 @@ gone AS (DELETE FROM {MEMORY_FACT} AS f
                                             WHERE x.subject_id = v.subject_id
                                               AND x.key = v.key
                                             OFFSET 0) AS hit)
-         RETURNING f.subject_id, f.key),
+         RETURNING f.subject_id, f.key, f.category, f.created_at, f.version),
 redacted AS (UPDATE {FACT_EVENT} AS e
              SET key = e.key_hash, before = NULL, after = NULL,
                  redacted_at = COALESCE(e.redacted_at, %(now)s)
@@ -173,9 +177,13 @@ redacted AS (UPDATE {FACT_EVENT} AS e
                AND e.key <> e.key_hash),
 recorded AS (INSERT INTO {FACT_EVENT} (subject_id, key, key_hash, action, actor_kind,
                                        actor_user_id, actor_label, reason, session_tag,
-                                       created_at)
+                                       created_at, after)
              SELECT v.subject_id, v.digest, v.digest, %(action)s, v.kind, v.user_id, v.label,
-                    %(reason)s, '', %(now)s
+                    %(reason)s, '', %(now)s,
+                    -- what support may still say about it: never its key or value
+                    jsonb_build_object('erased_fact', jsonb_build_object(
+                        'category', gone.category, 'learned_at', gone.created_at,
+                        'changes', gone.version - 1))
              FROM v JOIN gone ON gone.subject_id = v.subject_id AND gone.key = v.key
              ORDER BY v.n),
 erased_subjects AS (SELECT DISTINCT subject_id FROM gone)

@@ -253,6 +253,13 @@ async def _config() -> selectors.MemoryConfig:
 # --- the store -----------------------------------------------------------------------------------
 
 
+def _check_subject(subject_id: str) -> None:
+    """Reads refuse an id that no write would accept, as HttpMemoryStore does (a ValueError),
+    instead of answering "nothing" for a traveller who cannot exist."""
+    services.clean_subject_id(subject_id)
+
+
+
 class DjangoMemoryStore:
     """Writes are recorded with `actor` (the agent by default) and the session's 12-hex tag.
 
@@ -290,6 +297,7 @@ class DjangoMemoryStore:
         await close_pools()
 
     async def get_facts(self, subject_id: str) -> list[MemoryFact]:
+        _check_subject(subject_id)
         if not self.native:
             return [to_wire(row) for row in await sync_to_async(selectors.facts_for_agent)(
                 subject_id
@@ -301,6 +309,7 @@ class DjangoMemoryStore:
         )
 
     async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
+        _check_subject(subject_id)
         query = clamp_query(query)  # the same 100 characters as HttpMemoryStore
         terms = selectors.search_terms(query)
         if not terms:
@@ -314,6 +323,7 @@ class DjangoMemoryStore:
         return _wire_rows(await _fetch(SQL_SEARCH, params))
 
     async def tier_one(self, subject_id: str) -> list[MemoryFact]:
+        _check_subject(subject_id)
         if not self.native:
             return [to_wire(row) for row in await sync_to_async(selectors.tier_one)(subject_id)]
         memory = (await _config()).settings
@@ -323,6 +333,7 @@ class DjangoMemoryStore:
         return _wire_rows(await _fetch(SQL_TIER_ONE, params))
 
     async def purge_generation(self, subject_id: str) -> int:
+        _check_subject(subject_id)
         if not self.native:
             return await sync_to_async(selectors.purge_generation)(subject_id)
         [(generation,)] = await _fetch(SQL_PURGE_GENERATION, {"subject": subject_id})

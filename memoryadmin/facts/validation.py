@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 # The text rules live in the Django-free client package so that the agent's tools report keys
 # exactly as the server stores them; this module re-exports them for the server side.
 from memoryadmin_client.text import clean_text as sanitize_text
-from memoryadmin_client.text import clean_value, has_meaning, normalize_key
+from memoryadmin_client.text import clean_value, fold, has_meaning, normalize_key
 
 from .choices import Category
 from .errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
@@ -30,6 +30,8 @@ __all__ = [
     "REASON_MAX_LENGTH",
     "classify_sensitive",
     "clean_reason",
+    "filter_text",
+    "fold",
     "normalize_key",
     "normalize_value",
     "sanitize_text",
@@ -51,8 +53,10 @@ class CleanFact:
 
 
 def normalize_value(value: str) -> str:
-    """Lower-case, whitespace-collapsed form used to decide whether two values say the same."""
-    return _WHITESPACE.sub(" ", value.strip().lower())
+    """The form extraction's dedup compares (NFKC-folded, lower-case, whitespace collapsed), so a
+    proposal in full-width letters or digits is the held fact it restates. A store's own
+    "unchanged" test compares the stored text exactly: a change of case is a change there."""
+    return _WHITESPACE.sub(" ", fold(value).strip().lower())
 
 
 def clean_reason(reason: str | None) -> str:
@@ -141,14 +145,39 @@ DEFAULT_BLOCK_RULES: tuple[BlockRule, ...] = (
         # "+1 (415) 555-0134"): cards, accounts, national IDs, passports and phone numbers
         # however they are written, Taiwanese ones included ("02-2345-6789", "0912 345 678",
         # "+886 912 345 678"). Dates, prices, sizes, seats and order numbers have fewer digits
-        # in a run. The run starts at the text's start or after a non-digit (RE2 has no
-        # lookbehind; for "is there a match" it is the same test).
+        # in a run. The text is NFKC-folded first (full-width digits, dashes and brackets become
+        # plain ones); digits of every script count, and the dashes include the ones Chinese
+        # and Japanese keyboards type (U+2010-2015, U+2212, U+30FC). Dates and times are masked
+        # before this rule runs (`filter_text`). The run starts at the text's start or after a
+        # non-digit (RE2 has no lookbehind; for "is there a match" it is the same test).
         _re2_compile(
-            rf"(?:^|[^{_D}]){_D}(?:(?:[ \-./_]|{_S}?\({_S}?|{_S}?\)[ \-.]?)?{_D}){{8,}}"
+            rf"(?:^|[^{_D}]){_D}(?:(?:[ \-./_\x{{2010}}-\x{{2015}}\x{{2212}}\x{{30fc}}]"
+            rf"|{_S}?\({_S}?|{_S}?\)[ \-.]?)?{_D}){{8,}}"
         ),
         "Looks like a card, account, ID or phone number; such numbers are not kept in memory.",
     ),
 )
+
+
+# A calendar date with a four-digit year (2026-09-12, 2026/09/12, 12.09.2026, 9/12/2026) and a
+# clock time (08:30): an ordinary date and time together hold nine or more digits, which the
+# long_number rule would take for a phone number. They are masked before the rules run; their
+# digits are then no part of any run. A date glued to more digits ("2026/09/12/345") is not one.
+_DATE_OR_TIME = re.compile(
+    r"(?<![\d\-./_])(?:"
+    r"(?:19|20)\d\d([-/.])(?:0?[1-9]|1[0-2])\1(?:0?[1-9]|[12]\d|3[01])"
+    r"|(?:0?[1-9]|[12]\d|3[01])([-/.])(?:0?[1-9]|[12]\d|3[01])\2(?:19|20)\d\d"
+    r"|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?"
+    r")(?![\d]|[-./_]\d)"
+)
+
+
+def filter_text(text: str) -> str:
+    """What the write filter reads: the NFKC fold of the text, with dates and times masked."""
+    folded = fold(text)
+    if not any(char.isdigit() for char in folded):
+        return folded
+    return _DATE_OR_TIME.sub("#", folded)
 
 
 @dataclass(frozen=True)
@@ -252,6 +281,7 @@ class MemoryWriteFilter:
         for text in (raw_key, key, value):
             if not text:
                 continue
+            text = filter_text(text)  # a rule matches every NFKC-equivalent form of its text
             for rule in self.rules:
                 if rule.pattern.search(text):
                     return FilterVerdict(False, rule.name, rule.message)

@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
 from .middleware import PORTAL_PREFIX
@@ -46,6 +47,16 @@ def signed_out(request: HttpRequest, *, ended: bool) -> HttpResponse:
     return response
 
 
+def traveller_time_zone(passed: str) -> str:
+    """The zone the portal shows times in: the one the link's issuer passed, else the one that
+    goes with the page's language (`PORTAL_LANGUAGE_TIME_ZONES`), else the server's."""
+    if passed:
+        return passed
+    return settings.PORTAL_LANGUAGE_TIME_ZONES.get(
+        translation.get_language() or "", settings.TIME_ZONE
+    )
+
+
 def portal_session_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -54,7 +65,11 @@ def portal_session_required(view: Callable[..., HttpResponse]) -> Callable[..., 
             return signed_out(request, ended=ended)
         request.portal_session = session
         request.portal_subject_id = session.subject_id
-        response = view(request, *args, **kwargs)
+        timezone.activate(traveller_time_zone(session.time_zone))
+        try:
+            response = view(request, *args, **kwargs)
+        finally:
+            timezone.deactivate()
         add_never_cache_headers(response)  # personal data: not for shared caches or back buttons
         return response
 

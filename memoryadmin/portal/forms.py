@@ -32,7 +32,7 @@ class ChoicesForm(forms.Form):
     )
     use = forms.BooleanField(
         required=False,
-        label=_("Use what you remember"),
+        label=_("Let the assistant use what it remembers"),
         help_text=_(
             "When this is off, the assistant answers without using what it remembers. "
             "Nothing is deleted: turn it back on whenever you like."

@@ -10,6 +10,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.db import transaction
@@ -44,6 +45,24 @@ class IssuedLink:
     expires_at: datetime
 
 
+class BadTimeZone(ValueError):
+    """The issuer named a zone that is not an IANA time zone name."""
+
+
+def clean_time_zone(name: str) -> str:
+    """An IANA zone name ("Asia/Taipei"), or "" for none. Refuses anything zoneinfo cannot load,
+    so a page never fails later on a stored zone."""
+    if not name:
+        return ""
+    if not isinstance(name, str) or len(name) > 64 or not name.isascii() or ".." in name:
+        raise BadTimeZone(name)
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise BadTimeZone(name) from exc
+    return name
+
+
 class LinkRefused(Exception):
     """Why a link does not open the portal: "used", "expired" or "invalid" (never issued)."""
 
@@ -54,10 +73,16 @@ class LinkRefused(Exception):
 
 @transaction.atomic
 def portal_link_issue(
-    *, subject_id: str, issued_by: str, valid_for: timedelta | None = None
+    *,
+    subject_id: str,
+    issued_by: str,
+    valid_for: timedelta | None = None,
+    time_zone: str = "",
 ) -> IssuedLink:
-    """A single-use link for a traveller the caller has already signed in."""
+    """A single-use link for a traveller the caller has already signed in. `time_zone` (IANA)
+    is the traveller's, if the issuer knows it: the portal shows times in it."""
     clean_subject_id(subject_id)
+    time_zone = clean_time_zone(time_zone)
     secret = secrets.token_urlsafe(32)
     expires_at = timezone.now() + (valid_for or link_lifetime())
     PortalLink.objects.create(
@@ -65,29 +90,57 @@ def portal_link_issue(
         subject_id=subject_id,
         issued_by=issued_by[:200],
         expires_at=expires_at,
+        time_zone=time_zone,
     )
     return IssuedLink(secret=secret, expires_at=expires_at)
+
+
+def _usable_link(secret: str, *, lock: bool) -> PortalLink:
+    if not isinstance(secret, str) or not secret or len(secret) > SECRET_MAX_LENGTH:
+        raise LinkRefused("invalid")
+    links = PortalLink.objects.select_for_update() if lock else PortalLink.objects
+    link = links.filter(token_hash=hash_secret(secret)).first()
+    if link is None:
+        raise LinkRefused("invalid")
+    if link.used_at is not None:
+        raise LinkRefused("used")
+    if link.expires_at <= timezone.now():
+        raise LinkRefused("expired")
+    return link
+
+
+def portal_link_check(*, secret: str) -> PortalLink:
+    """Whether a link would open the portal, without spending it. A GET only looks: mail
+    scanners open every link in an e-mail, and must not use up the traveller's."""
+    return _usable_link(secret, lock=False)
+
+
+def portal_link_subject(*, secret: str) -> str | None:
+    """The traveller a link (used or not) was issued for, or None for a link never issued."""
+    if not isinstance(secret, str) or not secret or len(secret) > SECRET_MAX_LENGTH:
+        return None
+    return (
+        PortalLink.objects.filter(token_hash=hash_secret(secret))
+        .values_list("subject_id", flat=True)
+        .first()
+    )
 
 
 @transaction.atomic
 def portal_link_redeem(*, secret: str) -> tuple[PortalSession, str]:
     """Spend the link and open a session bound to its traveller. Returns the session and the
-    cookie secret. The link row is locked, so two tabs racing with one link get one session."""
-    if not isinstance(secret, str) or not secret or len(secret) > SECRET_MAX_LENGTH:
-        raise LinkRefused("invalid")
-    link = PortalLink.objects.select_for_update().filter(token_hash=hash_secret(secret)).first()
-    if link is None:
-        raise LinkRefused("invalid")
-    if link.used_at is not None:
-        raise LinkRefused("used")
+    cookie secret. The link row is locked, so two tabs racing with one link get one session.
+    Only the traveller's POST calls this (`portal_link_check` is the GET's look)."""
+    link = _usable_link(secret, lock=True)
     now = timezone.now()
-    if link.expires_at <= now:
-        raise LinkRefused("expired")
     link.used_at = now
     link.save(update_fields=["used_at"])
     cookie_secret = secrets.token_urlsafe(32)
     session = PortalSession.objects.create(
-        key_hash=hash_secret(cookie_secret), subject_id=link.subject_id, last_seen_at=now
+        key_hash=hash_secret(cookie_secret),
+        subject_id=link.subject_id,
+        last_seen_at=now,
+        time_zone=link.time_zone,
     )
     return session, cookie_secret
 

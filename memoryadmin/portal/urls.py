@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import views
+from . import access_views, views
 
 app_name = "portal"
 
@@ -9,10 +9,12 @@ urlpatterns = [
     path("open/<path:secret>", views.open_link, name="open"),
     path("link/<str:reason>", views.link_refused, name="link-refused"),
     path("sign-out", views.sign_out, name="sign-out"),
+    path("signed-out", views.signed_out_page, name="signed-out"),
     path("facts/<str:key>/change", views.fact_edit, name="fact-edit"),
     path("facts/<str:key>/delete", views.fact_delete, name="fact-delete"),
     path("choices", views.choices, name="choices"),
     path("download", views.export, name="export"),
+    path("looked", access_views.looked, name="looked"),
     path("forget", views.forget, name="forget"),
     path("forget/confirm", views.forget_confirm, name="forget-confirm"),
     path("receipts/<str:number>", views.receipt, name="receipt"),

@@ -4,7 +4,7 @@ traveller is always the session's: no view takes a traveller id from the request
 
 from __future__ import annotations
 
-import json
+import hashlib
 
 from django.conf import settings
 from django.contrib import messages
@@ -21,6 +21,9 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
+from memoryadmin.privacy import flows as privacy_flows
+from memoryadmin.privacy import selectors as privacy_selectors
+from memoryadmin.privacy.export import traveller_export_bytes
 
 from . import selectors, throttle
 from .auth import (
@@ -30,12 +33,13 @@ from .auth import (
     set_session_cookie,
 )
 from .display import traveller_view
-from .export import traveller_export
 from .forms import ChoicesForm, FactEditForm, ForgetForm, LanguageForm
 from .middleware import LANGUAGE_COOKIE, PORTAL_PREFIX
 from .services import (
     LinkRefused,
+    portal_link_check,
     portal_link_redeem,
+    portal_link_subject,
     portal_session_end,
     portal_session_resume,
 )
@@ -71,18 +75,29 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResp
 # --- getting in ----------------------------------------------------------------------------------
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def open_link(request: HttpRequest, secret: str) -> HttpResponse:
-    """Spend a link, start the session, and leave the address with the secret behind."""
+    """A GET only looks at the link and shows one button; the button's POST spends it, starts
+    the session, and leaves the address with the secret behind. Mail scanners open every link
+    in an e-mail with a GET, so a GET must never use up the traveller's link."""
     if not throttle.hit(request, scope="redeem", rate=settings.PORTAL_REDEEM_RATE):
         response = render(request, "portal/link_throttled.html", status=429)
         response["Retry-After"] = str(throttle.parse_rate(settings.PORTAL_REDEEM_RATE)[1])
         return response
+    previous, _ended = portal_session_resume(request.COOKIES.get(COOKIE_NAME))
     try:
+        if request.method == "GET":
+            portal_link_check(secret=secret)
+            return render(request, "portal/open.html", {"language_next": request.path})
         session, cookie_secret = portal_link_redeem(secret=secret)
     except LinkRefused as refused:
+        if (
+            refused.reason == "used"
+            and previous is not None
+            and portal_link_subject(secret=secret) == previous.subject_id
+        ):
+            return redirect("portal:home")  # their own link again, while still signed in
         return redirect("portal:link-refused", reason=refused.reason)
-    previous, _ended = portal_session_resume(request.COOKIES.get(COOKIE_NAME))
     if previous is not None:
         portal_session_end(session=previous)  # one traveller per browser at a time
     response = redirect("portal:home")
@@ -102,13 +117,17 @@ def link_refused(request: HttpRequest, reason: str) -> HttpResponse:
 @require_POST
 @portal_session_required
 def sign_out(request: HttpRequest) -> HttpResponse:
+    """End the session, then redirect: a refresh of the next page re-sends nothing."""
     portal_session_end(session=request.portal_session)
-    request.portal_subject_id = ""  # the page after this is a signed-out page
-    # The switcher on that page returns to the portal's start, not to this POST-only address.
-    context = {"signed_out": True, "language_next": reverse("portal:home")}
-    response = render(request, "portal/signed_out.html", context)
+    response = redirect("portal:signed-out")
     clear_session_cookie(response)
     return response
+
+
+@require_GET
+def signed_out_page(request: HttpRequest) -> HttpResponse:
+    """Where sign-out lands. It names nobody, so it needs no session."""
+    return render(request, "portal/signed_out.html", {"signed_out": True})
 
 
 # --- seeing --------------------------------------------------------------------------------------
@@ -137,7 +156,7 @@ def fact_edit(request: HttpRequest, key: str) -> HttpResponse:
     form = FactEditForm(request.POST if request.method == "POST" else None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            services.fact_edit(
+            privacy_flows.privacy_correct(  # a rectification request, recorded and closed
                 subject_id=request.portal_subject_id,
                 key=fact.key,
                 value=form.cleaned_data["value"],
@@ -206,7 +225,7 @@ def fact_delete(request: HttpRequest, key: str) -> HttpResponse:
 def choices(request: HttpRequest) -> HttpResponse:
     form = ChoicesForm(request.POST)
     form.is_valid()  # two optional checkboxes: always valid, absent means off
-    subject = services.subject_set_preferences(
+    subject, _restriction = privacy_flows.privacy_pause(  # pausing is a restriction request
         subject_id=request.portal_subject_id,
         memory_paused=not form.cleaned_data["learn"],
         memory_use_paused=not form.cleaned_data["use"],
@@ -218,11 +237,12 @@ def choices(request: HttpRequest) -> HttpResponse:
         if subject.memory_paused
         else _("The assistant may learn from your conversations.")
     )
-    use = (
-        _("It won't use what it remembers about you.")
-        if subject.memory_use_paused
-        else _("It uses what it remembers about you.")
-    )
+    if not subject.memory_use_paused:
+        use = _("It uses what it remembers about you.")
+    elif subject.memory_paused:
+        use = _("It won't use what it remembers about you.")
+    else:  # after a sentence that says yes: each language marks the turn its own way
+        use = _("But it won't use what it remembers about you.")
     # One sentence pattern, so each language joins the parts its own way (no spaces in Chinese).
     messages.success(
         request,
@@ -237,8 +257,12 @@ def choices(request: HttpRequest) -> HttpResponse:
 @require_GET
 @portal_session_required
 def export(request: HttpRequest) -> HttpResponse:
-    data = traveller_export(request.portal_subject_id)
-    body = json.dumps(data, ensure_ascii=False, indent=2)
+    body = traveller_export_bytes(request.portal_subject_id)
+    # The download is an access request, closed with the SHA-256 of exactly these bytes.
+    privacy_flows.privacy_export_record(
+        subject_id=request.portal_subject_id, sha256=hashlib.sha256(body).hexdigest(),
+        actor=_actor(request),
+    )
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     day = timezone.localdate().isoformat()
     response["Content-Disposition"] = f'attachment; filename="my-travel-memory-{day}.json"'
@@ -252,8 +276,9 @@ def export(request: HttpRequest) -> HttpResponse:
 @portal_session_required
 def forget(request: HttpRequest) -> HttpResponse:
     """Step one: what will go and what will not."""
-    count = selectors.portal_overview(request.portal_subject_id).total
-    return render(request, "portal/forget.html", {"fact_count": count})
+    overview = selectors.portal_overview(request.portal_subject_id)
+    held = bool(overview.subject is not None and overview.subject.legal_hold)
+    return render(request, "portal/forget.html", {"fact_count": overview.total, "legal_hold": held})
 
 
 @require_http_methods(["GET", "POST"])
@@ -262,12 +287,17 @@ def forget_confirm(request: HttpRequest) -> HttpResponse:
     """Step two: the one red button."""
     form = ForgetForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
-        receipt = services.subject_forget(
+        outcome = privacy_flows.privacy_forget(  # an erasure request, with its evidence
             subject_id=request.portal_subject_id,
             actor=_actor(request),
             reason="the traveller chose 'forget everything' in the privacy portal",
         )
-        return redirect("portal:receipt", number=receipt.number)
+        if outcome.receipt is None:  # a legal hold: nothing erased, the request is on record
+            return render(request, "portal/forget_held.html", {"request_number":
+                                                                outcome.request.number})
+        # Committed: now count what still holds the erased facts (must be 0).
+        privacy_flows.privacy_verify_erasure(request_id=outcome.request.pk, actor=_actor(request))
+        return redirect("portal:receipt", number=outcome.receipt.number)
     count = selectors.portal_overview(request.portal_subject_id).total
     return render(request, "portal/forget_confirm.html", {"form": form, "fact_count": count})
 
@@ -278,7 +308,12 @@ def receipt(request: HttpRequest, number: str) -> HttpResponse:
     found = fact_selectors.clear_receipt_get(number, subject_id=request.portal_subject_id)
     if found is None:
         return not_found(request)
-    return render(request, "portal/receipt.html", {"receipt": found})
+    context = {
+        "receipt": found,
+        "erasure_request": privacy_selectors.erasure_request_for_receipt(found.number),
+        "deliveries": privacy_selectors.receipt_deliveries(found.number),
+    }
+    return render(request, "portal/receipt.html", context)
 
 
 # --- language ------------------------------------------------------------------------------------

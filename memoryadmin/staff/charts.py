@@ -12,10 +12,13 @@ BOTTOM = 24  # room for the day labels
 SERIES = ("learned", "changed", "deleted")
 
 
-def activity_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
-    """Stacked bars per day: learned at the bottom, then changed, then deleted."""
+def activity_chart(
+    series: list[dict[str, Any]], *, width: int = WIDTH, label_every: int = 7
+) -> dict[str, Any]:
+    """Stacked bars per day: learned at the bottom, then changed, then deleted. A phone gets a
+    narrow drawing (`width=360`, fewer labels) so its text is not scaled down to a smudge."""
     days = len(series) or 1
-    slot = WIDTH / days
+    slot = width / days
     bar = max(slot * 0.7, 1)
     plot = HEIGHT - TOP - BOTTOM
     peak = max((sum(day[name] for name in SERIES) for day in series), default=0) or 1
@@ -37,10 +40,14 @@ def activity_chart(series: list[dict[str, Any]]) -> dict[str, Any]:
                         "title": f"{day['day']:%d %b}: {day[name]} {name}",
                     }
                 )
-        if (days - 1 - index) % 7 == 0:  # today, and every week before it
-            labels.append({"x": round(x + bar / 2, 1), "text": f"{day['day']:%d %b}"})
+        if (days - 1 - index) % label_every == 0:  # today, and every week (or two) before it
+            middle = x + bar / 2
+            # the first and last labels keep inside the drawing instead of being cut in half
+            anchor = "end" if middle > width - 24 else "start" if middle < 24 else "middle"
+            labels.append({"x": round(middle, 1), "text": f"{day['day'].day} {day['day']:%b}",
+                           "anchor": anchor})
     return {
-        "width": WIDTH,
+        "width": width,
         "height": HEIGHT,
         "bars": bars,
         "labels": labels,

@@ -16,6 +16,8 @@ NAV = (
     ("Overview", "staff:overview", VIEWER),
     ("Travellers", "staff:travellers", VIEWER),
     ("Review queue", "staff:review", VIEWER),
+    ("Privacy requests", "privacy:list", VIEWER),
+    ("Access record", "staff:access_record", PRIVACY_ADMIN),
     ("Settings", "settings:memory", PRIVACY_ADMIN),
 )
 

@@ -26,6 +26,7 @@ class SearchForm(forms.Form):
         max_length=128,
         required=False,
         strip=True,
+        widget=forms.TextInput(attrs={"autofocus": True, "type": "search"}),
     )
 
 
@@ -38,7 +39,9 @@ class ReasonForm(forms.Form):
 
 class FactEditForm(forms.Form):
     value = forms.CharField(
-        label="Value", max_length=VALUE_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 2})
+        label="Value",
+        max_length=VALUE_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 2, "autofocus": True}),
     )
     category = forms.ChoiceField(label="Category", choices=Category.choices)
     reason = reason_field()
@@ -56,6 +59,9 @@ class FactAddForm(forms.Form):
     )
     category = forms.ChoiceField(label="Category", choices=Category.choices)
     reason = reason_field()
+    confirm_sensitive = forms.BooleanField(
+        label="Add it as a sensitive fact", required=False, widget=forms.HiddenInput
+    )
 
 
 class ExpiryForm(forms.Form):

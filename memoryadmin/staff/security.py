@@ -29,11 +29,20 @@ from .roles import PRIVACY_ADMIN, role_of
 OTP_REQUIRED_SESSION_KEY = "staff_otp_required"
 # Reachable before the second factor: signing in and out, the code page itself, and what is not
 # a staff page at all (the agent API, the traveller portal, health checks, static files).
-_OPEN_PREFIXES = ("/login/", "/logout/", "/api/", "/portal/", "/healthz", "/static/")
+_OPEN_PREFIXES = (
+    "/login/", "/logout/", "/oidc/", "/api/", "/portal/", "/healthz", "/static/",
+)
+
+
+def has_mfa(amr: Any) -> bool:
+    """Whether an ID token's `amr` claim shows a second factor (OIDC_MFA_AMR)."""
+    return isinstance(amr, list) and bool({str(m) for m in amr} & set(settings.OIDC_MFA_AMR))
 
 
 def requires_second_factor(user: Any) -> bool:
-    return role_of(user) == PRIVACY_ADMIN
+    """Privacy admins pass a second factor: at the identity provider (its `amr`, set on the user
+    by the single sign-on backend) or, failing that, the local TOTP code."""
+    return role_of(user) == PRIVACY_ADMIN and not has_mfa(getattr(user, "sso_amr", None))
 
 
 def is_verified(request: HttpRequest) -> bool:

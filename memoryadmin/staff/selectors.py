@@ -13,7 +13,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from memoryadmin.extraction.selectors import jobs_failed_since
+from memoryadmin.extraction.selectors import jobs_failed_since, subjects_with_jobs_failed_since
 from memoryadmin.facts.keyhash import history_hashes
 from memoryadmin.facts.models import (
     Category,
@@ -97,7 +97,56 @@ def staff_activity_by_day(*, days: int = CHART_DAYS) -> list[dict[str, object]]:
     return series
 
 
-def staff_travellers(query: str = "") -> QuerySet[Subject]:
+def staff_exact_traveller(query: str) -> str | None:
+    """The one traveller a search names exactly, by id or by a "forget everything" receipt
+    number, so the search can open them at once. One query."""
+    query = query.strip()
+    if not query or len(query) > 200:
+        return None
+    receipts = FactEvent.objects.filter(
+        action=EventAction.SUBJECT_CLEARED, receipt=query.upper()
+    ).values("subject_id")
+    found = list(
+        Subject.objects.filter(Q(subject_id=query) | Q(subject_id__in=receipts))
+        .values_list("subject_id", flat=True)[:2]
+    )
+    return found[0] if len(found) == 1 else None
+
+
+# The overview's tiles open the traveller list filtered to what they count: name -> heading.
+TRAVELLER_FILTERS = {
+    "pending": "waiting for review",
+    "sensitive": "with sensitive facts",
+    "expiring": "with facts expiring within 7 days",
+    "deleted": "who deleted facts in the last 30 days",
+    "failed": "whose extraction jobs failed in 24 hours",
+}
+
+
+def _filtered(subjects: QuerySet[Subject], show: str) -> QuerySet[Subject]:
+    now = timezone.now()
+    facts = MemoryFact.objects.filter(subject_id=OuterRef("subject_id"))
+    if show == "pending":
+        return subjects.filter(Exists(facts.filter(status=FactStatus.PENDING_REVIEW)))
+    if show == "sensitive":
+        return subjects.filter(Exists(facts.filter(sensitive=True)))
+    if show == "expiring":
+        soon = facts.filter(expires_at__gt=now, expires_at__lte=now + timedelta(days=7))
+        return subjects.filter(Exists(soon))
+    if show == "deleted":
+        deleted = FactEvent.objects.filter(
+            subject_id=OuterRef("subject_id"), actor_kind="customer",
+            action__in=("deleted", "subject_cleared"), created_at__gte=now - timedelta(days=30),
+        )
+        return subjects.filter(Exists(deleted))
+    if show == "failed":
+        return subjects.filter(
+            subject_id__in=subjects_with_jobs_failed_since(now - timedelta(hours=24))
+        )
+    return subjects
+
+
+def staff_travellers(query: str = "", *, show: str = "") -> QuerySet[Subject]:
     """Travellers for the staff list, newest change first, with their fact counts.
 
     A query matches a traveller id prefix, a "forget everything" receipt number, or travellers
@@ -122,7 +171,7 @@ def staff_travellers(query: str = "") -> QuerySet[Subject]:
         subjects = subjects.filter(
             Q(subject_id__startswith=query) | Exists(matching) | Q(subject_id__in=receipts)
         )
-    return subjects.order_by("-updated_at", "subject_id")
+    return _filtered(subjects, show).order_by("-updated_at", "subject_id")
 
 
 STAFF_FACT_SORTS = {

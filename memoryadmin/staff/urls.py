@@ -9,7 +9,7 @@ from django.urls import path, register_converter
 
 from memoryadmin.api.converters import FactKeyConverter, SubjectIdConverter
 
-from .views import actions, edits, history, overview, review, travellers
+from .views import access_record, actions, edits, history, overview, review, travellers
 
 register_converter(SubjectIdConverter, "staff_subject")
 register_converter(FactKeyConverter, "staff_key")
@@ -26,10 +26,16 @@ urlpatterns = [
     path("travellers/<staff_subject:subject_id>/add-fact/", edits.fact_add, name="fact_add"),
     path("travellers/<staff_subject:subject_id>/bulk/", edits.bulk, name="bulk"),
     path(FACT, history.fact_detail, name="fact"),
+    path(
+        "travellers/<staff_subject:subject_id>/deleted/<str:digest>/",
+        history.deleted_fact,
+        name="deleted_fact",
+    ),
     path(FACT + "edit/", edits.fact_edit, name="fact_edit"),
     path(FACT + "expiry/", edits.fact_expiry, name="fact_expiry"),
     path(FACT + "reveal/", actions.fact_reveal, name="fact_reveal"),
     path(FACT + "review/", review.review_decide, name="review_decide"),
     path(FACT + "<slug:action>/", actions.fact_action, name="fact_action"),
     path("review/", review.review, name="review"),
+    path("access/", access_record.access_record, name="access_record"),
 ]

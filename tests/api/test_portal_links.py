@@ -37,7 +37,8 @@ def test_the_airline_gets_a_url_that_opens_the_portal_once(make_agent):
     assert url.path.startswith("/portal/open/")
     assert "FF-100231" not in body["url"]
     browser = Client()
-    assert browser.get(url.path).status_code == 302
+    assert browser.get(url.path).status_code == 200  # a page with one button: nothing spent
+    assert browser.post(url.path).status_code == 302
     assert browser.get("/portal/").status_code == 200
     assert Client().get(url.path, follow=True).status_code == 410
     secret = url.path.rsplit("/", 1)[1]
@@ -80,3 +81,23 @@ def test_a_bad_subject_id_is_400(make_agent):
     response = make_agent(PORTAL).post(subject_url("has space", "portal-links"))
     assert response.status_code == 400
     assert "subject_id" in response.json()["error"]["fields"]
+
+
+def test_the_issuer_may_pass_the_travellers_time_zone(make_agent):
+    agent = make_agent(PORTAL)
+
+    response = agent.post(subject_url("FF-1", "portal-links"), {"time_zone": "Europe/London"},
+                          content_type="application/json")
+
+    assert response.status_code == 201
+    assert PortalLink.objects.get().time_zone == "Europe/London"
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "../../etc/passwd", "x" * 65, "UTC\x00"])
+def test_a_time_zone_that_is_not_one_is_a_400_naming_the_field(make_agent, zone):
+    response = make_agent(PORTAL).post(subject_url("FF-1", "portal-links"), {"time_zone": zone},
+                                       content_type="application/json")
+
+    assert response.status_code == 400
+    assert "time_zone" in response.json()["error"]["fields"]
+    assert PortalLink.objects.count() == 0

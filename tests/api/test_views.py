@@ -280,7 +280,8 @@ def test_delete_erases_the_fact_and_its_past_values(agent):
     assert len(events) == 3
     assert events[-1].action == EventAction.DELETED
     assert events[-1].actor_label == "token:agent-host"
-    assert all(e.before is None and e.after is None for e in events)
+    assert all(e.before is None and e.after is None for e in events[:-1])
+    assert events[-1].before is None and set(events[-1].after) == {"erased_fact"}
 
 
 def test_delete_missing_fact_is_404(agent):

@@ -56,7 +56,7 @@ def test_the_server_uses_these_same_rules():
 
 def test_an_overlong_value_is_clamped_with_the_upstream_marker():
     assert clean_value("x" * 200) == "x" * 200
-    assert clean_value("x" * 300) == "x" * 186 + "...[truncated]"
+    assert clean_value("x" * 300) == "x" * 185 + " ...[truncated]"
     assert len(clean_value("word " * 100)) <= 200
 
 

@@ -7,11 +7,13 @@ from urllib.parse import quote
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.portal.services import portal_link_issue
+from memoryadmin.privacy.services import privacy_request_record
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from tests.staff.conftest import make_staff
 
@@ -22,7 +24,7 @@ FACT = f"/staff/travellers/{T}/facts"
 
 
 @pytest.fixture
-def held() -> dict[str, int]:
+def held() -> dict[str, object]:
     """A traveller with a plain, a sensitive and a held fact; a rule, its run and a token."""
     services.fact_upsert(
         subject_id=T,
@@ -40,10 +42,12 @@ def held() -> dict[str, int]:
         actor=Actor.system("test"), reason="a rule to show",
     )
     token, _ = token_issue(name="embedded", scopes=["memory:read"])
-    return {"rule": rule.pk, "run": run.pk, "token": token.pk}
+    request = privacy_request_record(subject_id=T, kind="access", channel="phone",
+                                     received_at=timezone.now(), actor=Actor.system("test"))
+    return {"rule": rule.pk, "run": run.pk, "token": token.pk, "request": request.number}
 
 
-def staff_pages(ids: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
+def staff_pages(ids: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
     """(address, landmark) per role: each role's own pages, not those of the roles below it."""
     return {
         VIEWER: [
@@ -53,6 +57,8 @@ def staff_pages(ids: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
             (f"/staff/travellers/{T}/timeline/", f"Timeline of <code>{T}</code>"),
             (f"{FACT}/seat_preference/", "Prefers an aisle seat"),
             ("/staff/review/", "Review queue"),
+            ("/staff/privacy/", "<h1>Privacy requests</h1>"),
+            (f"/staff/privacy/requests/{ids['request']}/", f"request {ids['request']}"),
         ],
         EDITOR: [
             (f"/staff/travellers/{T}/add-fact/", f"Add a fact about <code>{T}</code>"),
@@ -62,6 +68,7 @@ def staff_pages(ids: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
             (f"{FACT}/seat_preference/delete/", "Delete for good"),
             (f"{FACT}/seat_preference/expire/", "Expire <code>seat_preference</code>?"),
             (f"{FACT}/seat_preference/flag/", "Flag as sensitive"),
+            ("/staff/privacy/record/", "<h1>Record a request</h1>"),
         ],
         PRIVACY_ADMIN: [
             ("/staff/settings/", "Memory settings"),
@@ -75,12 +82,16 @@ def staff_pages(ids: dict[str, int]) -> dict[str, list[tuple[str, str]]]:
             (f"/staff/settings/tokens/{ids['token']}/created/", "Token “embedded”"),
             (f"/staff/settings/tokens/{ids['token']}/revoke/", "Revoke “embedded”?"),
             ("/staff/settings/history/", "Policy history"),
+            ("/staff/access/", "<h1>Access record</h1>"),
+            (f"/staff/access/?traveller={T}", f'value="{T}"'),
+            ("/staff/privacy/webhooks/", "<h1>Webhook recipients</h1>"),
+            (f"/staff/privacy/requests/{ids['request']}/refuse/", "Refuse the request"),
         ],
     }
 
 
 @pytest.mark.parametrize("role", [VIEWER, EDITOR, PRIVACY_ADMIN])
-def test_each_staff_page_answers_its_role(held: dict[str, int], role: str) -> None:
+def test_each_staff_page_answers_its_role(held: dict[str, object], role: str) -> None:
     client = Client()
     client.force_login(make_staff(f"embedded-{role}", role))
     for path, landmark in staff_pages(held)[role]:
@@ -90,10 +101,10 @@ def test_each_staff_page_answers_its_role(held: dict[str, int], role: str) -> No
         assert landmark in body, path
 
 
-def test_each_portal_page_answers_the_traveller(held: dict[str, int]) -> None:
+def test_each_portal_page_answers_the_traveller(held: dict[str, object]) -> None:
     client = Client(HTTP_ACCEPT_LANGUAGE="en")
     link = portal_link_issue(subject_id=T, issued_by="test")
-    assert client.get(f"/portal/open/{quote(link.secret)}").status_code == 302
+    assert client.post(f"/portal/open/{quote(link.secret)}").status_code == 302
     for path, landmark in [
         ("/portal/", "What our assistant remembers about you"),
         ("/portal/facts/seat_preference/change", "Change what the assistant remembers"),
@@ -101,6 +112,7 @@ def test_each_portal_page_answers_the_traveller(held: dict[str, int]) -> None:
         ("/portal/download", '"exported_at"'),
         ("/portal/forget", "Forget everything?"),
         ("/portal/forget/confirm", "Are you sure?"),
+        ("/portal/looked", "Who has looked at your memory"),
     ]:
         response = client.get(path)
         body = response.content.decode()

@@ -49,6 +49,14 @@ NO_VALUES = {
     "axes.AccessFailureLog": "failed staff logins: username, address, user agent, path",
     "axes.AccessLog": "staff logins: username, address, user agent, path",
     "otp_totp.TOTPDevice": "a staff user's authenticator key",
+    "access.StaffAccess": "staff access record: who, when, which traveller id, what, address",
+    "privacy.PrivacyRequest": "kind, channel, dates, evidence (SHA-256, receipt number, counts, "
+                              "keyed hash of a key) and staff notes, which ask for no fact words",
+    "privacy.RequestStep": "a request's timeline: the same evidence and notes",
+    "privacy.WebhookRecipient": "a system's name, URL, events, encrypted signing secret",
+    "privacy.OutboxEvent": "event type, traveller id, keyed hash of the key, receipt, path",
+    "privacy.WebhookDelivery": "status of one event for one recipient",
+    "privacy.DeliveryAttempt": "status code, duration and an exception class name",
 }
 TEXT_FIELDS = (models.CharField, models.TextField, models.JSONField)
 

@@ -167,10 +167,21 @@ def on_loop(loop: asyncio.AbstractEventLoop, coroutine):
     return asyncio.run_coroutine_threadsafe(coroutine, loop).result(10)
 
 
+def _without_times(after: dict | None) -> dict | None:
+    """An erasure event's summary, its learned-at left out (the two travellers' facts were
+    learned a moment apart)."""
+    if not after or "erased_fact" not in after:
+        return after
+    kept = dict(after["erased_fact"])
+    assert kept.pop("learned_at")
+    return {"erased_fact": kept}
+
+
 def _erased_history(subject_id: str) -> list[tuple]:
     return [
         (e.key == keyhash.key_digest(subject_id, "seat_note") == e.key_hash, e.action,
-         e.actor_kind, e.actor_label, e.reason, e.before, e.after, e.redacted_at is not None)
+         e.actor_kind, e.actor_label, e.reason, e.before, _without_times(e.after),
+         e.redacted_at is not None)
         for e in FactEvent.objects.filter(subject_id=subject_id).order_by("id")
     ]
 

@@ -214,3 +214,63 @@ def test_restating_an_expired_fact_revives_it_as_a_live_write_does():
     seat = facts_of("FF-9")["seat"]
     assert (seat.version, seat.expiry_pinned, seat.expires_at) == (3, False, None)
     assert selectors.facts_for_agent("FF-9")[0].value == "Aisle"
+
+
+# --- issue 20: the file upstream writes today (version 2) ----------------------------------------
+
+
+def version_2(document: dict[str, list[dict]]) -> dict:
+    """UPSTREAM as JsonFileMemoryStore writes it now: facts keyed by key, purge counters."""
+    return {
+        "version": 2,
+        "facts": {
+            subject: {fact["key"]: fact for fact in facts} for subject, facts in document.items()
+        },
+        "purges": {"FF-1": 3, "FF-2": 0, "FF-9": 1},
+    }
+
+
+def test_upstreams_version_2_file_is_read_and_the_purge_counters_are_named(tmp_path):
+    path = write(tmp_path, version_2(UPSTREAM))
+
+    output = run_import(path)
+
+    assert "upstream JsonFileMemoryStore, 6 facts" in output
+    assert set(facts_of("FF-1")) == {"seat_preference", "overnight_flights"}
+    assert set(facts_of("FF-2")) == {"travel_party", "mobility"}
+    assert not MemoryFact.objects.filter(subject_id__in=["version", "purges"]).exists()
+    assert "Not imported: the purge counters of 2 travellers" in output
+    assert "Purge counter skipped: subject FF-1 (3)" in output
+    assert "Purge counter skipped: subject FF-9 (1)" in output
+    assert "FF-2 (0)" not in output  # a zero counter is nothing lost
+    assert selectors.purge_generation("FF-1") == 0
+
+
+def test_a_second_import_of_a_version_2_file_changes_nothing(tmp_path):
+    path = write(tmp_path, version_2(UPSTREAM))
+    run_import(path)
+    before = list(MemoryFact.objects.order_by("id").values())
+    events = FactEvent.objects.count()
+
+    output = run_import(path)
+
+    assert list(MemoryFact.objects.order_by("id").values()) == before
+    assert FactEvent.objects.count() == events
+    assert "0 created, 0 updated, 4 unchanged" in output
+
+
+def test_an_unknown_file_version_is_refused_without_writing(tmp_path):
+    document = version_2(UPSTREAM) | {"version": 3}
+    with pytest.raises(CommandError, match="Unknown upstream file version"):
+        run_import(write(tmp_path, document))
+    assert not MemoryFact.objects.exists()
+
+
+def test_full_width_phone_numbers_in_a_file_are_blocked(tmp_path):
+    document = {"FF-5": [{"key": "phone", "value": "０９１２－３４５－６７８"},
+                         {"key": "mobile", "value": "＋８８６ ９１２ ３４５ ６７８"},
+                         {"key": "trip", "value": "Flies 2026/09/12 08:30"}]}
+    output = run_import(write(tmp_path, document))
+    assert set(facts_of("FF-5")) == {"trip"}
+    assert "2 blocked by the write filter" in output
+    assert "３４５" not in output and "345" not in output

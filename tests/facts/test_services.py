@@ -106,12 +106,23 @@ def test_paused_learning_refuses_agent_and_extraction_writes_but_not_people(staf
     assert MemoryFact.objects.count() == 2
 
 
-def test_same_normalized_value_is_a_no_op_without_event():
+def test_same_cleaned_value_is_a_no_op_without_event():
     upsert(("seat_preference", "Prefers aisle seats"))
-    result = upsert(("Seat Preference", "  prefers   AISLE seats "))
+    result = upsert(("Seat Preference", "  Prefers   aisle\u200b seats "))
     assert result.unchanged == ["seat_preference"] and result.changed == []
     assert get("seat_preference").version == 1
     assert len(events()) == 1
+
+
+def test_a_change_of_case_is_a_correction_and_is_stored():
+    """Issue 20: upstream stores `Prefers AISLE` over `prefers aisle`; ours ignored it."""
+    upsert(("seat_preference", "prefers aisle"))
+    result = upsert(("seat_preference", "Prefers AISLE"))
+    assert result.updated == ["seat_preference"]
+    assert (get("seat_preference").value, get("seat_preference").version) == ("Prefers AISLE", 2)
+    assert [e.action for e in events("seat_preference")] == [
+        EventAction.CREATED, EventAction.UPDATED
+    ]
 
 
 def test_new_value_is_an_update_with_before_and_after_and_a_version_bump():
@@ -329,10 +340,15 @@ def test_reject_erases_a_held_fact(staff):
     upsert(("mobility", "Needs a wheelchair"))
     services.fact_reject(subject_id=SUBJECT, key="mobility", actor=staff, reason="not said")
     assert not MemoryFact.objects.exists()
-    assert [(e.action, e.before, e.after) for e in events()] == [
-        (EventAction.CREATED, None, None),
-        (EventAction.REJECTED, None, None),
+    assert [(e.action, e.before) for e in events()] == [
+        (EventAction.CREATED, None),
+        (EventAction.REJECTED, None),
     ]
+    created, rejected = events()
+    assert created.after is None  # the value is erased
+    # what support may still say: the category, when it was learned, how often it changed
+    assert set(rejected.after) == {"erased_fact"}
+    assert set(rejected.after["erased_fact"]) == {"category", "learned_at", "changes"}
     assert all(e.redacted_at for e in events()[:1])
 
 

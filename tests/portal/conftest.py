@@ -41,7 +41,7 @@ def signed_in(issue_link) -> Callable[..., Client]:
 
     def sign_in(subject_id: str, *, language: str = "en") -> Client:
         client = Client(HTTP_ACCEPT_LANGUAGE=language)
-        response = client.get(open_url(issue_link(subject_id)))
+        response = client.post(open_url(issue_link(subject_id)))
         assert response.status_code == 302, response.content[:300]
         assert response.cookies[COOKIE_NAME].value
         return client

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -27,6 +28,8 @@ XSS = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 LANGUAGES = {
     "en": {
         "locale": "en-GB",
+        "open": "Continue to your memory",
+        "deleted_on": "a fact you deleted on",
         "h1": "What our assistant remembers about you",
         "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
         "change": "Change",
@@ -37,7 +40,7 @@ LANGUAGES = {
         "deleted": "Deleted. The assistant no longer remembers it.",
         "review": "Waiting for review.",
         "learn": "Learn from my conversations",
-        "use": "Use what you remember",
+        "use": "Let the assistant use what it remembers",
         "save_choices": "Save my choices",
         "paused": "Not in use.",
         "download": "Download my data",
@@ -55,6 +58,8 @@ LANGUAGES = {
     },
     "zh-hant": {
         "locale": "zh-TW",
+        "open": "查看我的記憶",
+        "deleted_on": "您於",
         "h1": "AI 客服記得您哪些事",
         "groups": ["您的偏好", "您的旅行原則", "關於您和您的旅程"],
         "change": "修改",
@@ -65,7 +70,7 @@ LANGUAGES = {
         "deleted": "已刪除。AI 客服不會再記得這件事。",
         "review": "等待審核。",
         "learn": "從我的對話中學習",
-        "use": "使用記得的內容",
+        "use": "讓 AI 客服使用記憶",
         "save_choices": "儲存設定",
         "paused": "暫停使用。",
         "download": "下載我的資料",
@@ -73,7 +78,7 @@ LANGUAGES = {
         "continue": "繼續",
         "tick": "我了解刪除後無法復原。",
         "tick_error": "請勾選方框",
-        "receipt": "收據編號",
+        "receipt": "確認編號",
         "sign_out": "登出",
         "signed_out": "您已登出",
         "used": "這個連結已經用過了",
@@ -107,6 +112,13 @@ def link(live_server, subject_id: str) -> str:
     return f"{live_server.url}/portal/open/{secret}"
 
 
+def enter(page, url: str) -> None:
+    """What a traveller does with the link: open it (a GET that spends nothing), then press the
+    one button."""
+    page.goto(url)
+    page.locator("[data-portal-open]").click()
+
+
 def check(page, name: str) -> None:
     """Every page: one h1, no serious axe finding, a screenshot; and no script ever ran."""
     assert page.locator("h1").count() == 1
@@ -132,8 +144,11 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
                        timeout=30)
     page = new_page(viewport=PHONE, locale=words["locale"])
 
-    # open a link: the secret leaves the address bar, the facts are there, grouped
+    # open a link: a page with one button, then the secret leaves the address bar
     page.goto(link(live_server, subject))
+    assert page.get_by_role("button").filter(has_text=words["open"]).is_visible()
+    check(page, f"portal-open-{lang}")
+    page.get_by_role("button").filter(has_text=words["open"]).click()
     assert page.url == f"{live_server.url}/portal/"
     assert page.get_by_role("heading", level=1).inner_text() == words["h1"]
     assert page.locator("h2[id^=group-]").all_inner_texts() == words["groups"]
@@ -170,10 +185,14 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     with page.expect_download() as download_info:
         page.get_by_role("link", name=words["download"]).click()
     download = download_info.value
-    assert download.suggested_filename == f"my-travel-memory-{date.today().isoformat()}.json"
+    # the traveller's day: in Taipei for the Chinese pages (it may already be tomorrow there)
+    zone = ZoneInfo("Asia/Taipei" if lang == "zh-hant" else "UTC")
+    day = datetime.now(zone).date().isoformat()
+    assert download.suggested_filename == f"my-travel-memory-{day}.json"
     exported = json.loads(download.path().read_text(encoding="utf-8"))
     assert words["new_value"] in [fact["value"] for fact in exported["facts"]]
-    assert any(event["before"] == "erased" for event in exported["history"])
+    assert any(event["what"].startswith(words["deleted_on"]) for event in exported["history"])
+    assert words["learn"] in exported["switches"] and words["use"] in exported["switches"]
 
     # pause learning: a posted turn is then skipped
     page.get_by_label(words["learn"]).uncheck()
@@ -229,8 +248,10 @@ def test_a_reused_link_is_refused_with_a_way_back(new_page, live_server, lang):
     FactFactory(subject_id="FF-REUSE", key="seat_preference", value="Aisle")
     url = link(live_server, "FF-REUSE")
     first = new_page(viewport=PHONE, locale=words["locale"])
-    first.goto(url)
+    enter(first, url)
     assert first.url.endswith("/portal/")
+    first.goto(url)  # the same link again in the browser it signed in: straight back in
+    assert first.url.endswith("/portal/") and "Aisle" in first.content()
 
     second = new_page(viewport=PHONE, locale=words["locale"])
     response = second.goto(url)
@@ -244,7 +265,7 @@ def test_a_reused_link_is_refused_with_a_way_back(new_page, live_server, lang):
 def test_the_language_switcher_works_without_javascript(new_page, live_server):
     FactFactory(subject_id="FF-SWITCH", key="seat_preference", value="Aisle")
     page = new_page(viewport=PHONE, locale="en-GB", java_script_enabled=False)
-    page.goto(link(live_server, "FF-SWITCH"))
+    enter(page, link(live_server, "FF-SWITCH"))
     assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["en"]["h1"]
 
     page.get_by_role("button", name="中文").click()
@@ -293,7 +314,7 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
                     value=f"{pattern.format(things[n % len(things)])} ({n + 1})",
                     actor=Actor.extraction(f"turn-{n}"))
     page = new_page(viewport=PHONE, locale=words["locale"])
-    page.goto(link(live_server, subject))
+    enter(page, link(live_server, subject))
     assert page.locator("li.card").count() == 20
     assert page.locator("script").count() == 0
     pager = page.get_by_role("navigation", name=re.compile("Pages|分頁"))

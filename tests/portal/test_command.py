@@ -19,7 +19,8 @@ def test_the_command_prints_a_link_that_opens_the_portal_once():
 
     assert url.startswith("http://127.0.0.1:8000/portal/open/")
     client = Client()
-    assert client.get(urlsplit(url).path).status_code == 302
+    assert client.get(urlsplit(url).path).status_code == 200  # the page with the one button
+    assert client.post(urlsplit(url).path).status_code == 302
     assert client.get("/portal/").status_code == 200
     assert Client().get(urlsplit(url).path).status_code == 302  # to "already used"
 

@@ -97,7 +97,7 @@ def test_the_export_holds_only_the_sessions_traveller(signed_in, two_travellers)
 def test_a_link_for_a_opens_only_a_even_for_a_browser_signed_in_as_b(signed_in, issue_link,
                                                                      two_travellers):
     client = signed_in(B)
-    client.get(open_url(issue_link(A)))
+    client.post(open_url(issue_link(A)))
 
     body = client.get("/portal/").content.decode()
 
@@ -107,7 +107,7 @@ def test_a_link_for_a_opens_only_a_even_for_a_browser_signed_in_as_b(signed_in, 
 
 def test_a_replayed_link_does_not_reopen_a_session(signed_in, issue_link, two_travellers):
     secret = issue_link(B)
-    assert Client().get(open_url(secret)).status_code == 302
+    assert Client().post(open_url(secret)).status_code == 302
     client = signed_in(A)
 
     replay = client.get(open_url(secret), follow=True)

@@ -24,7 +24,7 @@ def test_a_link_opens_a_session_for_its_traveller_and_leaves_the_secret_behind(i
     FactFactory(subject_id=A, key="seat_preference", value="Prefers aisle seats")
     client = Client()
 
-    response = client.get(open_url(issue_link(A)))
+    response = client.post(open_url(issue_link(A)))
 
     assert response.status_code == 302 and response["Location"] == "/portal/"
     page = client.get("/portal/")
@@ -37,7 +37,7 @@ def test_the_session_cookie_is_httponly_lax_scoped_to_the_portal_and_secure_outs
     issue_link, settings
 ):
     settings.PORTAL_COOKIE_SECURE = True
-    cookie = Client().get(open_url(issue_link(A))).cookies[COOKIE_NAME]
+    cookie = Client().post(open_url(issue_link(A))).cookies[COOKIE_NAME]
 
     assert cookie["path"] == "/portal/"
     assert cookie["httponly"] is True
@@ -55,7 +55,7 @@ def test_cookies_are_secure_unless_debug():
 def test_only_hashes_are_stored(issue_link):
     secret = issue_link(A)
     client = Client()
-    cookie = client.get(open_url(secret)).cookies[COOKIE_NAME].value
+    cookie = client.post(open_url(secret)).cookies[COOKIE_NAME].value
 
     assert PortalLink.objects.get().token_hash == hash_secret(secret)
     assert PortalSession.objects.get().key_hash == hash_secret(cookie)
@@ -65,7 +65,7 @@ def test_only_hashes_are_stored(issue_link):
 
 def test_a_link_works_once(issue_link):
     secret = issue_link(A)
-    assert Client().get(open_url(secret)).status_code == 302
+    assert Client().post(open_url(secret)).status_code == 302
 
     replay = Client().get(open_url(secret), follow=True)
 
@@ -110,14 +110,14 @@ def test_opening_links_is_rate_limited_per_client_address(issue_link, settings):
         assert client.get(open_url("guess")).status_code == 302  # to the refusal page
 
     good = issue_link(A)
-    blocked = client.get(open_url(good))
+    blocked = client.post(open_url(good))
 
     assert blocked.status_code == 429
     assert blocked["Retry-After"] == "60"
     assert "Too many attempts" in blocked.content.decode()
     assert PortalLink.objects.get().used_at is None  # the good link was not spent by a refusal
     other = Client(REMOTE_ADDR="198.51.100.9")  # another address has its own count
-    assert other.get(open_url(good)).status_code == 302
+    assert other.post(open_url(good)).status_code == 302
 
 
 def test_a_session_ends_after_thirty_idle_minutes(signed_in, settings):
@@ -141,8 +141,11 @@ def test_signing_out_ends_the_session_on_the_server(signed_in):
 
     response = client.post("/portal/sign-out")
 
-    assert response.status_code == 200
-    assert "You're signed out" in response.content.decode()
+    # a redirect, so a refresh of the page after it re-sends nothing
+    assert response.status_code == 302 and response["Location"] == "/portal/signed-out"
+    page = client.get("/portal/signed-out")
+    assert page.status_code == 200 and "You're signed out" in page.content.decode()
+    assert client.get("/portal/signed-out").status_code == 200  # a refresh: still just a page
     replay = Client()
     replay.cookies[COOKIE_NAME] = cookie  # a copy of the cookie kept somewhere
     assert replay.get("/portal/").status_code == 401
@@ -194,6 +197,7 @@ def test_a_portal_session_opens_neither_staff_pages_nor_the_api(signed_in):
 def test_the_signed_out_page_offers_no_sign_out_button(signed_in):
     client = signed_in(A)
     assert 'action="/portal/sign-out"' in client.get("/portal/").content.decode()
-    page = client.post("/portal/sign-out").content.decode()
+    page = client.post("/portal/sign-out", follow=True).content.decode()
     assert 'action="/portal/sign-out"' not in page
-    assert '<input type="hidden" name="next" value="/portal/">' in page  # switcher goes home
+    # the switcher reloads this plain page, never the POST-only sign-out address
+    assert '<input type="hidden" name="next" value="/portal/signed-out">' in page

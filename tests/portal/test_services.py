@@ -32,5 +32,5 @@ def test_stale_links_and_sessions_are_purged_and_live_ones_kept(signed_in, issue
 
     assert (links, sessions) == (1, 1)
     assert live_client.get("/portal/").status_code == 200
-    assert Client().get(open_url(fresh)).status_code == 302
+    assert Client().post(open_url(fresh)).status_code == 302
     assert Client().get(open_url(old.secret), follow=True).status_code == 404  # gone: invalid

@@ -184,6 +184,7 @@ def test_review_queue_approves_and_rejects_oldest_first(client, editor):
             f"f{second.pk}-decision": "reject",
             f"f{second.pk}-reason": "Not needed",
             f"f{second.pk}-version": second.version,
+            "confirmed": "yes",
         },
     )
     assert selectors.subject_fact("T-ACT2", "health") is None
@@ -212,7 +213,7 @@ def test_bulk_delete_asks_to_confirm_then_erases_all(client, editor, seat):
     client.force_login(editor)
     data = {"keys": ["seat", "meal"], "action": "delete", "reason": "Customer request"}
     response = client.post(f"{BASE}/bulk/", data)
-    assert response.status_code == 200 and "Delete: 2 facts?" in response.content.decode()
+    assert response.status_code == 200 and "Delete 2 facts for good?" in response.content.decode()
     assert MemoryFact.objects.filter(subject_id=S).count() == 3
     response = client.post(f"{BASE}/bulk/", {**data, "confirmed": "True"}, follow=True)
     assert "Delete: 2 facts." in response.content.decode()

@@ -188,7 +188,9 @@ def test_approve_and_reject_from_the_review_queue(page, live_server, traveller):
     remaining = page.locator("table.review tbody tr")
     expect(remaining).to_have_count(1)
     remaining.get_by_placeholder("Reason").fill("Not needed for travel")
-    remaining.get_by_role("button", name="Reject").click()
+    remaining.get_by_role("button", name="Reject…").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Reject and delete")
+    page.get_by_role("button", name="Reject and delete").click()
     expect(page.locator(".flash")).to_contain_text("Rejected health_note")
     expect(page.get_by_text("Nothing is waiting for review")).to_be_visible()
     assert selectors.subject_fact(S, "mobility_assistance").status == "active"
@@ -203,9 +205,10 @@ def test_bulk_delete_after_a_confirmation(page, live_server, traveller):
     page.get_by_label("Action", exact=True).select_option("delete")
     page.get_by_label("Reason", exact=True).fill("Traveller asked us to delete these")
     page.get_by_role("button", name="Apply…").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text("Delete: 2 facts?")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Delete 2 facts for good?")
+    expect(page.get_by_text("their old values are erased from the history too")).to_be_visible()
     screenshot(page, "bulk-confirm")
-    page.get_by_role("button", name="Delete: 2 facts").click()
+    page.get_by_role("button", name="Delete 2 facts").click()
     expect(page.locator(".flash")).to_contain_text("Delete: 2 facts.")
     expect(page.locator("#fact-seat_preference")).to_have_count(0)
     expect(page.locator("#fact-travel_party")).to_have_count(0)
@@ -251,7 +254,8 @@ def test_a_script_in_a_fact_value_shows_as_text_and_runs_nothing(page, live_serv
 def test_logging_out_ends_the_session(page, live_server, traveller):
     _login(page, live_server, "viewer")
     page.get_by_role("button", name="Log out").click()
-    expect(page).to_have_url(re.compile(r"/login/$"))
+    expect(page).to_have_url(re.compile(r"/login/\?signed_out=1$"))
+    expect(page.get_by_role("status")).to_contain_text("You are signed out")
     page.goto(f"{live_server.url}/staff/travellers/{S}/")
     expect(page).to_have_url(re.compile(r"/login/\?next="))
 

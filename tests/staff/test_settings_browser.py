@@ -128,6 +128,12 @@ def test_tokens_and_history_pages(admin_page, live_server):
     page.get_by_label("Reason for this change").fill("New booking agent host")
     page.get_by_role("button", name="Create token").click()
     assert page.get_by_label("Secret").input_value().startswith("mat_")
+    field = page.get_by_label("Secret").bounding_box()
+    card = page.locator(".card").first.bounding_box()
+    assert field["width"] > card["width"] * 0.6  # the whole secret is visible, not a stub
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.get_by_role("button", name="Copy").click()
+    assert page.get_by_role("button", name="Copied").is_visible()
     screenshot(page, "settings-token-created")
     assert_no_serious_axe_violations(page)
     page.get_by_role("link", name="Back to service tokens").click()

@@ -69,6 +69,7 @@ from .retention import (
     retention_rule_save,
     rules_after,
 )
+from .review import fact_review_decide
 from .subjects import (
     subject_set_legal_hold,
     subject_set_preferences,
@@ -112,6 +113,7 @@ __all__ = [
     "fact_expire",
     "fact_flag_sensitive",
     "fact_reject",
+    "fact_review_decide",
     "fact_reveal",
     "fact_set_expiry",
     "fact_unflag_sensitive",

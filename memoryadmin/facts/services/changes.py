@@ -9,7 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..actors import Actor
+from ..counting import actor_label, count_blocked
 from ..errors import (
+    FactBlocked,
     FactInvalid,
     FactNotFound,
     FactStateError,
@@ -27,7 +29,6 @@ from ..validation import (
     MemoryWriteFilter,
     classify_sensitive,
     clean_reason,
-    normalize_value,
     validate_fact,
 )
 from .events import (
@@ -59,11 +60,12 @@ def fact_edit(
         fact.value if value is None else value,
         fact.category if category is None else category,
     )
-    MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
-    if (
-        normalize_value(clean.value) == normalize_value(fact.value)
-        and clean.category == fact.category
-    ):
+    try:
+        MemoryWriteFilter(memory_settings().blocked_patterns).enforce(clean.key, clean.value)
+    except FactBlocked:
+        count_blocked(actor_label(actor))
+        raise
+    if clean.value == fact.value and clean.category == fact.category:  # a case change counts
         return fact
     before = snapshot(fact)
     fact.value = clean.value

@@ -18,7 +18,7 @@ from ..models import (
     RetentionRule,
     Subject,
 )
-from ..validation import CleanFact, clean_reason, normalize_key, normalize_value, sanitize_text
+from ..validation import CleanFact, clean_reason, normalize_key, sanitize_text
 
 
 def clean_subject_id(subject_id: object) -> str:
@@ -154,13 +154,14 @@ def row_expiry(row: dict[str, Any], rules: Iterable[RetentionRule]) -> datetime 
 
 
 def is_unchanged(row: Mapping[str, Any] | MemoryFact, clean: CleanFact, now: datetime) -> bool:
-    """Whether restating `clean` changes nothing: the same value (normalized), the same category,
-    and the held fact has not expired (restating an expired fact revives it). The upsert and
-    the import both decide with this."""
+    """Whether restating `clean` changes nothing: the same value as stored (both are cleaned, so
+    spacing, NFC and invisible characters already agree; a change of case is a correction and
+    is kept, as upstream keeps it), the same category, and the held fact has not expired
+    (restating an expired fact revives it). The upsert and the import both decide with this."""
     held = row if isinstance(row, Mapping) else vars(row)
     expires_at = held["expires_at"]
     return (
-        normalize_value(held["value"]) == normalize_value(clean.value)
+        held["value"] == clean.value
         and held["category"] == clean.category
         and (expires_at is None or expires_at > now)
     )

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from .. import erasure
 from ..actors import Actor
+from ..counting import actor_label, count_erased
 from ..errors import (
     FactNotFound,
     FactStateError,
@@ -38,9 +39,10 @@ from .events import (
 
 
 def _remove(fact: MemoryFact, *, action: EventAction, actor: Actor, reason: str) -> None:
-    erasure.erase_facts(
+    erased = erasure.erase_facts(
         [(fact.subject_id, fact.key, actor)], action=action, reason=clean_reason(reason)
     )
+    count_erased(actor_label(actor), erased)
 
 
 @transaction.atomic
@@ -80,12 +82,17 @@ def fact_delete(
         _remove(fact, action=EventAction.DELETED, actor=actor, reason=reason)
         return True
     clean_subject_id(subject_id)
+    key = normalize_key(key) if isinstance(key, str) else ""
+    if not key:  # no fact has an empty key: nothing to delete (upstream answers False too)
+        return False
     lock_subject(subject_id)
-    return bool(erasure.erase_facts(
-        [(subject_id, normalize_key(key), actor)],
+    erased = erasure.erase_facts(
+        [(subject_id, key, actor)],
         action=EventAction.DELETED,
         reason=clean_reason(reason),
-    ))
+    )
+    count_erased(actor_label(actor), erased)
+    return bool(erased)
 
 
 async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Actor,
@@ -95,9 +102,10 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
     together (pipeline mode, one round trip). PostgreSQL only; the caller checked
     `erasure.native_ready()`. A traveller never stored has nothing to delete (no row is made)."""
     clean_subject_id(subject_id)
-    if not normalize_key(key):
-        return False  # no fact has an empty key
-    rows = [(subject_id, normalize_key(key), actor)]
+    key = normalize_key(key) if isinstance(key, str) else ""
+    if not key:  # no fact has an empty key: nothing to delete
+        return False
+    rows = [(subject_id, key, actor)]
     erasing = conn.cursor()
     if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
         async with conn.transaction():
@@ -105,7 +113,7 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
             await erasure.erase_facts_async(
                 erasing, rows, action=EventAction.DELETED, reason=clean_reason(reason)
             )
-        return bool(await erasing.fetchall())
+        return _erased_async(actor, await erasing.fetchall())
     # One round trip: in pipeline mode on an autocommit connection, the statements up to the
     # Sync form one implicit transaction, committed at the Sync (or rolled back whole on an
     # error). The lock runs first; the erasing statement then takes its own snapshot, so it
@@ -120,13 +128,19 @@ async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Acto
             erasing, rows, action=EventAction.DELETED, reason=clean_reason(reason)
         )
         await conn.execute("RESET plan_cache_mode")
-    return bool(await erasing.fetchall())
+    return _erased_async(actor, await erasing.fetchall())
+
+
+def _erased_async(actor: Actor, rows: list[Any]) -> bool:
+    count_erased(actor_label(actor), len(rows), using_django=False)
+    return bool(rows)
 
 
 def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> FactEvent:
     clean_subject_id(subject_id)
     subject = lock_subject(subject_id)
     deleted = erasure.erase_subject(subject_id)
+    count_erased("clear", deleted)
     subject.purge_generation += 1
     subject.save(update_fields=["purge_generation", "updated_at"])
     after: dict[str, Any] = {"facts_deleted": deleted, "purge_generation": subject.purge_generation}

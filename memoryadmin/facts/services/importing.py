@@ -12,6 +12,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from ..actors import Actor
+from ..counting import count_blocked
 from ..db import is_postgresql
 from ..errors import (
     FactInvalid,
@@ -129,6 +130,7 @@ def facts_import(
         total.add(_import_chunk(chunk, actor, reason, write_filter, rules))
         if progress is not None:
             progress(total.read)
+    count_blocked("import", len(total.blocked))
     return total
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from .. import erasure, retention
 from ..actors import Actor
+from ..counting import count_erased
 from ..models import (
     KEY_MAX_LENGTH,
     ActorKind,
@@ -79,6 +80,7 @@ def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> Ch
     erased = erasure.erase_facts(
         doomed, action=EventAction.DELETED, reason="Expired under the retention policy."
     )
+    count_erased("retention_sweep", erased)
     return ChunkResult(done=erased, more=len(rows) == limit)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
@@ -16,6 +16,7 @@ from psycopg.pq import TransactionStatus
 from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
 from ..actors import Actor
+from ..counting import actor_label, count_blocked
 from ..db import hot_cursor, in_own_pipelined_transaction, is_postgresql, pipelined
 from ..errors import (
     FactBlocked,
@@ -26,6 +27,7 @@ from ..errors import (
 )
 from ..keyhash import event_key_hash
 from ..models import (
+    ActorKind,
     EventAction,
     FactEvent,
     FactStatus,
@@ -96,11 +98,19 @@ _FACT_COLUMN_NAMES = (
     "id", "key", "value", "category", "status", "sensitive", "expires_at", "expiry_pinned",
     "version", "source_session_id", "created_at", "updated_at",
 )
-_INSERT_COLUMNS = ("key", "value", "category", "status", "sensitive", "expires_at")
+_INSERT_COLUMNS = ("key", "value", "category", "status", "sensitive", "expires_at", "updated_at")
 _UPDATE_COLUMNS = (
     "id", "value", "category", "source_session_id", "status", "sensitive", "expires_at",
-    "expiry_pinned", "version",
+    "expiry_pinned", "version", "updated_at",
 )
+_STEP = timedelta(microseconds=1)
+
+
+class _Batch(dict[str, CleanFact]):
+    """A batch's clean facts by key, in the order first named (a new fact's place); `rank` is
+    where each key was last named, which orders their stamps: a later fact is the newer one."""
+
+    rank: dict[str, int]
 
 
 def _json_rows(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
@@ -211,11 +221,11 @@ def _upsert_statements(
     if inserts:
         statements.append((
             SQL_INSERT_FACTS,
-            [subject_id, now, session_tag, now, str(actor.origin),
+            [subject_id, session_tag, now, str(actor.origin),
              _json_rows(inserts, _INSERT_COLUMNS)],
         ))
     if updates:
-        statements.append((SQL_UPDATE_FACTS, [now, _json_rows(updates, _UPDATE_COLUMNS)]))
+        statements.append((SQL_UPDATE_FACTS, [_json_rows(updates, _UPDATE_COLUMNS)]))
     if events:
         statements.append((
             SQL_INSERT_EVENTS,
@@ -245,20 +255,18 @@ def _upsert_write_orm(
     events: list[tuple[str, str, str | None, str]],
 ) -> None:
     fields = ("value", "category", "source_session_id", "status", "sensitive", "expires_at",
-              "expiry_pinned", "version")
+              "expiry_pinned", "version", "updated_at")
     MemoryFact.objects.bulk_create(
         [
             MemoryFact(
-                subject_id=subject_id, key=row["key"], created_at=now, updated_at=now,
+                subject_id=subject_id, key=row["key"], created_at=now,
                 origin=actor.origin, **{name: row[name] for name in fields},
             )
             for row in inserts
         ]
     )
     for row in updates:
-        MemoryFact.objects.filter(pk=row["id"]).update(
-            updated_at=now, **{name: row[name] for name in fields}
-        )
+        MemoryFact.objects.filter(pk=row["id"]).update(**{name: row[name] for name in fields})
     FactEvent.objects.bulk_create(
         [
             FactEvent(
@@ -281,12 +289,13 @@ def _upsert_clean(
     actor: Actor,
     session_tag: str,
     config: MemoryConfig,
-) -> dict[str, CleanFact]:
+) -> _Batch:
     """Validate and filter a batch before anything is read or written."""
     clean_subject_id(subject_id)
     if len(session_tag) > SESSION_ID_MAX_LENGTH:
         raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
-    cleaned: dict[str, CleanFact] = {}
+    cleaned = _Batch()
+    cleaned.rank = {}
     errors: dict[str, str] = {}
     if actor.is_automated and not config.settings.memory_enabled:
         raise FactMemoryDisabled("Memory is not enabled; nothing is saved.")
@@ -300,9 +309,11 @@ def _upsert_clean(
             errors.update({f"facts[{index}].{name}": msg for name, msg in exc.fields.items()})
             continue
         except FactBlocked as exc:  # name the position, never the value
+            count_blocked(actor_label(actor))
             exc.fields = {f"facts[{index}].{name}": msg for name, msg in exc.fields.items()}
             raise
         cleaned[clean.key] = clean  # a repeated key in one batch: the last one wins
+        cleaned.rank[clean.key] = index
     if errors:
         raise FactInvalid("Some facts are not valid.", fields=errors)
     return cleaned
@@ -347,21 +358,30 @@ def _upsert_plan(
     rules = config.rules
     visible_to_agent = config.settings.memory_enabled and not use_paused
     plan = _UpsertPlan(result=result, inserts=[], updates=[], events=[])
-    for key, clean in cleaned.items():
-        topic = classify_sensitive(clean.key, clean.value) if actor.is_automated else None
+    rank = getattr(cleaned, "rank", {})
+    for position, (key, clean) in enumerate(cleaned.items()):
+        stamp = now + _STEP * rank.get(key, position)
+        # Staff facts go through the same classifier: masked and under the sensitive-facts rule,
+        # but not held for review (a person wrote them, after the form's warning).
+        topic = (
+            classify_sensitive(clean.key, clean.value)
+            if actor.is_automated or actor.kind == ActorKind.STAFF
+            else None
+        )
+        held = topic is not None and actor.is_automated
         row = existing.get(key)
         if row is None:
             row = {
                 "key": key,
                 "value": clean.value,
                 "category": str(clean.category),
-                "status": FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE,
+                "status": FactStatus.PENDING_REVIEW if held else FactStatus.ACTIVE,
                 "sensitive": topic is not None,
                 "expiry_pinned": False,
                 "expires_at": None,
                 "version": 1,
                 "source_session_id": session_tag,
-                "updated_at": now,
+                "updated_at": stamp,
             }
             row["expires_at"] = row_expiry(row, rules)
             plan.inserts.append(row)
@@ -377,7 +397,7 @@ def _upsert_plan(
             row.update(
                 value=clean.value,
                 category=str(clean.category),
-                updated_at=now,
+                updated_at=stamp,
                 source_session_id=session_tag or row["source_session_id"],
                 version=row["version"] + 1,
             )
@@ -385,6 +405,7 @@ def _upsert_plan(
                 row["expiry_pinned"] = False  # restating an expired fact revives it
             if topic:
                 row["sensitive"] = True
+            if held:
                 row["status"] = FactStatus.PENDING_REVIEW
             row["expires_at"] = row_expiry(row, rules)
             plan.updates.append(row)

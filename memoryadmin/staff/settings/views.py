@@ -17,6 +17,7 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
+from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.staff.roles import PRIVACY_ADMIN
 from memoryadmin.staff.views.common import staff_required
 
@@ -136,6 +137,25 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
                       status=400 if request.method == "POST" else 200)
     try:
         proposal = services.check_rule(form.proposal(rule_id))
+        overrides = [
+            o for o in retention.sensitive_overrides(services.rules_after(proposal=proposal))
+            if proposal.pk in (o.rule.pk, o.sensitive_rule.pk)
+        ]
+        if (
+            request.POST.get("action") == "confirm"
+            and overrides
+            and request.POST.get("keep_sensitive_longer") != "yes"
+        ):
+            # Saving would keep sensitive facts longer than the sensitive-facts rule: the
+            # preview again, with the warning and the box to tick.
+            preview = retention.preview(services.rules_after(proposal=proposal))
+            return render(
+                request, "staff/settings/rule_preview.html",
+                {**context, "proposal": proposal, "preview": preview, "overrides": overrides,
+                 "override_error": True,
+                 "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label},
+                status=400,
+            )
         if request.POST.get("action") == "confirm":
             _, run = services.retention_rule_save(
                 proposal=proposal, actor=_actor(request), reason=form.cleaned_data["reason"]
@@ -154,7 +174,7 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
     preview = retention.preview(services.rules_after(proposal=proposal))
     return render(
         request, "staff/settings/rule_preview.html",
-        {**context, "proposal": proposal, "preview": preview,
+        {**context, "proposal": proposal, "preview": preview, "overrides": overrides,
          "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label},
     )
 
@@ -218,7 +238,8 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         hold = form.cleaned_data["hold"] == "place"
         try:
-            services.subject_set_legal_hold(
+            # Lifting it carries out the erasure requests that waited for it (issue 22).
+            carried = privacy_flows.privacy_legal_hold_set(
                 subject_id=subject_id, hold=hold, actor=_actor(request),
                 reason=form.cleaned_data["reason"],
             )
@@ -226,10 +247,14 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
             for name, message in exc.fields.items():
                 form.add_error(name if name in form.fields else None, message)
         else:
+            for waiting in carried:  # committed: verify each erasure
+                privacy_flows.privacy_verify_erasure(request_id=waiting.pk, actor=_actor(request))
             messages.success(
                 request,
                 "Placed a legal hold: retention sweeps and rule changes skip this traveller."
-                if hold else "Lifted the legal hold: retention applies to this traveller again.",
+                if hold else "Lifted the legal hold: retention applies to this traveller again."
+                + (f" Carried out {len(carried)} erasure request(s) that waited for it."
+                   if carried else ""),
             )
             return redirect(_traveller_url(subject_id))
     return render(

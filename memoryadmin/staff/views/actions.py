@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
@@ -20,6 +21,7 @@ from ..roles import EDITOR
 from .common import (
     fact_or_404,
     next_url_or,
+    record_access,
     remember_reveal,
     revealed_keys,
     staff_required,
@@ -163,5 +165,6 @@ def fact_reveal(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         reason=form.cleaned_data["reason"],
     )
     remember_reveal(request, subject_id, fact.key)
+    record_access(request, AccessKind.REVEAL, [subject_id])
     messages.info(request, f"Revealed {fact.key} for 10 minutes. The access is in the history.")
     return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))

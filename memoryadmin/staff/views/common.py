@@ -15,6 +15,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from memoryadmin.access import writer as access_writer
+from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.errors import (
     FactConflict,
@@ -27,6 +29,7 @@ from memoryadmin.facts.keyhash import key_digest
 from memoryadmin.facts.models import MemoryFact, Subject
 
 from ..roles import has_role
+from ..security import client_ip
 
 # 50 rows: two screens of a dense table, quick to scan and to render; sortable, and paged below.
 FACTS_PER_PAGE = 50
@@ -140,3 +143,16 @@ def query_without_page(request: HttpRequest) -> str:
     params = request.GET.copy()
     params.pop("page", None)
     return params.urlencode()
+
+
+def record_access(request: HttpRequest, what: AccessKind, subject_ids: list[str]) -> None:
+    """Put this read on the staff access record (written after the response, in one INSERT)."""
+    user = request.user
+    access_writer.record(
+        staff_user_id=user.pk,
+        staff_username=user.get_username(),
+        what=what,
+        subject_ids=subject_ids,
+        address=client_ip(request),
+        login_method=request.session.get("staff_login_method", ""),
+    )

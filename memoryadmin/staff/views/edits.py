@@ -17,7 +17,7 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactError, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
-from memoryadmin.facts.validation import normalize_key
+from memoryadmin.facts.validation import classify_sensitive, normalize_key
 
 from .. import selectors
 from ..forms import BulkForm, ExpiryForm, FactAddForm, FactEditForm
@@ -130,6 +130,15 @@ def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))
 
 
+SENSITIVE_WORDS = {
+    "health": "health information",
+    "mobility": "information about mobility",
+    "disability": "information about a disability",
+    "pregnancy": "information about a pregnancy",
+    "religion": "information about religion",
+}
+
+
 @staff_required(EDITOR)
 @require_http_methods(["GET", "POST"])
 def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
@@ -148,6 +157,11 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
         if fact_selectors.subject_fact(subject_id, key) is not None:
             form.add_error("key", "This traveller already has a fact with this key; edit it.")
             return render(request, "staff/fact_add.html", context, status=400)
+        topic = classify_sensitive(key, data["value"])
+        if topic and not data["confirm_sensitive"]:
+            # The same classifier as the agent's facts: say what it found, let the editor confirm.
+            context["sensitive_topic"] = SENSITIVE_WORDS.get(topic, topic)
+            return render(request, "staff/fact_add.html", context)
         services.fact_upsert(
             subject_id=subject_id,
             facts=[services.FactDraft(key, data["value"], data["category"])],
@@ -166,8 +180,19 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
         field = "key" if any("key" in name for name in exc.fields) else "value"
         form.add_error(field, exc.message)
         return render(request, "staff/fact_add.html", context, status=400)
-    messages.success(request, f"Added {key}. The agent can use it from now on.")
+    if data["confirm_sensitive"]:
+        messages.success(request, f"Added {key} as a sensitive fact: masked, never in tier one.")
+    else:
+        messages.success(request, f"Added {key}. The agent can use it from now on.")
     return redirect(traveller_url(subject_id, key))
+
+
+# action -> (the confirmation's heading, its button), in plain sentences.
+BULK_WORDS = {
+    "expire": ("Expire {n} {noun} now?", "Expire {n} {noun}"),
+    "flag_sensitive": ("Flag {n} {noun} as sensitive?", "Flag {n} {noun}"),
+    "delete": ("Delete {n} {noun} for good?", "Delete {n} {noun}"),
+}
 
 
 @staff_required(EDITOR)
@@ -181,6 +206,9 @@ def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     form = BulkForm(request.POST, keys=[fact.key for fact in facts])
     back = next_url_or(request, "")
     context = {"subject": subject, "form": form, "facts": facts, "next": back}
+    if not wanted:  # said on the page the editor is on, not on a page of its own
+        messages.error(request, "Nothing was changed: select at least one fact first.")
+        return redirect(back or traveller_url(subject_id))
     if not form.is_valid():
         return render(request, "staff/bulk_confirm.html", context, status=400)
     data = form.cleaned_data
@@ -188,6 +216,11 @@ def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     context["action_label"] = label
     if not data["confirmed"]:
         context["facts"] = [fact for fact in facts if fact.key in data["keys"]]
+        count = len(context["facts"])
+        noun = "fact" if count == 1 else "facts"
+        question, button = BULK_WORDS[data["action"]]
+        context["question"] = question.format(n=count, noun=noun)
+        context["button"] = button.format(n=count, noun=noun)
         return render(request, "staff/bulk_confirm.html", context)
     try:
         done = services.facts_bulk_apply(

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.dateparse import parse_datetime
+
+from memoryadmin.access.choices import AccessKind
+from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts.keyhash import DIGEST_PREFIX, is_key_digest
+from memoryadmin.facts.models import Category, EventAction
 
 from .. import selectors
 from ..forms import EventFilterForm
@@ -13,15 +19,39 @@ from ..roles import VIEWER
 from .common import (
     EVENTS_PER_PAGE,
     RevealedKeys,
-    fact_or_404,
     page_of,
     query_without_page,
+    record_access,
     revealed_keys,
     staff_required,
     subject_or_404,
 )
 
 VALUE_FIELDS = ("value",)
+CATEGORY_WORDS = {str(value): str(label) for value, label in Category.choices}
+ERASING_ACTIONS = (EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED)
+# Snapshot fields in the words of the pages; None = bookkeeping staff need not read.
+FIELD_LABELS: dict[str, str | None] = {
+    "value": "Value",
+    "category": "Category",
+    "status": "Status",
+    "sensitive": "Sensitive",
+    "expires_at": "Expires",
+    "expiry_pinned": "Expiry set by staff",
+    "origin": "Origin",
+    "memory_paused": "Learning paused",
+    "memory_use_paused": "Use of memory paused",
+    "legal_hold": "Legal hold",
+    "purge_generation": None,
+    "version": None,
+    "erased_fact": None,
+}
+# Who acted, in words: the internal label ("traveller:FF-1") stays out of sight.
+ACTOR_WORDS = {
+    "customer": "The traveller, in the privacy portal",
+    "retention": "Retention policy",
+    "system": "The system",
+}
 
 
 def _shown(value: Any) -> Any:
@@ -35,6 +65,19 @@ def _shown(value: Any) -> Any:
     return value
 
 
+def erased_summary(after: dict) -> dict[str, Any] | None:
+    """What an erasure event kept about its fact (category, learned, changes), for the pages."""
+    kept = after.get("erased_fact") if isinstance(after, dict) else None
+    if not isinstance(kept, dict):
+        return None
+    learned = parse_datetime(str(kept.get("learned_at") or ""))
+    return {
+        "category": CATEGORY_WORDS.get(kept.get("category"), "unknown category"),
+        "learned_at": learned,
+        "changes": kept.get("changes") if isinstance(kept.get("changes"), int) else None,
+    }
+
+
 def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str]) -> list[dict]:
     """Each event with a field-by-field diff; values of sensitive facts stay masked."""
     rows = []
@@ -46,17 +89,22 @@ def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str])
         changes = []
         for name in dict.fromkeys([*before, *after]):
             old, new = before.get(name), after.get(name)
-            if name == "version" or (before and after and old == new):
+            label = FIELD_LABELS.get(name, name.replace("_", " ").capitalize())
+            if label is None or (before and after and old == new):
                 continue
             hide = masked and name in VALUE_FIELDS
-            changes.append({"field": name, "old": _shown(old), "new": _shown(new), "masked": hide})
+            changes.append({"field": label, "old": _shown(old), "new": _shown(new), "masked": hide})
+        key_erased = event.key.startswith("#")
         rows.append(
             {
                 "event": event,
                 "changes": changes,
                 "erased": event.redacted_at is not None,
-                "key_erased": event.key.startswith("#"),
+                "key_erased": key_erased,
+                "digest": event.key[1:] if key_erased else "",
+                "summary": erased_summary(after),
                 "has_before": bool(before),
+                "actor_words": ACTOR_WORDS.get(event.actor_kind, ""),
             }
         )
     return rows
@@ -83,18 +131,55 @@ def _history(request: HttpRequest, subject_id: str, key: str | None) -> dict[str
 def timeline(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     context = {"subject": subject, **_history(request, subject_id, None)}
+    record_access(request, AccessKind.TIMELINE, [subject_id])
     return render(request, "staff/timeline.html", context)
+
+
+def _deleted_fact(request: HttpRequest, subject: Any, key: str) -> HttpResponse:
+    """The page at a deleted fact's address: what was kept about it, and its history (values
+    erased). A key never known here is still a 404."""
+    erasure = (
+        fact_selectors.fact_history(subject.subject_id, key)
+        .filter(action__in=ERASING_ACTIONS, redacted_at__isnull=True, key__startswith="#")
+        .last()
+    )
+    if erasure is None:
+        raise Http404("No such fact.")
+    after = erasure.after or {}
+    context = {
+        "subject": subject,
+        "erasure": erasure,
+        "summary": erased_summary(after),
+        "actor_words": ACTOR_WORDS.get(erasure.actor_kind, ""),
+        **_history(request, subject.subject_id, key),
+    }
+    return render(request, "staff/fact_deleted.html", context)
+
+
+@staff_required(VIEWER)
+def deleted_fact(request: HttpRequest, subject_id: str, digest: str) -> HttpResponse:
+    """A deleted fact named by its keyed hash, as the timeline links to it."""
+    subject = subject_or_404(subject_id)
+    if not is_key_digest(DIGEST_PREFIX + digest):
+        raise Http404("No such fact.")
+    return _deleted_fact(request, subject, DIGEST_PREFIX + digest)
 
 
 @staff_required(VIEWER)
 def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
-    fact = fact_or_404(subject_id, key)
+    fact = fact_selectors.subject_fact(subject_id, key)
+    if fact is None:
+        return _deleted_fact(request, subject, key)
+    latest = selectors.staff_events(subject_id, key=fact.key).first()
     revealed = revealed_keys(request, subject_id)
+    record_access(request, AccessKind.FACT_HISTORY, [subject_id])
     context = {
         "subject": subject,
         "fact": fact,
         "masked": fact.sensitive and fact.key not in revealed,
+        "version_at": latest.created_at if latest else fact.updated_at,
+        "version_action": latest.get_action_display() if latest else "",
         **_history(request, subject_id, fact.key),
     }
     return render(request, "staff/fact.html", context)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from memoryadmin.access import selectors as access_selectors
+from memoryadmin.privacy import selectors as privacy_selectors
+
 from .. import charts, selectors
-from ..roles import VIEWER
+from ..roles import PRIVACY_ADMIN, VIEWER, has_role
 from .common import staff_required
 
 
@@ -20,5 +24,12 @@ def overview(request: HttpRequest) -> HttpResponse:
             "counts": selectors.staff_overview_counts(),
             "series": series,
             "chart": charts.activity_chart(series),
+            # Privacy admins see who opened unusually many travellers (one query, theirs only).
+            "unusual_access": access_selectors.unusual_access(limit=10)
+            if has_role(request.user, PRIVACY_ADMIN) else None,
+            "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
+            "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
+            "privacy": privacy_selectors.privacy_requests_due_counts(),
+            "failing_recipients": privacy_selectors.failing_recipients(),
         },
     )

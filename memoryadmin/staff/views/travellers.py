@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
-from django.utils.timesince import timesince
 
+from memoryadmin.access.choices import AccessKind
 from memoryadmin.extraction import selectors as job_selectors
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.models import FactStatus, MemoryFact
@@ -20,12 +20,14 @@ from memoryadmin.facts.models import FactStatus, MemoryFact
 from .. import selectors
 from ..forms import SearchForm
 from ..roles import VIEWER
+from ..templatetags.staff_time import exact_time, relative_time
 from .common import (
     FACTS_PER_PAGE,
     TRAVELLERS_PER_PAGE,
     RevealedKeys,
     page_of,
     query_without_page,
+    record_access,
     revealed_keys,
     staff_required,
     subject_or_404,
@@ -36,12 +38,20 @@ from .common import (
 def travellers(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     query = form.cleaned_data["q"] if form.is_valid() else ""
-    page = page_of(request, selectors.staff_travellers(query), TRAVELLERS_PER_PAGE)
+    exact = selectors.staff_exact_traveller(query) if query and "page" not in request.GET else None
+    if exact is not None:  # an exact id or receipt number: straight to that traveller
+        return redirect("staff:traveller", subject_id=exact)
+    show = request.GET.get("show", "")
+    show = show if show in selectors.TRAVELLER_FILTERS else ""
+    page = page_of(request, selectors.staff_travellers(query, show=show), TRAVELLERS_PER_PAGE)
     status = 200 if form.is_valid() else 400
+    if query:
+        record_access(request, AccessKind.SEARCH, [subject.subject_id for subject in page])
     return render(
         request,
         "staff/travellers.html",
-        {"form": form, "query": query, "page": page, "qs": query_without_page(request)},
+        {"form": form, "query": query, "page": page, "qs": query_without_page(request),
+         "show": show, "show_label": selectors.TRAVELLER_FILTERS.get(show, "")},
         status=status,
     )
 
@@ -106,8 +116,8 @@ def _fact_rows(
                 "pending": fact.status == FactStatus.PENDING_REVIEW,
                 "category": categories.get(fact.category, fact.category),
                 "updated_iso": timezone.localtime(updated).isoformat(),
-                "updated_utc": updated.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
-                "updated_ago": timesince(updated, now),
+                "updated_exact": exact_time(updated),
+                "updated_ago": relative_time(updated),
                 "expires_iso": timezone.localtime(expires).isoformat() if expires else "",
                 "expires_day": _day(expires) if expires else "",
             }
@@ -129,6 +139,7 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     facts = selectors.staff_subject_facts_qs(subject_id, sort=sort)
     page = page_of(request, facts, FACTS_PER_PAGE)
     tier = {fact.key for fact in fact_selectors.tier_one(subject_id)}
+    record_access(request, AccessKind.TRAVELLER, [subject_id])
     # On a later page or another sort, actions come back here rather than to the first page.
     here = request.get_full_path() if "page" in request.GET or sort else ""
     rows = _fact_rows(

@@ -94,6 +94,21 @@ class Command(BaseCommand):
         except WriteFilterMisconfigured as exc:
             raise CommandError(exc.message) from None
         self.report(result, time.monotonic() - started)
+        self.report_purges(memory_file.skipped_purges)
+
+    def report_purges(self, counters: dict[str, int]) -> None:
+        """Upstream's purge counters are not imported: a generation only orders a clear against
+        an extraction in flight, and none is in flight across systems. Say which were skipped."""
+        if not counters:
+            return
+        self.stdout.write(
+            f"Not imported: the purge counters of {len(counters):,} travellers (a counter only "
+            "orders a clear against an extraction in flight; here each starts at 0)."
+        )
+        for subject_id, count in list(counters.items())[:LISTED_AT_MOST]:
+            self.stdout.write(f"  Purge counter skipped: subject {subject_id} ({count})")
+        if len(counters) > LISTED_AT_MOST:
+            self.stdout.write(f"  ... and {len(counters) - LISTED_AT_MOST:,} more")
 
     def report(self, result: ImportResult, seconds: float) -> None:
         self.stdout.write(

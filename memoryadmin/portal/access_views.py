@@ -1,0 +1,19 @@
+""""Who has looked at your memory": the days on which support staff opened this traveller's
+memory, from the staff access record. No names: "a member of our support team"."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from memoryadmin.access import selectors as access_selectors
+
+from .auth import portal_session_required
+
+
+@require_GET
+@portal_session_required
+def looked(request: HttpRequest) -> HttpResponse:
+    days = access_selectors.traveller_access_days(request.portal_subject_id)
+    return render(request, "portal/looked.html", {"days": days})

@@ -1,0 +1,36 @@
+from django.apps import AppConfig
+
+
+def _requests_due_reading() -> list[tuple[tuple[str, ...], int]]:
+    """The `memoryadmin_privacy_requests_due` gauge, by state (one query)."""
+    from .selectors import privacy_requests_due_counts
+
+    counts = privacy_requests_due_counts()
+    return [(("due_7d",), counts["due_7d"]), (("overdue",), counts["overdue"])]
+
+
+class PrivacyConfig(AppConfig):
+    name = "memoryadmin.privacy"
+    label = "privacy"
+
+    def ready(self) -> None:
+        from memoryadmin.facts.erasure import register_eraser
+        from memoryadmin.observability.gauges import register_gauge_source
+
+        from . import outbox
+        from .tasks import outbox_dispatch_task
+
+        register_gauge_source("memoryadmin_privacy_requests_due", _requests_due_reading)
+
+        outbox.outbox_dispatcher_set(outbox_dispatch_task.delay)
+
+        # Every erasure path writes its events in its own statement (the store's native path
+        # too): the SQL parts; the Python parts serve SQLite. After commit, the dispatcher runs.
+        register_eraser(
+            "privacy.outbox.facts", outbox.outbox_facts_erased, sql=outbox.OUTBOX_FACTS_SQL,
+            on_subject=False, after_commit=outbox.outbox_dispatch_soon,
+        )
+        register_eraser(
+            "privacy.outbox.subject", outbox.outbox_subject_erased,
+            sql=outbox.OUTBOX_SUBJECT_SQL, on_facts=False, after_commit=outbox.outbox_dispatch_soon,
+        )

@@ -1,0 +1,111 @@
+""""Download my data": the traveller's facts, the history of their facts and their switches.
+
+Built on request and never stored, so erasure has no copy to chase. Written for the traveller,
+in their language and time zone: the switches by the names the portal gives them, a deleted
+fact as "a fact you deleted on ...", and why each change happened in plain words (never a
+staff member's reason or a turn number, which are internal).
+
+Built here, below both faces, because the portal hands it to the traveller and staff hand it
+over for an access request that came by phone, e-mail or letter.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts.erasure import is_key_digest
+from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact
+
+# The portal's switches by the names the portal gives them (portal/forms.py's ChoicesForm labels;
+# this module sits below the portal, so it names them itself).
+SWITCH_LEARN = gettext_lazy("Learn from my conversations")
+SWITCH_USE = gettext_lazy("Let the assistant use what it remembers")
+
+
+def _when(moment: datetime | None) -> str | None:
+    return timezone.localtime(moment).isoformat() if moment else None
+
+
+def _day(moment: datetime) -> str:
+    return date_format(timezone.localtime(moment), "DATE_FORMAT")
+
+
+def _why(kind: str) -> str:
+    """Why a change happened, for the traveller: by who made it, never the internal reason."""
+    return {
+        ActorKind.EXTRACTION: _("learned from your conversation"),
+        ActorKind.AGENT: _("saved by the assistant during your chat"),
+        ActorKind.CUSTOMER: _("you did this in the privacy portal"),
+        ActorKind.STAFF: _("done by our support team"),
+        ActorKind.RETENTION: _("it was kept as long as our rules allow, then deleted"),
+    }.get(kind, _("done automatically by our system"))
+
+
+def _what(event: FactEvent) -> str:
+    if event.action == EventAction.SUBJECT_CLEARED:
+        return _("you asked the assistant to forget everything")
+    deleted = event.action in (EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED)
+    if deleted and event.actor_kind == ActorKind.CUSTOMER:
+        return _("a fact you deleted on %(date)s") % {"date": _day(event.created_at)}
+    if deleted:
+        return _("a fact deleted on %(date)s") % {"date": _day(event.created_at)}
+    return str(event.get_action_display()).lower()
+
+
+def _fact(fact: MemoryFact) -> dict[str, Any]:
+    return {
+        "key": fact.key,
+        "value": fact.value,
+        "category": fact.category,
+        "status": fact.status,
+        "learned_at": _when(fact.created_at),
+        "changed_at": _when(fact.updated_at),
+        "origin": fact.origin,
+        "expires_at": _when(fact.expires_at),
+    }
+
+
+def _event(event: FactEvent) -> dict[str, Any] | None:
+    """One entry of the history; an erased fact's earlier events say nothing its deletion does
+    not (their values are gone), so only the deletion is listed."""
+    if event.redacted_at is not None:
+        return None
+    entry: dict[str, Any] = {"at": _when(event.created_at), "what": _what(event)}
+    if event.key and not is_key_digest(event.key):
+        entry["fact"] = event.key
+        entry["before"] = event.before
+        entry["after"] = event.after
+    entry["why"] = _why(event.actor_kind)
+    return entry
+
+
+def _subject_events(subject_id: str) -> list[FactEvent]:
+    """A traveller's whole history, oldest first."""
+    return list(FactEvent.objects.filter(subject_id=subject_id).order_by("created_at", "id"))
+
+
+def traveller_export(subject_id: str) -> dict[str, Any]:
+    subject = fact_selectors.subject_get(subject_id)
+    history = [_event(event) for event in _subject_events(subject_id)]
+    return {
+        "exported_at": _when(timezone.now()),
+        "facts": [_fact(fact) for fact in fact_selectors.subject_facts(subject_id)],
+        "history": [entry for entry in history if entry is not None],
+        "switches": {
+            str(SWITCH_LEARN): not (subject and subject.memory_paused),
+            str(SWITCH_USE): not (subject and subject.memory_use_paused),
+        },
+    }
+
+
+def traveller_export_bytes(subject_id: str) -> bytes:
+    """The file as handed over: its SHA-256 is the access request's evidence."""
+    return json.dumps(traveller_export(subject_id), ensure_ascii=False, indent=2).encode("utf-8")

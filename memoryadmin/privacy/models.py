@@ -1,0 +1,208 @@
+"""Privacy requests, their timeline, webhook recipients, the outbox and the delivery log.
+
+None of these tables ever holds a fact value or key: requests keep evidence (hashes, receipt
+numbers, counts), the outbox keeps the keyed hash of a key, the delivery log keeps status codes.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class RequestKind(models.TextChoices):
+    ACCESS = "access", "Access / export"
+    RECTIFICATION = "rectification", "Rectification"
+    ERASURE = "erasure", "Erasure"
+    RESTRICTION = "restriction", "Restriction (pause)"
+    OBJECTION = "objection", "Objection"
+
+
+class Channel(models.TextChoices):
+    PORTAL = "portal", "Portal"
+    PHONE = "phone", "Phone"
+    EMAIL = "email", "E-mail"
+    LETTER = "letter", "Letter"
+
+
+class RequestStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    IN_PROGRESS = "in_progress", "In progress"
+    COMPLETED = "completed", "Completed"
+    REFUSED = "refused", "Refused"
+    ON_HOLD = "on_hold", "On hold"
+
+
+# Statuses whose clock is running (on hold waits for the hold to lift, by law, not by us).
+WORKING = (RequestStatus.OPEN, RequestStatus.IN_PROGRESS)
+
+
+class PrivacyRequest(models.Model):
+    """One request of a traveller under the GDPR, however it arrived."""
+
+    number = models.CharField(max_length=20, unique=True)
+    subject_id = models.CharField(max_length=128, db_index=True)
+    kind = models.CharField(max_length=16, choices=RequestKind.choices)
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    status = models.CharField(
+        max_length=12, choices=RequestStatus.choices, default=RequestStatus.OPEN
+    )
+    received_at = models.DateTimeField()
+    due_on = models.DateField(help_text="In the airline's time zone, after any extension.")
+    original_due_on = models.DateField()
+    extension_months = models.PositiveSmallIntegerField(default=0)
+    extension_reason = models.CharField(max_length=500, blank=True, default="")
+    traveller_told_on = models.DateField(null=True, blank=True)
+    ground = models.CharField(max_length=500, blank=True, default="")  # refusal or hold
+    note = models.CharField(max_length=1000, blank=True, default="")
+    evidence = models.JSONField(default=dict, blank=True)
+    handled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "privacy_request"
+        ordering = ["due_on", "id"]
+        indexes = [models.Index(fields=["status", "due_on"], name="privacy_req_status_due")]
+
+    def __str__(self) -> str:
+        return self.number
+
+
+class RequestStep(models.Model):
+    """The request's timeline: every step, who took it, and why."""
+
+    request = models.ForeignKey(PrivacyRequest, on_delete=models.CASCADE, related_name="steps")
+    action = models.CharField(max_length=32)
+    actor_kind = models.CharField(max_length=16)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    note = models.CharField(max_length=1000, blank=True, default="")
+    detail = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "privacy_request_step"
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.actor_label}"
+
+
+class WebhookEventType(models.TextChoices):
+    FACT_ERASED = "memory.fact.erased", "A fact was erased"
+    SUBJECT_ERASED = "memory.subject.erased", "A traveller's memory was erased"
+    FACT_CORRECTED = "memory.fact.corrected", "A fact was corrected"
+    REQUEST_COMPLETED = "privacy_request.completed", "A privacy request was completed"
+
+
+class WebhookRecipient(models.Model):
+    """A system the airline passes the memory to (CRM, warehouse, the agent host's caches)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    url = models.CharField(max_length=500)
+    events = models.JSONField(default=list)
+    # The signing secret, encrypted (Fernet): the library needs it in clear to sign.
+    secret_encrypted = models.TextField()
+    active = models.BooleanField(default=True)
+    failing = models.BooleanField(default=False)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "privacy_webhook_recipient"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class OutboxEvent(models.Model):
+    """One event, written in the transaction of the change it reports (the outbox pattern)."""
+
+    msg_id = models.CharField(max_length=64, unique=True)
+    event_type = models.CharField(max_length=40, choices=WebhookEventType.choices)
+    subject_id = models.CharField(max_length=128, db_index=True)
+    key_hash = models.CharField(max_length=80, blank=True, default="")
+    receipt = models.CharField(max_length=40, blank=True, default="")
+    path = models.CharField(max_length=20, blank=True, default="")
+    request_number = models.CharField(max_length=20, blank=True, default="")
+    occurred_at = models.DateTimeField()
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "privacy_webhook_outbox"
+        ordering = ["id"]
+        indexes = [
+            models.Index(
+                fields=["id"], name="privacy_outbox_undispatched",
+                condition=models.Q(dispatched_at__isnull=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.msg_id}"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Waiting"
+    DELIVERED = "delivered", "Acknowledged"
+    FAILED = "failed", "Gave up"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one recipient, tried until it is acknowledged (2xx) or 3 days pass."""
+
+    event = models.ForeignKey(OutboxEvent, on_delete=models.CASCADE, related_name="deliveries")
+    recipient = models.ForeignKey(
+        WebhookRecipient, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    status = models.CharField(
+        max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "privacy_webhook_delivery"
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["event", "recipient"], name="privacy_delivery_once"),
+        ]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="privacy_dlv_due")]
+
+    def __str__(self) -> str:
+        return f"delivery {self.pk} ({self.status})"
+
+
+class DeliveryAttempt(models.Model):
+    """The delivery log: every attempt's status, time and duration (never a body)."""
+
+    delivery = models.ForeignKey(
+        WebhookDelivery, on_delete=models.CASCADE, related_name="attempt_log"
+    )
+    attempted_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    ok = models.BooleanField()
+    error = models.CharField(max_length=100, blank=True, default="")
+    replay = models.BooleanField(default=False)
+
+    class Meta:
+        db_table = "privacy_webhook_attempt"
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"attempt {self.pk}: {self.status_code}"

@@ -1,0 +1,159 @@
+"""The outbox: events written in the transaction of the change they report, dispatched to the
+recipients that want them after it commits.
+
+An erasure writes its events inside facts' erasing statement (the SQL parts registered from
+`PrivacyConfig.ready()`), so an erasure never commits without its events and an event never
+exists without its erasure. Other events (a correction, a completed request) are written by the
+privacy services in their own transaction through `outbox_write`.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memoryadmin.facts.db import is_postgresql
+from memoryadmin.facts.erasure import Erased, key_digest
+
+from .models import OutboxEvent, WebhookDelivery, WebhookEventType, WebhookRecipient
+from .sql import OUTBOX_FACTS_SQL, OUTBOX_SUBJECT_SQL, SQL_UNDISPATCHED
+
+__all__ = [
+    "OUTBOX_FACTS_SQL", "OUTBOX_SUBJECT_SQL", "outbox_dispatch", "outbox_dispatch_soon",
+    "outbox_facts_erased", "outbox_subject_erased", "outbox_write",
+]
+
+DISPATCH_BATCH = 500
+logger = logging.getLogger(__name__)
+_PATHS = {"customer": "traveller"}
+
+
+def new_msg_id() -> str:
+    return "msg_" + uuid.uuid4().hex
+
+
+def _wanted(event_type: str) -> bool:
+    # JSON containment is not portable to SQLite; recipients are few, so read them.
+    return any(
+        event_type in (events or [])
+        for events in WebhookRecipient.objects.filter(active=True).values_list("events", flat=True)
+    )
+
+
+def outbox_write(
+    *, event_type: str, subject_id: str, key_hash: str = "", receipt: str = "", path: str = "",
+    request_number: str = "", occurred_at: datetime | None = None,
+) -> OutboxEvent | None:
+    """Write one event in the caller's transaction (None when no recipient wants it)."""
+    if not _wanted(event_type):
+        return None
+    now = timezone.now()
+    event = OutboxEvent.objects.create(
+        msg_id=new_msg_id(), event_type=event_type, subject_id=subject_id, key_hash=key_hash,
+        receipt=receipt, path=path, request_number=request_number,
+        occurred_at=occurred_at or now, created_at=now,
+    )
+    transaction.on_commit(outbox_dispatch_soon)
+    return event
+
+
+def outbox_facts_erased(erased: Erased) -> None:
+    """The Python twin of OUTBOX_FACTS_SQL (SQLite, the embedded default)."""
+    if not _wanted(WebhookEventType.FACT_ERASED):
+        return
+    now = timezone.now()
+    path = "review" if erased.action == "rejected" else ""
+    kinds = erased.actor_kinds or ("",) * len(erased.facts)
+    OutboxEvent.objects.bulk_create([
+        OutboxEvent(
+            msg_id=new_msg_id(), event_type=WebhookEventType.FACT_ERASED, subject_id=subject_id,
+            key_hash=key_digest(subject_id, key), path=path or _PATHS.get(kind, kind),
+            occurred_at=now, created_at=now,
+        )
+        for (subject_id, key), kind in zip(erased.facts, kinds, strict=True)
+    ])
+
+
+def outbox_subject_erased(erased: Erased) -> None:
+    """The Python twin of OUTBOX_SUBJECT_SQL."""
+    if not _wanted(WebhookEventType.SUBJECT_ERASED):
+        return
+    now = timezone.now()
+    OutboxEvent.objects.bulk_create([
+        OutboxEvent(
+            msg_id=new_msg_id(), event_type=WebhookEventType.SUBJECT_ERASED,
+            subject_id=subject_id, path="forget_everything", occurred_at=now, created_at=now,
+        )
+        for subject_id in erased.cleared_subjects
+    ])
+
+
+def outbox_stamp_subject_erased(*, subject_id: str, receipt: str, path: str) -> None:
+    """Give this transaction's "forget everything" event its receipt number and path (the
+    erasing statement writes it before the receipt exists). The caller holds the traveller's
+    lock, so the newest such event without a receipt is this transaction's."""
+    newest = (
+        OutboxEvent.objects.filter(
+            subject_id=subject_id, event_type=WebhookEventType.SUBJECT_ERASED, receipt=""
+        ).order_by("-id").values_list("id", flat=True).first()
+    )
+    if newest is not None:
+        OutboxEvent.objects.filter(id=newest).update(receipt=receipt, path=path)
+
+
+_dispatcher: Callable[[], object] | None = None
+
+
+def outbox_dispatcher_set(send: Callable[[], object]) -> None:
+    """Set from PrivacyConfig.ready(): how to queue the dispatch task (the tasks module
+    imports this one, not the other way round)."""
+    global _dispatcher
+    _dispatcher = send
+
+
+def outbox_dispatch_soon() -> None:
+    """After commit: hand the dispatch to Celery (beat runs it too, for the store's native
+    path, which has no commit hook, and for a broker that was down)."""
+    if _dispatcher is None:
+        return
+    try:
+        _dispatcher()
+    except Exception:  # noqa: BLE001 - the broker is down: beat will dispatch
+        logger.warning("webhook dispatch not queued; beat will run it")
+
+
+@transaction.atomic
+def outbox_dispatch(*, limit: int = DISPATCH_BATCH) -> list[int]:
+    """Make one delivery per (event, recipient that wants it) for undispatched events; returns
+    the new deliveries' ids, for the caller to queue after commit."""
+    if is_postgresql():
+        with connection.cursor() as cursor:
+            cursor.execute(SQL_UNDISPATCHED, {"limit": limit})
+            ids = [row[0] for row in cursor.fetchall()]
+    else:
+        ids = list(
+            OutboxEvent.objects.filter(dispatched_at__isnull=True)
+            .order_by("id").values_list("id", flat=True)[:limit]
+        )
+    if not ids:
+        return []
+    events = list(OutboxEvent.objects.filter(id__in=ids))
+    recipients = list(WebhookRecipient.objects.filter(active=True))
+    deliveries = [
+        WebhookDelivery(event=event, recipient=recipient, next_attempt_at=timezone.now())
+        for event in events
+        for recipient in recipients
+        if event.event_type in (recipient.events or [])
+    ]
+    made = WebhookDelivery.objects.bulk_create(deliveries, ignore_conflicts=False)
+    OutboxEvent.objects.filter(id__in=ids).update(dispatched_at=timezone.now())
+    return [delivery.pk for delivery in made]
+
+
+def subject_events(subject_id: str) -> Iterable[OutboxEvent]:
+    return OutboxEvent.objects.filter(subject_id=subject_id).order_by("id")

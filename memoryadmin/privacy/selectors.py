@@ -1,0 +1,188 @@
+"""Reads of privacy requests and webhook deliveries, for the staff pages, the portal and the
+metrics (`privacy_requests_due_counts`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date, datetime, timedelta
+
+from django.db.models import Count, Q, QuerySet
+
+from memoryadmin.facts.models import FactEvent, MemoryFact
+
+from . import clock
+from .models import (
+    WORKING,
+    DeliveryAttempt,
+    OutboxEvent,
+    PrivacyRequest,
+    RequestKind,
+    RequestStatus,
+    WebhookDelivery,
+    WebhookEventType,
+    WebhookRecipient,
+)
+
+DUE_SOON_DAYS = 7
+
+
+def privacy_requests_due_counts() -> dict[str, int]:
+    """Open requests due within 7 days (not yet overdue) and overdue, in one query."""
+    today = clock.today()
+    counts = PrivacyRequest.objects.filter(status__in=WORKING).aggregate(
+        overdue=Count("id", filter=Q(due_on__lt=today)),
+        due_7d=Count("id", filter=Q(due_on__gte=today,
+                                    due_on__lte=today + timedelta(days=DUE_SOON_DAYS))),
+    )
+    return {"due_7d": counts["due_7d"], "overdue": counts["overdue"]}
+
+
+def privacy_requests(
+    *, kind: str = "", status: str = "", channel: str = "", subject_id: str = ""
+) -> QuerySet[PrivacyRequest]:
+    """Requests by due date (open ones first), filtered."""
+    rows = PrivacyRequest.objects.select_related("handled_by")
+    if kind:
+        rows = rows.filter(kind=kind)
+    if status:
+        rows = rows.filter(status=status)
+    if channel:
+        rows = rows.filter(channel=channel)
+    if subject_id:
+        rows = rows.filter(subject_id=subject_id)
+    return rows.order_by("due_on", "id")
+
+
+def request_state(request: PrivacyRequest, today: date | None = None) -> str:
+    """"overdue", "due_soon" or "" for an open request's clock."""
+    if request.status not in WORKING:
+        return ""
+    today = today or clock.today()
+    if request.due_on < today:
+        return "overdue"
+    if request.due_on <= today + timedelta(days=DUE_SOON_DAYS):
+        return "due_soon"
+    return ""
+
+
+def privacy_request_get(number: str) -> PrivacyRequest | None:
+    return (
+        PrivacyRequest.objects.select_related("handled_by").filter(number=number).first()
+    )
+
+
+def erasure_request_for_receipt(receipt: str) -> PrivacyRequest | None:
+    return (
+        PrivacyRequest.objects.filter(kind=RequestKind.ERASURE, evidence__receipt=receipt)
+        .order_by("id").first()
+    )
+
+
+def request_steps(request: PrivacyRequest) -> list:
+    return list(request.steps.select_related("actor_user").order_by("created_at", "id"))
+
+
+def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
+    """Each recipient of a forget-everything receipt and whether it acknowledged (2xx)."""
+    if not receipt:
+        return []
+    rows = (
+        WebhookDelivery.objects.filter(
+            event__receipt=receipt, event__event_type=WebhookEventType.SUBJECT_ERASED
+        )
+        .select_related("recipient")
+        .order_by("recipient__name")
+    )
+    return [
+        {"recipient": row.recipient.name, "status": row.status, "attempts": row.attempts,
+         "acknowledged": row.delivered_at is not None, "delivery_id": row.pk}
+        for row in rows
+    ]
+
+
+def erased_rows_remaining(subject_id: str, erased_at: datetime) -> int:
+    """Rows still holding the traveller's erased facts: facts written before the erasure, and
+    history from before it that still shows a key in plain. Must be 0."""
+    facts = MemoryFact.objects.filter(subject_id=subject_id, created_at__lte=erased_at).count()
+    events = (
+        FactEvent.objects.filter(subject_id=subject_id, created_at__lte=erased_at)
+        .exclude(key="")
+        .extra(where=["key <> key_hash"])  # noqa: S610 - a fixed expression, no input
+        .count()
+    )
+    return facts + events
+
+
+def recipients() -> list[WebhookRecipient]:
+    return list(WebhookRecipient.objects.order_by("name"))
+
+
+def failing_recipients() -> list[WebhookRecipient]:
+    return list(WebhookRecipient.objects.filter(active=True, failing=True).order_by("name"))
+
+
+def recent_deliveries(limit: int = 50) -> list[WebhookDelivery]:
+    return list(
+        WebhookDelivery.objects.select_related("event", "recipient").order_by("-id")[:limit]
+    )
+
+
+def delivery_get(delivery_id: int) -> WebhookDelivery | None:
+    return (
+        WebhookDelivery.objects.select_related("event", "recipient")
+        .filter(pk=delivery_id).first()
+    )
+
+
+def delivery_attempts(delivery: WebhookDelivery) -> list[DeliveryAttempt]:
+    return list(delivery.attempt_log.order_by("id"))
+
+
+def subject_outbox(subject_id: str) -> list[OutboxEvent]:
+    return list(OutboxEvent.objects.filter(subject_id=subject_id).order_by("id"))
+
+
+CSV_COLUMNS = (
+    "number", "subject_id", "kind", "channel", "status", "received_at", "due_on",
+    "original_due_on", "extension_months", "extension_reason", "traveller_told_on", "ground",
+    "handled_by", "closed_at", "evidence",
+)
+
+
+def _cell(value: object) -> str:
+    """A cell an auditor's spreadsheet will not run: a leading = + - @ is quoted away."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def requests_csv(start: date, end: date) -> str:
+    """Requests received from `start` to `end` (inclusive, the airline's days), for auditors."""
+    rows = (
+        PrivacyRequest.objects.select_related("handled_by")
+        .filter(received_at__gte=clock.day_start(start),
+                received_at__lt=clock.day_start(end + timedelta(days=1)))
+        .order_by("received_at", "id")
+    )
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        writer.writerow([_cell(value) for value in (
+            row.number, row.subject_id, row.kind, row.channel, row.status,
+            row.received_at.isoformat(), row.due_on, row.original_due_on, row.extension_months,
+            row.extension_reason, row.traveller_told_on, row.ground,
+            row.handled_by.get_username() if row.handled_by else "",
+            row.closed_at.isoformat() if row.closed_at else "",
+            ";".join(f"{k}={v}" for k, v in sorted(row.evidence.items())),
+        )])
+    return out.getvalue()
+
+
+__all__ = [
+    "CSV_COLUMNS", "RequestKind", "RequestStatus", "delivery_attempts", "delivery_get",
+    "erased_rows_remaining", "erasure_request_for_receipt", "failing_recipients",
+    "privacy_request_get", "privacy_requests",
+    "privacy_requests_due_counts", "receipt_deliveries", "recent_deliveries", "recipients",
+    "request_state", "request_steps", "requests_csv", "subject_outbox",
+]

@@ -1,0 +1,235 @@
+"""Every change to a privacy request: `privacy_request_<verb>`, keyword-only, one transaction,
+each step written to the request's timeline and to the policy history with an explicit actor.
+
+The flows that carry a request out with the existing tools (export, forget everything, correct,
+pause, the legal hold) are in `flows.py`; they call these to record and close requests.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import PolicyAction
+from memoryadmin.facts.services import policy_record
+from memoryadmin.facts.validation import clean_reason
+
+from . import clock
+from .errors import RequestInvalid, RequestStateError
+from .models import (
+    WORKING,
+    Channel,
+    PrivacyRequest,
+    RequestKind,
+    RequestStatus,
+    RequestStep,
+    WebhookEventType,
+)
+from .outbox import outbox_write
+
+_NUMBER_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # read aloud on the phone: no 0/O, 1/I/L
+
+
+def _new_number() -> str:
+    raw = "".join(secrets.choice(_NUMBER_ALPHABET) for _ in range(8))
+    return f"PR-{raw[:4]}-{raw[4:]}"
+
+
+def _step(
+    request: PrivacyRequest, *, action: str, actor: Actor, note: str = "",
+    detail: dict[str, Any] | None = None,
+) -> RequestStep:
+    """One line of the timeline, and the same step in the policy history."""
+    step = RequestStep.objects.create(
+        request=request, action=action, actor_kind=str(actor.kind), actor_user=actor.user,
+        actor_label=actor.label[:200], note=note[:1000], detail=detail,
+    )
+    policy_record(
+        action=PolicyAction.PRIVACY_REQUEST, actor=actor, reason=note[:500],
+        target=request.number,
+        after={"step": action, "kind": request.kind, "status": request.status, **(detail or {})},
+    )
+    return step
+
+
+def _locked(request_id: int) -> PrivacyRequest:
+    found = PrivacyRequest.objects.select_for_update().filter(pk=request_id).first()
+    if found is None:
+        raise RequestInvalid("No such request.")
+    return found
+
+
+def _staff_user(actor: Actor) -> Any:
+    return actor.user if actor.user is not None and actor.user.pk else None
+
+
+@transaction.atomic
+def privacy_request_record(
+    *, subject_id: str, kind: str, channel: str, received_at: datetime, actor: Actor,
+    note: str = "",
+) -> PrivacyRequest:
+    """A request arrives (the portal, or staff recording a call, an e-mail or a letter)."""
+    problems = {}
+    subject_id = (subject_id or "").strip()
+    if not subject_id or len(subject_id) > 128:
+        problems["subject_id"] = "Enter the traveller's id (up to 128 characters)."
+    if kind not in RequestKind.values:
+        problems["kind"] = "Choose what the traveller asked for."
+    if channel not in Channel.values:
+        problems["channel"] = "Choose how the request arrived."
+    if received_at > timezone.now() + timedelta(minutes=5):
+        problems["received_at"] = "The received date cannot be in the future."
+    if problems:
+        raise RequestInvalid("Check the request.", fields=problems)
+    due = clock.due_on(received_at)
+    request = PrivacyRequest.objects.create(
+        number=_new_number(), subject_id=subject_id, kind=kind, channel=channel,
+        received_at=received_at, due_on=due, original_due_on=due, note=clean_reason(note),
+        handled_by=_staff_user(actor),
+    )
+    _step(request, action="received", actor=actor, note=clean_reason(note),
+          detail={"channel": channel, "due_on": due.isoformat()})
+    return request
+
+
+@transaction.atomic
+def privacy_request_start(*, request_id: int, actor: Actor) -> PrivacyRequest:
+    request = _locked(request_id)
+    if request.status != RequestStatus.OPEN:
+        return request
+    request.status = RequestStatus.IN_PROGRESS
+    request.handled_by = _staff_user(actor) or request.handled_by
+    request.save(update_fields=["status", "handled_by", "updated_at"])
+    _step(request, action="started", actor=actor)
+    return request
+
+
+def _complete(
+    request: PrivacyRequest, *, actor: Actor, evidence: dict[str, Any], note: str = ""
+) -> PrivacyRequest:
+    request.status = RequestStatus.COMPLETED
+    request.evidence = {**request.evidence, **evidence}
+    request.closed_at = timezone.now()
+    request.handled_by = _staff_user(actor) or request.handled_by
+    request.save(update_fields=["status", "evidence", "closed_at", "handled_by", "updated_at"])
+    _step(request, action="completed", actor=actor, note=note, detail=evidence)
+    outbox_write(
+        event_type=WebhookEventType.REQUEST_COMPLETED, subject_id=request.subject_id,
+        receipt=str(evidence.get("receipt", "")), path=request.kind,
+        request_number=request.number,
+    )
+    return request
+
+
+@transaction.atomic
+def privacy_request_complete(
+    *, request_id: int, actor: Actor, evidence: dict[str, Any] | None = None, note: str = ""
+) -> PrivacyRequest:
+    """Close a request as answered, with its evidence (or a note saying what was done)."""
+    request = _locked(request_id)
+    if request.status not in WORKING:
+        raise RequestStateError("Only an open request can be completed.")
+    note = clean_reason(note)
+    if not evidence and not note:
+        raise RequestInvalid(
+            "Say what was done.", fields={"note": "Say what was done, e.g. 'corrected the seat "
+                                                  "preference on the phone'."}
+        )
+    return _complete(request, actor=actor, evidence=evidence or {}, note=note)
+
+
+@transaction.atomic
+def privacy_request_refuse(*, request_id: int, actor: Actor, ground: str) -> PrivacyRequest:
+    """Refuse a request: only with the legal ground the traveller will be told."""
+    ground = clean_reason(ground)
+    if not ground:
+        raise RequestInvalid(
+            "Give the legal ground.",
+            fields={"ground": "Give the legal ground, e.g. 'Art. 12(5): manifestly unfounded'."},
+        )
+    request = _locked(request_id)
+    if request.status not in (*WORKING, RequestStatus.ON_HOLD):
+        raise RequestStateError("Only an open request can be refused.")
+    request.status = RequestStatus.REFUSED
+    request.ground = ground
+    request.closed_at = timezone.now()
+    request.save(update_fields=["status", "ground", "closed_at", "updated_at"])
+    _step(request, action="refused", actor=actor, note=ground)
+    return request
+
+
+@transaction.atomic
+def privacy_request_extend(
+    *, request_id: int, actor: Actor, months: int, reason: str, told_on: date | None
+) -> PrivacyRequest:
+    """Extend by one or two further months (Art. 12(3)): a reason and the day the traveller was
+    told are required."""
+    problems = {}
+    reason = clean_reason(reason)
+    if months not in (1, 2):
+        problems["months"] = "Choose one or two further months."
+    if not reason:
+        problems["reason"] = "Say why the request needs longer (complexity or number of requests)."
+    if told_on is None:
+        problems["told_on"] = "Enter the day the traveller was told of the extension."
+    elif told_on > clock.today():
+        problems["told_on"] = "The day the traveller was told cannot be in the future."
+    if problems:
+        raise RequestInvalid("Check the extension.", fields=problems)
+    request = _locked(request_id)
+    if request.status not in WORKING:
+        raise RequestStateError("Only an open request can be extended.")
+    if told_on > request.original_due_on:
+        raise RequestInvalid("Too late.", fields={
+            "told_on": "The traveller must be told within the first month."})
+    request.extension_months = months
+    request.extension_reason = reason
+    request.traveller_told_on = told_on
+    request.due_on = clock.due_on(request.received_at, extension_months=months)
+    request.save(update_fields=[
+        "extension_months", "extension_reason", "traveller_told_on", "due_on", "updated_at",
+    ])
+    _step(request, action="extended", actor=actor, note=reason,
+          detail={"months": months, "due_on": request.due_on.isoformat(),
+                  "told_on": told_on.isoformat()})
+    return request
+
+
+@transaction.atomic
+def privacy_request_reopen(*, request_id: int, actor: Actor, reason: str) -> PrivacyRequest:
+    reason = clean_reason(reason)
+    if not reason:
+        raise RequestInvalid("Give a reason.", fields={"reason": "Say why it is reopened."})
+    request = _locked(request_id)
+    if request.status not in (RequestStatus.COMPLETED, RequestStatus.REFUSED):
+        raise RequestStateError("Only a closed request can be reopened.")
+    request.status = RequestStatus.IN_PROGRESS
+    request.closed_at = None
+    request.save(update_fields=["status", "closed_at", "updated_at"])
+    _step(request, action="reopened", actor=actor, note=reason)
+    return request
+
+
+def privacy_request_hold(request: PrivacyRequest, *, actor: Actor, ground: str) -> None:
+    """Inside a caller's transaction: the request waits for a legal hold to lift."""
+    request.status = RequestStatus.ON_HOLD
+    request.ground = ground
+    request.save(update_fields=["status", "ground", "updated_at"])
+    _step(request, action="on_hold", actor=actor, note=ground)
+
+
+def privacy_request_note(request: PrivacyRequest, *, action: str, actor: Actor,
+                         note: str = "", detail: dict[str, Any] | None = None) -> None:
+    """Inside a caller's transaction: a step of the flows (exported, erased, verified...)."""
+    _step(request, action=action, actor=actor, note=note, detail=detail)
+
+
+def privacy_request_finish(request: PrivacyRequest, *, actor: Actor,
+                           evidence: dict[str, Any], note: str = "") -> PrivacyRequest:
+    """Inside a caller's transaction (which holds the request): close with the evidence."""
+    return _complete(request, actor=actor, evidence=evidence, note=note)

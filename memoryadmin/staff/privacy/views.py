@@ -1,0 +1,257 @@
+"""Privacy requests for staff: the list by due date, a page per request with its timeline,
+recording a request that came by phone, e-mail or letter, working it with the existing tools,
+and the CSV for auditors. Editors record and work requests; privacy admins also refuse, extend
+and reopen; viewers read. Thin: services decide and record, selectors read."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from memoryadmin.access.choices import AccessKind
+from memoryadmin.facts.actors import Actor
+from memoryadmin.privacy import clock, flows, selectors, services
+from memoryadmin.privacy.errors import PrivacyError, RequestInvalid
+from memoryadmin.privacy.export import traveller_export_bytes
+from memoryadmin.privacy.models import WORKING, PrivacyRequest, RequestKind, RequestStatus
+
+from ..roles import EDITOR, PRIVACY_ADMIN, VIEWER, has_role
+from ..views.common import page_of, query_without_page, record_access, staff_required
+from .forms import (
+    CompleteForm,
+    CsvForm,
+    ExtendForm,
+    FilterForm,
+    ReasonForm,
+    RecordForm,
+    RefuseForm,
+)
+
+PER_PAGE = 50
+
+
+def _actor(request: HttpRequest) -> Actor:
+    return Actor.staff(request.user)
+
+
+def _request_or_404(number: str) -> PrivacyRequest:
+    found = selectors.privacy_request_get(number)
+    if found is None:
+        raise Http404("No such request.")
+    return found
+
+
+def _put_back(form: forms.Form, error: PrivacyError) -> None:
+    """A service's field messages onto the form (a field it does not have: the summary)."""
+    if not error.fields:
+        form.add_error(None, error.message)
+    for name, message in error.fields.items():
+        form.add_error(name if name in form.fields else None, message)
+
+
+@staff_required(VIEWER)
+@require_GET
+def request_list(request: HttpRequest) -> HttpResponse:
+    form = FilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    rows = selectors.privacy_requests(**{k: v for k, v in filters.items() if v})
+    today = clock.today()
+    open_rows = [row for row in rows.filter(status__in=WORKING)[:500]]
+    page = page_of(request, rows, PER_PAGE)
+    return render(request, "staff/privacy/list.html", {
+        "form": form,
+        "overdue": [r for r in open_rows if selectors.request_state(r, today) == "overdue"],
+        "due_soon": [r for r in open_rows if selectors.request_state(r, today) == "due_soon"],
+        "page": page,
+        "query": query_without_page(request),
+        "today": today,
+        "zone": clock.airline_zone().key,
+        "csv_form": CsvForm(initial={"start": today.replace(day=1), "end": today}),
+        "can_record": has_role(request.user, EDITOR),
+    })
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def request_record(request: HttpRequest) -> HttpResponse:
+    form = RecordForm(request.POST or None, initial={
+        "received_on": clock.today(), "subject_id": request.GET.get("subject", "")[:128],
+    })
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        if data["received_on"] > clock.today():
+            form.add_error("received_on", "The received date cannot be in the future.")
+        else:
+            try:
+                created = services.privacy_request_record(
+                    subject_id=data["subject_id"], kind=data["kind"], channel=data["channel"],
+                    received_at=clock.received_at_of(data["received_on"]),
+                    actor=_actor(request), note=data["note"],
+                )
+            except RequestInvalid as error:
+                _put_back(form, error)
+            else:
+                messages.success(request, f"Recorded {created.number}. It is due on "
+                                          f"{created.due_on:%-d %B %Y}.")
+                return redirect("privacy:request", number=created.number)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "staff/privacy/record.html", {"form": form}, status=status)
+
+
+@staff_required(VIEWER)
+@require_GET
+def request_detail(request: HttpRequest, number: str) -> HttpResponse:
+    found = _request_or_404(number)
+    record_access(request, AccessKind.PRIVACY_REQUEST, [found.subject_id])
+    receipt = found.evidence.get("receipt", "")
+    return render(request, "staff/privacy/detail.html", {
+        "req": found,
+        "state": selectors.request_state(found),
+        "steps": selectors.request_steps(found),
+        "deliveries": selectors.receipt_deliveries(receipt),
+        "deadline": clock.deadline(found.due_on),
+        "zone": clock.airline_zone().key,
+        "working": found.status in WORKING,
+        "closed": found.status in (RequestStatus.COMPLETED, RequestStatus.REFUSED),
+        "can_work": has_role(request.user, EDITOR),
+        "can_admin": has_role(request.user, PRIVACY_ADMIN),
+        "complete_form": CompleteForm(),
+    })
+
+
+@staff_required(EDITOR)
+@require_POST
+def request_export(request: HttpRequest, number: str) -> HttpResponse:
+    """Export for the traveller: the file staff send on, its SHA-256 attached as evidence."""
+    found = _request_or_404(number)
+    if found.kind != RequestKind.ACCESS or found.status not in WORKING:
+        messages.error(request, "Only an open access request has an export.")
+        return redirect("privacy:request", number=number)
+    body = traveller_export_bytes(found.subject_id)
+    record_access(request, AccessKind.EXPORT, [found.subject_id])
+    flows.privacy_export_record(subject_id=found.subject_id, request_id=found.pk,
+                                sha256=hashlib.sha256(body).hexdigest(), actor=_actor(request))
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{found.number}-export.json"'
+    return response
+
+
+def _form_action(
+    request: HttpRequest, number: str, *, form_class: type[forms.Form], template: str,
+    act, done: str,
+) -> HttpResponse:
+    """A confirmation page with one form: GET shows it, POST runs `act(found, data)`."""
+    found = _request_or_404(number)
+    form = form_class(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            act(found, form.cleaned_data)
+        except RequestInvalid as error:
+            _put_back(form, error)
+        except PrivacyError as error:
+            messages.error(request, error.message)
+            return redirect("privacy:request", number=number)
+        else:
+            messages.success(request, done.format(number=found.number))
+            return redirect("privacy:request", number=number)
+    status = 400 if request.method == "POST" else 200
+    return render(request, template, {"req": found, "form": form}, status=status)
+
+
+@staff_required(EDITOR)
+@require_POST
+def request_complete(request: HttpRequest, number: str) -> HttpResponse:
+    found = _request_or_404(number)
+    form = CompleteForm(request.POST)
+    form.is_valid()
+    try:
+        services.privacy_request_complete(
+            request_id=found.pk, actor=_actor(request), evidence=dict(found.evidence),
+            note=form.cleaned_data.get("note", ""),
+        )
+    except PrivacyError as error:
+        messages.error(request, " ".join([error.message, *error.fields.values()]))
+    else:
+        messages.success(request, f"Closed {found.number} with its evidence.")
+    return redirect("privacy:request", number=number)
+
+
+@staff_required(EDITOR)
+@require_http_methods(["GET", "POST"])
+def request_erase(request: HttpRequest, number: str) -> HttpResponse:
+    """Forget everything for an erasure request (on hold under a legal hold), then verify."""
+    actor = _actor(request)
+
+    def act(found: PrivacyRequest, data: dict) -> None:
+        reason = data.get("reason") or ""
+        if not reason.strip():
+            raise RequestInvalid("Give a reason.", fields={"reason": "Say why, e.g. the call."})
+        outcome = flows.privacy_forget(subject_id=found.subject_id, actor=actor,
+                                       reason=reason, request_id=found.pk)
+        if outcome.receipt is not None:
+            flows.privacy_verify_erasure(request_id=found.pk, actor=actor)
+
+    return _form_action(request, number, form_class=ReasonForm,
+                        template="staff/privacy/erase.html", act=act,
+                        done="Carried out {number}: see its evidence below.")
+
+
+@staff_required(PRIVACY_ADMIN)
+@require_http_methods(["GET", "POST"])
+def request_refuse(request: HttpRequest, number: str) -> HttpResponse:
+    return _form_action(
+        request, number, form_class=RefuseForm, template="staff/privacy/refuse.html",
+        act=lambda found, data: services.privacy_request_refuse(
+            request_id=found.pk, actor=_actor(request), ground=data.get("ground", "")),
+        done="Refused {number}. The ground is in its timeline.",
+    )
+
+
+@staff_required(PRIVACY_ADMIN)
+@require_http_methods(["GET", "POST"])
+def request_extend(request: HttpRequest, number: str) -> HttpResponse:
+    return _form_action(
+        request, number, form_class=ExtendForm, template="staff/privacy/extend.html",
+        act=lambda found, data: services.privacy_request_extend(
+            request_id=found.pk, actor=_actor(request), months=data["months"],
+            reason=data.get("reason", ""), told_on=data.get("told_on")),
+        done="Extended {number}.",
+    )
+
+
+@staff_required(PRIVACY_ADMIN)
+@require_http_methods(["GET", "POST"])
+def request_reopen(request: HttpRequest, number: str) -> HttpResponse:
+    return _form_action(
+        request, number, form_class=ReasonForm, template="staff/privacy/reopen.html",
+        act=lambda found, data: services.privacy_request_reopen(
+            request_id=found.pk, actor=_actor(request), reason=data.get("reason", "")),
+        done="Reopened {number}.",
+    )
+
+
+@staff_required(VIEWER)
+@require_GET
+def requests_csv(request: HttpRequest) -> HttpResponse:
+    form = CsvForm(request.GET)
+    if not form.is_valid():
+        errors = "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in form.errors.items())
+        return HttpResponse(f"Choose a date range ({errors}).", status=400,
+                            content_type="text/plain; charset=utf-8")
+    start, end = form.cleaned_data["start"], form.cleaned_data["end"]
+    response = HttpResponse(selectors.requests_csv(start, end),
+                            content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = (
+        f'attachment; filename="privacy-requests-{start}-to-{end}.csv"'
+    )
+    return response
+
+
+def list_url() -> str:
+    return reverse("privacy:list")

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.facts.conftest import host_loop  # noqa: F401 - the agent host's loop, for the store
+
+from .receiver import Receiver
+
+
+@pytest.fixture
+def receiver(settings) -> Iterator[Receiver]:
+    settings.DEBUG = True  # the receiver is plain http:// on 127.0.0.1
+    running = Receiver().start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def recipient(receiver, settings):
+    """A recipient of every event, pointed at the receiver, with the secret it was given."""
+    from memoryadmin.facts.actors import Actor
+    from memoryadmin.privacy.recipients import webhook_recipient_add
+
+    row, secret = webhook_recipient_add(
+        name="CRM", url=receiver.url, events=None, actor=Actor.system("test")
+    )
+    receiver.secret = secret
+    return row

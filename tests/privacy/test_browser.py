@@ -1,0 +1,181 @@
+"""Privacy requests in Chromium. Staff: record a phone request, export for the traveller and
+close it with the evidence; an overdue request on the overview; refusing needs a ground.
+Traveller: forget everything makes a completed erasure request with its receipt and
+verification, which staff then see; under a legal hold the traveller is told plainly, in both
+languages, and nothing is erased. Every page passes axe and leaves a screenshot."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import MemoryFact
+from memoryadmin.portal.services import portal_link_issue
+from memoryadmin.privacy import clock
+from memoryadmin.privacy.models import PrivacyRequest, RequestStatus
+from memoryadmin.privacy.services import privacy_request_record
+from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
+from tests.factories import FactFactory, UserFactory
+from tests.staff.conftest import PASSWORD, make_staff
+from tests.support.browser import (
+    PHONE,
+    assert_no_serious_axe_violations,
+    dialogs_of,
+    screenshot,
+    staff_login,
+)
+
+pytestmark = pytest.mark.browser
+
+
+def check(page, name: str) -> None:
+    assert page.locator("h1").count() == 1
+    assert_no_serious_axe_violations(page)
+    screenshot(page, name)
+    assert dialogs_of(page) == []
+
+
+def test_record_a_phone_request_export_for_the_traveller_and_close_it(
+    page, live_server, tmp_path
+):
+    FactFactory(subject_id="FF-940001", key="seat_preference", value="Prefers aisle seats")
+    staff_login(page, live_server, make_staff("eddie", EDITOR), PASSWORD)
+    page.goto(f"{live_server.url}/staff/privacy/")
+    check(page, "privacy-requests-empty")
+    page.get_by_role("link", name="Record a request").click()
+    page.get_by_label("Traveller id").fill("FF-940001")
+    page.get_by_label("What they asked for").select_option("access")
+    page.get_by_label("How it arrived").select_option("phone")
+    page.get_by_label("Note").fill("Called the Taipei contact centre, asked for a copy")
+    check(page, "privacy-request-record")
+    page.get_by_role("button", name="Record the request").click()
+
+    req = PrivacyRequest.objects.get()
+    assert (req.kind, req.channel, req.status) == ("access", "phone", "open")
+    assert req.due_on == clock.add_months(clock.today(), 1)
+    assert "Recorded " + req.number in page.locator(".flashes").inner_text()
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Export for the traveller").click()
+    path = Path(download_info.value.path())
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert "Prefers aisle seats" in path.read_text("utf-8")
+
+    page.reload()
+    assert page.locator('[data-evidence="sha256"]').inner_text() == sha
+    page.get_by_label("What was done").fill("Sent the file by e-mail")
+    page.get_by_role("button", name="Close with the evidence").click()
+    assert page.locator('[data-status]').inner_text().startswith("Completed")
+    check(page, "privacy-request-completed")
+    req.refresh_from_db()
+    assert req.status == RequestStatus.COMPLETED and req.evidence == {"sha256": sha}
+    assert [s.action for s in req.steps.order_by("id")] == [
+        "received", "exported", "completed"]
+
+
+def test_an_overdue_request_on_the_overview(page, live_server):
+    old = privacy_request_record(
+        subject_id="FF-940002", kind="erasure", channel="letter",
+        received_at=clock.received_at_of(clock.today() - timedelta(days=40)),
+        actor=Actor.system("test"), note="",
+    )
+    staff_login(page, live_server, make_staff("vera", VIEWER), PASSWORD)
+    page.goto(f"{live_server.url}/staff/")
+    stat = page.locator('[data-stat="privacy-overdue"]')
+    assert " ".join(stat.inner_text().split()) == "1 privacy requests overdue"
+    assert stat.evaluate("e => getComputedStyle(e).backgroundColor") != "rgba(0, 0, 0, 0)"
+    check(page, "overview-privacy-overdue")
+    stat.get_by_role("link").click()
+    overdue = page.locator("table.requests-overdue")
+    assert old.number in overdue.inner_text() and "Overdue" in overdue.inner_text()
+    check(page, "privacy-requests-overdue")
+    page.get_by_role("link", name=old.number).first.click()
+    assert "Overdue." in page.locator("main").inner_text()
+    assert page.get_by_role("link", name="Refuse…").count() == 0  # a viewer reads only
+
+
+def test_refusing_a_request_needs_a_ground(page, live_server):
+    req = privacy_request_record(
+        subject_id="FF-940003", kind="objection", channel="email",
+        received_at=clock.received_at_of(clock.today()), actor=Actor.system("t"), note="",
+    )
+    staff_login(page, live_server, make_staff("priya", PRIVACY_ADMIN), PASSWORD)
+    page.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")
+    page.get_by_role("link", name="Refuse…").click()
+    page.get_by_role("button", name="Refuse the request").click()
+    assert "Give the legal ground" in page.locator(".error-summary").inner_text()
+    check(page, "privacy-request-refuse-error")
+    req.refresh_from_db()
+    assert req.status == RequestStatus.OPEN
+    page.get_by_label("Legal ground").fill("Art. 21(1): compelling legitimate grounds")
+    page.get_by_role("button", name="Refuse the request").click()
+    assert "Refused" in page.locator(".flashes").inner_text()
+    req.refresh_from_db()
+    assert (req.status, req.ground) == ("refused", "Art. 21(1): compelling legitimate grounds")
+
+
+def _portal(new_page, live_server, subject_id: str, locale: str = "en-GB"):
+    page = new_page(viewport=PHONE, locale=locale)
+    secret = portal_link_issue(subject_id=subject_id, issued_by="browser test").secret
+    page.goto(f"{live_server.url}/portal/open/{secret}")
+    return page
+
+
+def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(
+    new_page, live_server
+):
+    FactFactory(subject_id="FF-940004", key="meal", value="Asks for a vegan meal")
+    FactFactory(subject_id="FF-940004", key="party", value="Travels with two children")
+    page = _portal(new_page, live_server, "FF-940004")
+    page.get_by_role("link", name="Forget everything").click()
+    page.get_by_role("link", name="Continue").click()
+    page.get_by_label("I understand that this can't be undone.").check()
+    page.get_by_role("button", name="Forget everything").click()
+    number = page.locator(".receipt-number").inner_text()
+    main = page.locator("main").inner_text()
+    assert "Nothing we keep still holds what was erased." in main
+    check(page, "portal-receipt-with-request")
+
+    req = PrivacyRequest.objects.get(subject_id="FF-940004")
+    assert (req.kind, req.channel, req.status) == ("erasure", "portal", "completed")
+    assert req.evidence["receipt"] == number and req.evidence["rows_remaining"] == 0
+    assert req.number in main
+
+    staff = new_page()
+    staff_login(staff, live_server, make_staff("vera", VIEWER), PASSWORD)
+    staff.goto(f"{live_server.url}/staff/privacy/?kind=erasure&status=completed")
+    staff.get_by_role("link", name=req.number).click()
+    assert staff.locator('[data-evidence="receipt"]').inner_text() == number
+    assert staff.locator('[data-evidence="rows_remaining"]').inner_text().startswith("0 rows")
+    check(staff, "privacy-request-erasure-from-portal")
+
+
+@pytest.mark.parametrize(("lang", "locale", "told"), [
+    ("en", "en-GB", "We can't forget everything yet"),
+    ("zh-hant", "zh-TW", "我們暫時還不能忘記一切"),
+])
+def test_under_legal_hold_the_traveller_is_told_and_nothing_is_erased(
+    new_page, live_server, lang, locale, told
+):
+    subject = f"FF-HOLD-{lang.upper()}"
+    FactFactory(subject_id=subject, key="meal", value="Asks for a vegan meal")
+    admin = UserFactory(username=f"lex-{lang}")
+    services.subject_set_legal_hold(subject_id=subject, hold=True, actor=Actor.staff(admin),
+                                    reason="case 2027-14")
+    page = _portal(new_page, live_server, subject, locale)
+    page.goto(f"{live_server.url}/portal/forget/confirm")
+    confirm = page.locator("form").filter(has=page.locator('input[type="checkbox"]'))
+    confirm.locator('input[type="checkbox"]').check()
+    confirm.locator("button[type=submit]").click()
+    assert page.get_by_role("heading", level=1).inner_text() == told
+    req = PrivacyRequest.objects.get(subject_id=subject)
+    assert req.number in page.locator("main").inner_text()
+    assert req.status == RequestStatus.ON_HOLD and "17(3)(e)" in req.ground
+    assert MemoryFact.objects.filter(subject_id=subject).count() == 1
+    check(page, f"portal-forget-held-{lang}")
+    assert re.search(r"PR-[0-9A-Z]{4}-[0-9A-Z]{4}", page.locator("main").inner_text())

@@ -1,0 +1,97 @@
+"""The desk's small fixes from issue 23: each answers on the page where it is needed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import FactEvent
+from memoryadmin.staff.roles import PRIVACY_ADMIN
+from tests.factories import FactFactory
+
+from .conftest import make_staff
+
+pytestmark = pytest.mark.django_db
+
+S = "T-FIX"
+PASSWORD = "correct-horse-battery"  # the factory's
+
+
+def test_an_exact_traveller_id_or_receipt_opens_that_traveller(client, viewer):
+    FactFactory(subject_id=S, key="seat", value="Aisle")
+    FactFactory(subject_id=f"{S}-2", key="seat", value="Window")
+    FactFactory(subject_id="T-GONE", key="seat", value="Aisle")
+    receipt = services.subject_forget(subject_id="T-GONE", actor=Actor.customer("T-GONE"),
+                                      reason="t")
+    client.force_login(viewer)
+
+    exact = client.get("/staff/travellers/", {"q": S})
+    assert exact.status_code == 302 and exact["Location"] == f"/staff/travellers/{S}/"
+    by_receipt = client.get("/staff/travellers/", {"q": receipt.number.lower()})
+    assert by_receipt["Location"] == "/staff/travellers/T-GONE/"
+    prefix = client.get("/staff/travellers/", {"q": "T-FI"})
+    assert prefix.status_code == 200  # not exact: the list, as before
+    words = client.get("/staff/travellers/", {"q": "Aisle"})
+    assert words.status_code == 200
+
+
+def test_a_bulk_action_with_nothing_selected_says_so_on_the_same_page(client, editor):
+    FactFactory(subject_id=S, key="seat", value="Aisle")
+    client.force_login(editor)
+    back = f"/staff/travellers/{S}/"
+
+    response = client.post(f"/staff/travellers/{S}/bulk/",
+                           {"action": "delete", "reason": "x", "next": back}, follow=True)
+
+    assert response.redirect_chain[-1][0] == back
+    assert "select at least one fact first" in response.content.decode()
+
+
+def test_no_jobs_reads_no_extraction_jobs_yet(client, viewer):
+    FactFactory(subject_id=S, key="seat", value="Aisle")
+    client.force_login(viewer)
+    body = client.get(f"/staff/travellers/{S}/").content.decode()
+    assert "No extraction jobs yet" in body and "(newest 0)" not in body
+
+
+def test_the_sign_in_page_says_you_are_signed_out_after_logout(client, viewer):
+    client.force_login(viewer)
+    response = client.post("/logout/", follow=True)
+    assert "You are signed out" in response.content.decode()
+    assert "You are signed out" not in Client().get("/login/").content.decode()
+
+
+def test_the_code_page_shows_no_menu_and_one_sign_out(client):
+    user = make_staff("pat", PRIVACY_ADMIN)
+    TOTPDevice.objects.create(user=user, name="app", confirmed=True)
+    client.post("/login/", {"username": "pat", "password": PASSWORD})
+
+    body = client.get("/login/verify/").content.decode()
+
+    assert 'aria-label="Dashboard"' not in body and "Review queue" not in body
+    assert body.count('action="/logout/"') == 1
+
+
+def test_the_fact_page_gives_the_time_of_its_version(client, viewer):
+    FactFactory(subject_id=S, key="seat", value="Aisle")
+    services.fact_flag_sensitive(subject_id=S, key="seat", actor=Actor.system("t"))
+    flagged = FactEvent.objects.filter(subject_id=S, action="flagged_sensitive").get()
+    client.force_login(viewer)
+
+    body = client.get(f"/staff/travellers/{S}/facts/seat/").content.decode()
+
+    assert f'datetime="{flagged.created_at.isoformat()}"' in body
+    assert "(flagged sensitive)" in body
+
+
+def test_the_edit_form_focuses_the_value(client, editor):
+    FactFactory(subject_id=S, key="seat", value="Aisle")
+    client.force_login(editor)
+    body = client.get(f"/staff/travellers/{S}/facts/seat/edit/").content.decode()
+    textarea = re.search(r"<textarea[^>]*>", body).group(0)
+    assert 'name="value"' in textarea and "autofocus" in textarea
