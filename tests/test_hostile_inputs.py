@@ -46,7 +46,7 @@ def test_a_nul_byte_in_a_settings_path_is_a_404(client):
 def test_a_nul_byte_in_a_portal_path_is_a_404(path):
     traveller = Client()
     secret = portal_link_issue(subject_id="FF-2", issued_by="test").secret
-    assert traveller.get(f"/portal/open/{secret}").status_code == 302
+    assert traveller.post(f"/portal/open/{secret}").status_code == 302
     assert traveller.get(path).status_code == 404
 
 

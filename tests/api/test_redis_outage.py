@@ -145,7 +145,7 @@ def test_the_staff_pages_and_the_portal_keep_working(client, redis_then_killed, 
         assert client.get("/staff/travellers/").status_code == 200
         secret = portal_link_issue(subject_id="FF-R3", issued_by="test").secret
         traveller = type(client)()
-        opened = traveller.get(f"/portal/open/{secret}")  # counts in the link throttle
+        opened = traveller.post(f"/portal/open/{secret}")  # counts in the link throttle
         assert opened.status_code == 302
         assert traveller.get("/portal/").status_code == 200
 
