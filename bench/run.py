@@ -34,6 +34,7 @@ import django  # noqa: E402
 from bench import generate  # noqa: E402
 from bench.harness import Context, Row, print_table  # noqa: E402
 from bench.scenarios.extraction import scenario_extraction  # noqa: E402
+from bench.scenarios.filter import scenario_filter  # noqa: E402
 from bench.scenarios.pages import scenario_pages  # noqa: E402
 from bench.scenarios.peers import scenario_peers  # noqa: E402
 from bench.scenarios.reads import scenario_http, scenario_reads  # noqa: E402
@@ -90,7 +91,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=400, help="calls per case")
     parser.add_argument("--load-seconds", type=float, default=8.0)
     parser.add_argument("--skip-load", action="store_true", help="reuse the loaded data")
-    parser.add_argument("--only", default="1,2,3,http,5,6,7,8,4")
+    parser.add_argument("--only", default="1,2,3,http,5,6,7,8,filter,4")
     args = parser.parse_args()
     conninfo = generate.conninfo_from_env()
     ensure_database(conninfo)
@@ -115,8 +116,9 @@ def main() -> int:
     started = time.perf_counter()
     only = set(args.only.split(","))
     rows = asyncio.run(run_async(ctx, only))
+    # The sweep last: it erases every fact.
     for name, scenario in (("5", scenario_pages), ("6", scenario_extraction),
-                           ("4", scenario_sweep)):  # the sweep last: it erases every fact
+                           ("filter", scenario_filter), ("4", scenario_sweep)):
         if name in only:
             try:
                 scenario(ctx, rows)

@@ -2,7 +2,12 @@
 bare path), and the one-time secret of a portal link cut out of the path.
 
 A portal link is `/portal/open/<secret>`: single-use and short-lived, but logs outlive both and
-are read by more people than the traveller it was meant for."""
+are read by more people than the traveller it was meant for.
+
+A fact's key names its topic ("wheelchair", "pregnancy") and outlives an erasure in a log: in
+an agent-API path `/api/v1/subjects/<id>/facts/<key>` the key segment is written as its keyed
+hash (`facts.keyhash.key_digest`, the digest the erased history keeps), so the airline's log
+pipeline never receives topics and a support engineer can still match a line to a history."""
 
 from __future__ import annotations
 
@@ -12,10 +17,27 @@ from typing import Any
 from gunicorn.glogging import Logger
 
 _SECRET_IN_PATH = re.compile(r"^(/portal/open/)[^/?#]+")
+_FACT_KEY_IN_PATH = re.compile(r"^(/api/v1/subjects/)([^/]+)(/facts/)([^/]+)$")
+_NOT_KEYS = {"search"}  # /facts/search is a route, not a key
+
+
+def _key_hash(match: re.Match[str]) -> str:
+    prefix, subject_id, facts, key = match.groups()
+    if key in _NOT_KEYS:
+        return match.group(0)
+    try:
+        from memoryadmin.facts.keyhash import key_digest
+        from memoryadmin_client.text import normalize_key
+
+        digest = key_digest(subject_id, normalize_key(key))
+    except Exception:  # noqa: BLE001 - settings not loaded: still never log the key
+        digest = "[key]"
+    return f"{prefix}{subject_id}{facts}{digest}"
 
 
 def redact_path(path: str) -> str:
-    return _SECRET_IN_PATH.sub(r"\1[redacted]", path)
+    path = _SECRET_IN_PATH.sub(r"\1[redacted]", path)
+    return _FACT_KEY_IN_PATH.sub(_key_hash, path)
 
 
 class RedactingLogger(Logger):

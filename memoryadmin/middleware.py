@@ -16,10 +16,18 @@ from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from django.http import HttpRequest, HttpResponse, HttpResponseBase, QueryDict
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+    QueryDict,
+)
 from django.utils.http import http_date
 
 API_PREFIX = "/api/"
+_PORTAL_OPEN = "/portal/open/"
 NO_STORE = "max-age=0, no-cache, no-store, must-revalidate, private"
 
 
@@ -55,6 +63,26 @@ class BrowserMessageMiddleware(_BrowserOnly, MessageMiddleware):
     """Django's MessageMiddleware, not run for /api/."""
 
 
+class ApiHttpsRequiredMiddleware:
+    """With SECURE_SSL_REDIRECT on, a plain-HTTP request to the agent API is refused with the
+    API's JSON error instead of Django's redirect (SecurityMiddleware, next in the chain):
+    clients re-send a 301'd PUT as a GET, so the write would be lost while the client believes
+    it went through. Pages keep the redirect."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if settings.SECURE_SSL_REDIRECT and is_api_request(request) and not request.is_secure():
+            return JsonResponse(
+                {"error": {"code": "https_required",
+                           "message": "Use HTTPS: the agent API is not served over plain HTTP.",
+                           "fields": {}}},
+                status=403,
+            )
+        return self.get_response(request)
+
+
 class NoStoreMiddleware:
     """`Cache-Control: no-store` on everything the application renders: staff pages, the
     traveller portal and API answers carry personal data that no browser or proxy should keep.
@@ -80,12 +108,20 @@ class StripNulQueryMiddleware:
     PostgreSQL refuses NUL in text, so a search box given `%00` used to end in a 500. NUL has no
     meaning in a search or a filter; dropping it lets every page (and any future one) answer
     normally. Forms are already safe: Django's form fields refuse NUL with a field error.
-    The API validates its own query parameters and is left alone."""
+    The API validates its own query parameters and is left alone.
+
+    A NUL in a page's path (`/staff/travellers/%00/`) names nothing that can exist: it answers
+    404 before a view would send it to PostgreSQL. The API refuses it itself (400, the field
+    named), and so does the portal's link page (its own "This link doesn't work")."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path and not (
+            is_api_request(request) or request.path.startswith(_PORTAL_OPEN)
+        ):
+            raise Http404("No such page.")
         if "%00" in request.META.get("QUERY_STRING", "") and not is_api_request(request):
             cleaned = QueryDict(mutable=True)
             for name, values in request.GET.lists():

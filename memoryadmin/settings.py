@@ -65,6 +65,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: the request id for every line below, and the agent's request timing (metrics).
     "memoryadmin.observability.requestid.RequestIdMiddleware",
+    # Before Django's HTTPS redirect: the agent API is never redirected (a client re-sends a
+    # redirected PUT as a GET, losing the write); it answers a JSON 403 `https_required`.
+    "memoryadmin.middleware.ApiHttpsRequiredMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Static files are answered here, before sessions and the rest: cheap, cacheable, no cookies.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -182,12 +185,14 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
-# Trust X-Forwarded-Proto only when a proxy we control sets it (it is forgeable otherwise).
+# Trust X-Forwarded-Proto only when a proxy we control sets it (it is forgeable otherwise):
+# the header is honoured only when BEHIND_TLS_PROXY=true says the app runs behind one.
 # Value: the header as the proxy sends it, e.g. "X-Forwarded-Proto".
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
 _PROXY_SSL_HEADER = os.environ.get("SECURE_PROXY_SSL_HEADER", "").strip()
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_" + _PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
-    if _PROXY_SSL_HEADER
+    if _PROXY_SSL_HEADER and BEHIND_TLS_PROXY
     else None
 )
 USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
@@ -334,6 +339,9 @@ if CACHE_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Redis is never what keeps the service up (memoryadmin/sharedcache.py): after a failed call,
+# the throttles count per process and leave Redis alone for this many seconds.
+CACHE_RETRY_SECONDS = float(os.environ.get("CACHE_RETRY_SECONDS", "5"))
 
 # --- Per-process caches on the agent's hot path. A change made in this process is seen at once;
 # other processes (gunicorn workers, Celery) see it within this many seconds.

@@ -44,3 +44,13 @@ def test_the_logger_applies_the_redaction_to_what_it_writes():
     atoms = logger.atoms(response, request, environ, datetime.timedelta(seconds=0.01))
 
     assert atoms["U"] == "/portal/open/[redacted]"
+
+
+def test_a_fact_key_in_an_agent_api_path_is_logged_as_its_keyed_hash(settings):
+    from memoryadmin.facts.keyhash import key_digest
+
+    logged = redact_path("/api/v1/subjects/FF-1/facts/wheelchair_assistance")
+    assert "wheelchair" not in logged
+    assert logged == "/api/v1/subjects/FF-1/facts/" + key_digest("FF-1", "wheelchair_assistance")
+    assert redact_path("/api/v1/subjects/FF-1/facts/search") == "/api/v1/subjects/FF-1/facts/search"
+    assert redact_path("/api/v1/subjects/FF-1/facts") == "/api/v1/subjects/FF-1/facts"

@@ -176,3 +176,36 @@ def test_request_errors_are_logged_with_debug_off(settings):
     assert response.status_code == 500
     assert "ERROR django.request Internal Server Error: /boom/" in written
     assert "RuntimeError: boom for the log test" in written
+
+
+@pytest.mark.django_db
+def test_plain_http_to_the_api_is_a_json_403_never_a_redirect(client, settings):
+    """A 301 makes clients re-send a PUT as a GET: the write would be lost (issue 19)."""
+    settings.SECURE_SSL_REDIRECT = True
+    response = client.put("/api/v1/subjects/FF-1/facts/seat", data='{"value": "Aisle"}',
+                          content_type="application/json")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "https_required"
+    assert client.get("/staff/").status_code == 301  # pages still go to HTTPS
+    secure = client.get("/api/v1/subjects/FF-1/facts", secure=True)
+    assert secure.status_code == 401  # over HTTPS it reaches the API (no token here)
+
+
+def test_the_proxy_header_is_trusted_only_behind_a_declared_tls_proxy():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import django; django.setup(); from django.conf import settings as s; "
+            "print(s.SECURE_PROXY_SSL_HEADER)")
+    base = {"PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
+            "DEBUG": "true", "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto"}
+    root = Path(__file__).resolve().parent.parent
+
+    def header(**extra: str) -> str:
+        return subprocess.run([sys.executable, "-c", code], cwd=root, env={**base, **extra},
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    assert header() == "None"
+    assert header(BEHIND_TLS_PROXY="true") == "('HTTP_X_FORWARDED_PROTO', 'https')"

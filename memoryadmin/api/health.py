@@ -1,5 +1,10 @@
 """GET /healthz for load balancers and orchestrators: is the database reachable, and the broker
-(when one is configured)? Public, and says nothing beyond ok/error.
+and the shared cache (when configured)? Public, and says nothing beyond ok/error.
+
+PostgreSQL is the system of record: without it the answer is 503 (`status: error`). Without the
+broker or the shared cache the agent API, the staff pages and the portal go on serving (turns wait
+`queued`, the throttles count per process), so the answer stays 200 with `status: degraded` and
+names which one is down; an orchestrator must not take a working instance out for it.
 
 `write_filter` is "error" when a stored blocked pattern is unusable and the write filter fails
 closed (every save is refused). That answer stays 200: taking the service out of the load
@@ -10,6 +15,8 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
@@ -62,14 +69,32 @@ def broker_status() -> str:
         return "error"
 
 
+def cache_status() -> str:
+    """"local" when the cache is process memory (no Redis configured), else "ok" or "error"."""
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        return "local"
+    try:
+        backend._cache.get_client(write=True).ping()
+        return "ok"
+    except Exception:  # noqa: BLE001 - any failure to answer means "not healthy"
+        logger.warning("healthz: shared cache unreachable", exc_info=False)
+        return "error"
+
+
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     database = "ok" if database_ok() else "error"
-    body = {"database": database, "broker": broker_status()}
-    healthy = database == "ok" and body["broker"] != "error"
+    body = {"database": database, "broker": broker_status(), "cache": cache_status()}
     body["write_filter"] = write_filter_status() if database == "ok" else "error"
-    return JsonResponse(body, status=200 if healthy else 503)
+    if database != "ok":
+        status = "error"
+    elif "error" in (body["broker"], body["cache"], body["write_filter"]):
+        status = "degraded"
+    else:
+        status = "ok"
+    return JsonResponse({"status": status, **body}, status=200 if database == "ok" else 503)
 
 
 urlpatterns = [path("", healthz, name="healthz")]

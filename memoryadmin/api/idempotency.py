@@ -175,7 +175,9 @@ def run_idempotent(
                                 key=key,
                                 subject_id=subject_id,
                                 method=request.method,
-                                path=request.path,
+                                # An erasing DELETE names the key it erased: written after the
+                                # erasers ran, so it is kept blank from the start.
+                                path="" if request.method == "DELETE" else request.path,
                                 request_hash=fingerprint,
                                 status_code=response.status_code,
                                 response_body=response.data,

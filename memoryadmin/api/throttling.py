@@ -23,6 +23,10 @@ counted in Redis when leased, so all workers together still never admit more tha
 lease left unused when its window ends counts without having been used, so a token can be
 refused a few requests early (at most a lease per process per window). A limit under 200 per
 period is counted request by request, exactly as before.
+
+When Redis is down the throttle fails open to a per-process limit (`memoryadmin.sharedcache`):
+each process counts in its own memory against the same limit, and a warning is logged once a
+minute. The agent API goes on answering from PostgreSQL.
 """
 
 from __future__ import annotations
@@ -35,10 +39,18 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache, caches
+from django.core.cache import caches
+from django.core.cache.backends.base import BaseCache
 from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
+
+from memoryadmin.sharedcache import (
+    CACHE_ERRORS,
+    local_cache,
+    shared_cache_failed,
+    shared_cache_up,
+)
 
 from .models import ServiceToken
 
@@ -121,12 +133,23 @@ def _allow(slot: str, key: str, previous_key: str, *, limit: int, overlap: float
     """Count this request in its window if the sliding count stays within `limit`."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        return _counts_for(backend).take(
-            slot, key, previous_key, limit=limit, overlap=overlap, timeout=timeout,
-            make_key=backend.make_and_validate_key,
-        )
-    # Process-local cache (the embedded default, one process): take a number, give it back if
-    # it is over the limit.
+        if shared_cache_up():
+            try:
+                return _counts_for(backend).take(
+                    slot, key, previous_key, limit=limit, overlap=overlap, timeout=timeout,
+                    make_key=backend.make_and_validate_key,
+                )
+            except CACHE_ERRORS as exc:
+                shared_cache_failed("the API throttle", exc)
+        backend = local_cache()
+    return _allow_local(backend, key, previous_key, limit=limit, overlap=overlap,
+                        timeout=timeout)
+
+
+def _allow_local(cache: BaseCache, key: str, previous_key: str, *, limit: int, overlap: float,
+                 timeout: int) -> bool:
+    """Process-local cache (the embedded default, one process; or Redis is down): take a
+    number, give it back if it is over the limit."""
     cache.add(key, 0, timeout=timeout)
     try:
         taken = cache.incr(key)

@@ -333,6 +333,10 @@ class FactsView(LeanGetMixin, SubjectView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
 
+        # The reply is the agent's whole view only for a token that may read it; a write-only
+        # token gets back what it wrote (as committed, when the agent can see it), nothing else.
+        may_read = request.auth.has_scopes(*READ)
+
         def perform() -> Response:
             result = services.fact_upsert(
                 subject_id=subject_id,
@@ -344,10 +348,13 @@ class FactsView(LeanGetMixin, SubjectView):
                 actor=agent_actor(request),
                 reason="saved by the agent",
                 session_tag=session_tag(data.get("session_id")),
-                agent_view=True,  # read inside the write's transaction: this write's state
+                agent_view=may_read,  # read inside the write's transaction: this write's state
             )
+            facts = result.agent_facts if may_read else [
+                state for state in result.states.values() if state.agent_visible
+            ]
             return Response(
-                {"facts": wire_facts(result.agent_facts), "pending_review": result.sent_to_review}
+                {"facts": wire_facts(facts), "pending_review": result.sent_to_review}
             )
 
         return run_idempotent(request, subject_id=subject_id, perform=perform)

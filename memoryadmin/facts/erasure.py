@@ -241,7 +241,9 @@ def erase_facts(
 ) -> int:
     """Erase the given facts: (subject_id, key, actor) each. Used for one fact and for a sweep
     chunk; the caller holds the locks (a fact that is not there is skipped: no event, no
-    eraser). Returns how many rows were deleted."""
+    eraser). Returns how many rows were deleted. No fact has an empty key: such a row is
+    skipped (it has no keyed hash to look its history up by)."""
+    rows = [row for row in rows if row[1]]
     if not rows:
         return 0
     now = timezone.now()

@@ -3,8 +3,10 @@ selectors. An agent host that runs inside this Django project uses it instead of
 
 The agent's reads run on every turn, so on PostgreSQL they do not hop to a thread: they run the
 selectors' own SQL (`facts/sql.py`, so the rows are the same by construction) on a native async
-psycopg pool opened beside Django's connections, one pool per event loop (one of its
-connections kept aside for the loop's calls when it is free, see `_Native`). Upserts run
+psycopg connections opened beside Django's, a few per event loop (`_LoopConnections`), all
+closed when that loop ends: no connection outlives its loop and no loop's shutdown waits on
+them. An agent host may also hold the store as `async with DjangoMemoryStore() as store:` (or
+call `await store.aclose()`), which closes the current loop's connections at once. Upserts run
 `services.fact_upsert_async` on the same pool (the same plan, statements and audit events as
 `fact_upsert`), deletes `services.fact_delete_async` (the same one erasing statement as
 `fact_delete`, with the erasers' SQL in it); clears go through their service in Django's thread.
@@ -18,9 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import asynccontextmanager, suppress
+from types import TracebackType
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -40,6 +43,7 @@ from .validation import normalize_key, session_tag
 
 _CATEGORIES = {category.value: category for category in MemoryCategory}
 _IDLE = TransactionStatus.IDLE
+_ROLLBACK = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
 
 
 def to_wire(fact: Any) -> MemoryFact:
@@ -81,24 +85,95 @@ def _wire_rows(rows: Iterable[Sequence[Any]]) -> list[MemoryFact]:
     return facts
 
 
-# --- the native async pool -----------------------------------------------------------------------
+# --- the native async connections ---------------------------------------------------------------
 
 
-@dataclass
-class _Native:
-    """One event loop's connections: a psycopg pool, and one connection taken from it and kept
-    aside. A read or upsert uses the kept connection when nothing else of this loop is on it,
-    which saves the pool's checkout and return (a fifth of a read's time); otherwise it takes
-    one from the pool."""
+class _LoopConnections:
+    """One event loop's psycopg connections, at most `size` of them.
 
-    pool: Any
-    kept: Any = None
-    kept_busy: bool = False
+    Connections are opened in the calling task and nothing runs in the background (a pool's
+    background connect or reset task is what hung `asyncio.run` at the loop's end), and all of
+    them are closed when the loop ends: `_close_at_loop_end` waits in a task of its own, which
+    the loop's shutdown cancels (`asyncio.run`, pytest-asyncio, `asyncio.Runner`), or at once by
+    `close_pools()` / `DjangoMemoryStore.aclose()`. An idle connection is reused without any
+    checkout bookkeeping (a list pop), so a long-lived loop keeps the speed of a kept
+    connection."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.idle: list[Any] = []
+        self.opened = 0  # idle and in use
+        self.waiters: deque[asyncio.Future[None]] = deque()
+        self.closed = False
+
+    async def acquire(self) -> Any:
+        from psycopg import AsyncConnection
+
+        while True:
+            if self.closed:
+                raise RuntimeError("the store's connections for this event loop are closed")
+            if self.idle:
+                return self.idle.pop()
+            if self.opened < self.size:
+                self.opened += 1
+                try:
+                    return await AsyncConnection.connect(**_conninfo(), autocommit=True)
+                except BaseException:
+                    self.opened -= 1
+                    self._wake()
+                    raise
+            waiter = asyncio.get_running_loop().create_future()
+            self.waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                with suppress(ValueError):
+                    self.waiters.remove(waiter)
+
+    async def release(self, conn: Any) -> None:
+        """Back to the idle list if it is clean; a broken connection, or one left inside a
+        statement (a cancelled call), is closed instead; a transaction left open is rolled
+        back."""
+        try:
+            status = conn.info.transaction_status
+            if not (self.closed or conn.closed or conn.broken) and status in _ROLLBACK:
+                await conn.rollback()
+                status = conn.info.transaction_status
+            if self.closed or conn.closed or conn.broken or status != _IDLE:
+                await conn.close()
+                self.opened -= 1
+            else:
+                self.idle.append(conn)
+        except BaseException:
+            await conn.close()
+            self.opened -= 1
+            raise
+        finally:
+            self._wake()
+
+    def _wake(self) -> None:
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    async def close(self) -> None:
+        self.closed = True
+        idle, self.idle = self.idle, []
+        for conn in idle:
+            await conn.close()  # no round trip: psycopg just closes the socket
+            self.opened -= 1
+        for waiter in self.waiters:
+            if not waiter.done():
+                waiter.set_result(None)  # they see `closed` and raise
 
 
-_natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Task[_Native]] = (
+# Keyed weakly by the loop, and nothing in a value refers to its loop: a loop that is dropped
+# takes its entry with it.
+_natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopConnections] = (
     weakref.WeakKeyDictionary()
 )
+_watchers: set[asyncio.Task[None]] = set()  # tasks must be referenced while they wait
 
 
 def native_enabled() -> bool:
@@ -124,60 +199,44 @@ def _conninfo() -> dict[str, Any]:
     return {name: value for name, value in info.items() if value is not None}
 
 
-async def _open_native() -> _Native:
-    from psycopg_pool import AsyncConnectionPool
-
-    pool = AsyncConnectionPool(
-        kwargs={**_conninfo(), "autocommit": True},
-        min_size=1,
-        max_size=max(2, int(getattr(settings, "MEMORY_STORE_POOL_SIZE", 4))),
-        open=False,
-        name="memoryadmin-store",
-    )
-    await pool.open()
-    return _Native(pool=pool)
+async def _close_at_loop_end(native: _LoopConnections) -> None:
+    """Waits until the loop shuts down (its tasks are cancelled), then closes its connections."""
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await native.close()
 
 
-async def _native() -> _Native:
+def _native() -> _LoopConnections:
     loop = asyncio.get_running_loop()
-    task = _natives.get(loop)
-    if task is None or (task.done() and task.exception() is not None):
-        task = loop.create_task(_open_native())
-        _natives[loop] = task
-    return await task
+    native = _natives.get(loop)
+    if native is None or native.closed:
+        native = _LoopConnections(max(1, int(getattr(settings, "MEMORY_STORE_POOL_SIZE", 4))))
+        _natives[loop] = native
+        watcher = loop.create_task(_close_at_loop_end(native), name="memoryadmin-store-close")
+        _watchers.add(watcher)
+        watcher.add_done_callback(_watchers.discard)
+    return native
 
 
 async def close_pools() -> None:
-    """Close this event loop's pool (an agent host calls it on shutdown; tests between runs)."""
-    task = _natives.pop(asyncio.get_running_loop(), None)
-    if task is not None:
-        native = await task
-        if native.kept is not None:
-            await native.pool.putconn(native.kept)
-        await native.pool.close()
+    """Close this event loop's connections now. A host that ends its loop some other way than
+    by cancelling its tasks (`loop.close()` straight after `run_until_complete`) calls it, or
+    `DjangoMemoryStore.aclose()`, first; `asyncio.run` and pytest-asyncio need neither."""
+    native = _natives.pop(asyncio.get_running_loop(), None)
+    if native is not None:
+        await native.close()
 
 
 @asynccontextmanager
 async def _connection() -> AsyncIterator[Any]:
-    """A connection of this loop's: the kept one when it is free, else one from the pool."""
-    native = await _native()
-    if native.kept_busy:
-        async with native.pool.connection() as conn:
-            yield conn
-        return
-    native.kept_busy = True
+    """A connection of this loop's, back to it (or closed) when the call ends."""
+    native = _native()
+    conn = await native.acquire()
     try:
-        if native.kept is None:
-            native.kept = await native.pool.getconn()
-        yield native.kept
+        yield conn
     finally:
-        conn = native.kept
-        if conn is not None and (conn.broken or conn.info.transaction_status != _IDLE):
-            # Lost, or left mid-statement (a cancelled call): the pool discards or resets it,
-            # and the next call takes another.
-            native.kept = None
-            await native.pool.putconn(conn)
-        native.kept_busy = False
+        await native.release(conn)
 
 
 async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -224,6 +283,18 @@ class DjangoMemoryStore:
     @property
     def native(self) -> bool:
         return native_enabled() if self._native is None else self._native
+
+    async def __aenter__(self) -> DjangoMemoryStore:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the current event loop's connections (the next call opens them again). Needed
+        only where a loop ends without cancelling its tasks; see `close_pools`."""
+        await close_pools()
 
     async def get_facts(self, subject_id: str) -> list[MemoryFact]:
         _check_subject(subject_id)
@@ -292,6 +363,8 @@ class DjangoMemoryStore:
             )
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
+        if not normalize_key(key):
+            return False  # no fact has an empty key (upstream and HttpMemoryStore answer False)
         if not (self.native and erasure.native_ready()):
             return await sync_to_async(services.fact_delete)(
                 subject_id=subject_id,

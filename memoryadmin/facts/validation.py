@@ -8,7 +8,9 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
+import re2
 from django.core.exceptions import ValidationError
 
 # The text rules live in the Django-free client package so that the agent's tools report keys
@@ -105,22 +107,39 @@ def validate_fact(key: object, value: object, category: object = None) -> CleanF
 # --- The write filter --------------------------------------------------------------------------
 
 
+def _re2_compile(source: str, *, ignore_case: bool = False) -> Any:
+    """Every pattern of the write filter is compiled by RE2, which matches in time linear in
+    the text: every agent write passes through the filter, and a backtracking pattern such as
+    `(a+)+$` would hold a web worker on a hostile value. RE2 has no backreferences or
+    lookaround; such a pattern raises re2.error (and is refused when saved). Its \\d, \\w, \\s and
+    \\b are ASCII: the built-in rules spell out the Unicode classes they mean."""
+    options = re2.Options()
+    options.case_sensitive = not ignore_case
+    options.log_errors = False  # the library would print the pattern to stderr
+    return re2.compile(source, options)
+
+
 @dataclass(frozen=True)
 class BlockRule:
     name: str
-    pattern: re.Pattern[str]
+    pattern: Any  # a compiled RE2 pattern (`search` as in `re`)
     message: str
 
+
+# Unicode classes as Python's `re` reads \w, \d and \s (RE2's shorthands are ASCII only).
+_W = r"\p{L}\p{N}_"
+_D = r"\p{Nd}"
+_S = r"[\s\p{Z}]"
 
 DEFAULT_BLOCK_RULES: tuple[BlockRule, ...] = (
     BlockRule(
         "email",
-        re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        _re2_compile(rf"[{_W}.+-]+@[{_W}-]+(?:\.[{_W}-]+)+"),
         "Looks like an e-mail address; contact details are not kept in memory.",
     ),
     BlockRule(
         "iban",
-        re.compile(r"\b[A-Z]{2}\d{2}[ ]?(?:[A-Z0-9]{4}[ ]?){2,7}[A-Z0-9]{1,4}\b"),
+        _re2_compile(rf"\b[A-Z]{{2}}{_D}{{2}}[ ]?(?:[A-Z0-9]{{4}}[ ]?){{2,7}}[A-Z0-9]{{1,4}}\b"),
         "Looks like a bank account (IBAN); financial details are not kept in memory.",
     ),
     BlockRule(
@@ -131,11 +150,13 @@ DEFAULT_BLOCK_RULES: tuple[BlockRule, ...] = (
         # however they are written, Taiwanese ones included ("02-2345-6789", "0912 345 678",
         # "+886 912 345 678"). Dates, prices, sizes, seats and order numbers have fewer digits
         # in a run. The text is NFKC-folded first (full-width digits, dashes and brackets become
-        # plain ones); `\d` matches the digits of every script, and the dashes include the ones
-        # Chinese and Japanese keyboards type (U+2010-2015, U+2212, U+30FC). Dates and times are
-        # masked before this rule runs (`filter_text`).
-        re.compile(
-            r"(?<![\d])\d(?:(?:[ \-./_\u2010-\u2015\u2212\u30fc]|\s?\(\s?|\s?\)[ \-.]?)?\d){8,}"
+        # plain ones); digits of every script count, and the dashes include the ones Chinese
+        # and Japanese keyboards type (U+2010-2015, U+2212, U+30FC). Dates and times are masked
+        # before this rule runs (`filter_text`). The run starts at the text's start or after a
+        # non-digit (RE2 has no lookbehind; for "is there a match" it is the same test).
+        _re2_compile(
+            rf"(?:^|[^{_D}]){_D}(?:(?:[ \-./_\x{{2010}}-\x{{2015}}\x{{2212}}\x{{30fc}}]"
+            rf"|{_S}?\({_S}?|{_S}?\)[ \-.]?)?{_D}){{8,}}"
         ),
         "Looks like a card, account, ID or phone number; such numbers are not kept in memory.",
     ),
@@ -183,9 +204,16 @@ def blocked_pattern_problem(source: object) -> str | None:
     if len(source) > BLOCKED_PATTERN_MAX_LENGTH:
         return f"At most {BLOCKED_PATTERN_MAX_LENGTH} characters."
     try:
-        compiled = re.compile(source, re.IGNORECASE)
+        re.compile(source, re.IGNORECASE)
     except re.error as exc:
         return f"Not a valid regular expression ({exc.msg})."
+    try:
+        compiled = _re2_compile(source, ignore_case=True)
+    except re2.error:
+        return (
+            "Uses a feature the filter cannot run in safe time: backreferences (\\1) and "
+            "lookaround ((?=, (?!, (?<=, (?<!) are not supported; rewrite it without them."
+        )
     if compiled.search("") is not None:
         return "Matches empty text, so it would block every fact."
     return None
@@ -239,7 +267,7 @@ class MemoryWriteFilter:
             rules.extend(
                 BlockRule(
                     f"custom_{index}",
-                    re.compile(source, re.IGNORECASE),
+                    _re2_compile(source, ignore_case=True),
                     "Matches a pattern the privacy team blocks.",
                 )
                 for index, source in enumerate(extra)

@@ -4,6 +4,7 @@ it was loaded at, so a save over someone else's change is refused instead of ove
 from __future__ import annotations
 
 from django import forms
+from django.contrib.auth.forms import AuthenticationForm
 
 from memoryadmin.facts.models import ActorKind, Category, EventAction
 from memoryadmin.facts.validation import REASON_MAX_LENGTH
@@ -113,3 +114,19 @@ class EventFilterForm(forms.Form):
     actor = forms.ChoiceField(
         label="Actor", required=False, choices=[("", "Anyone"), *ActorKind.choices]
     )
+
+
+class StaffLoginForm(AuthenticationForm):
+    """Django's sign-in form with its username length enforced: Django only copies the length
+    into the widget, so a 10,000-character username reached the lock-out library, which writes
+    it into a 255-character column (a 500). Refused here, before anyone authenticates."""
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data.get("username") or ""
+        limit = self.fields["username"].max_length or 150
+        if len(username) > limit:
+            raise forms.ValidationError(
+                f"Ensure this value has at most {limit} characters (it has {len(username)}).",
+                code="max_length",
+            )
+        return username

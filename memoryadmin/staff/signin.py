@@ -18,6 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from memoryadmin.access import writer
 from memoryadmin.access.choices import AccessKind, LoginMethod
 
+from .forms import StaffLoginForm
 from .security import client_ip
 from .sso import SSO_BACKEND, sso_enabled
 
@@ -25,6 +26,10 @@ LOGIN_METHOD_SESSION_KEY = "staff_login_method"
 
 
 class StaffLoginView(auth_views.LoginView):
+    # Its username length enforced before anyone authenticates (a 10,000-character name
+    # reached the lock-out library's 255-character column: a 500).
+    authentication_form = StaffLoginForm
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not settings.STAFF_PASSWORD_LOGIN:
             return self.render_to_response(

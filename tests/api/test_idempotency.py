@@ -16,6 +16,7 @@ from memoryadmin.api.tasks import purge_idempotency_records_task
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
+from tests.support.dbscan import occurrences
 
 from .conftest import db_state, facts_url, subject_url
 
@@ -247,3 +248,14 @@ def test_concurrent_retries_with_one_key_write_once(make_agent):
     assert sum(not r.has_header("Idempotent-Replayed") for r in results) == 1
     assert FactEvent.objects.filter(subject_id=SUBJECT).count() == 1
     assert IdempotencyRecord.objects.count() == 1
+
+
+def test_the_erasing_delete_does_not_keep_the_key_in_its_own_record(agent):
+    """The record of an idempotent DELETE is written after the erasure ran: it must not be the
+    one place the erased key survives (issue 19)."""
+    agent.put(facts_url(SUBJECT, "pregnancy_zqx"), {"value": "Expecting in March"},
+              format="json")
+    response = agent.delete(facts_url(SUBJECT, "pregnancy_zqx"), HTTP_IDEMPOTENCY_KEY="del-zqx")
+    assert response.status_code == 204
+    assert IdempotencyRecord.objects.filter(key="del-zqx").exists()
+    assert occurrences("pregnancy_zqx") == {}

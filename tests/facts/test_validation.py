@@ -202,3 +202,48 @@ def test_a_misconfigured_filter_is_a_refusal_every_form_already_handles():
     """Forms that catch FactBlocked refuse the save (no 500) when the filter fails closed."""
     assert issubclass(WriteFilterMisconfigured, FactBlocked)
     assert issubclass(WriteFilterMisconfigured, ValueError)
+
+
+# --- RE2: no pattern can hold a worker (issue 19) ------------------------------------------------
+
+
+def _finishes_within(seconds: float, work) -> bool:
+    """Runs `work` in a thread: a backtracking matcher would still be running when we look."""
+    import threading
+
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (work(), done.set()), daemon=True)
+    thread.start()
+    return done.wait(seconds)
+
+
+@pytest.mark.parametrize("pattern", [r"(a+)+$", r"(x+x+)+y", r"^(\w+\s?)+$", r"(a|aa)+$"])
+def test_a_catastrophic_pattern_is_accepted_and_runs_in_linear_time(pattern):
+    assert validate_blocked_patterns([pattern]) == [pattern]
+    write_filter = MemoryWriteFilter([pattern])
+    hostile = "a" * 5000 + "!"  # Python's re would need 2**5000 steps on (a+)+$
+    assert _finishes_within(5, lambda: write_filter.check("note", hostile))
+    assert _finishes_within(5, lambda: write_filter.check("note", "x" * 5000))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "word"),
+    [(r"(a)\1", "backreferences"), (r"flyer(?=\d)", "lookaround"),
+     (r"(?<!gold )member", "lookaround"), (r"(?!x)loyalty", "lookaround")],
+)
+def test_a_pattern_re2_cannot_run_is_refused_on_save_with_a_clear_message(pattern, word):
+    with pytest.raises(ValidationError) as caught:
+        validate_blocked_patterns(["ok", pattern])
+    [message] = caught.value.messages
+    assert message.startswith("Pattern 2: ") and word in message and pattern not in message
+    with pytest.raises(WriteFilterMisconfigured):  # stored some other way: fails closed
+        MemoryWriteFilter([pattern]).check("note", "Prefers aisle")
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["聯絡我jane@example.com", "電話０９１２３４５６７８", "acct DE89370400440532013000",
+     "帳號 DE89 3704 0044 0532 0130 00", "call +886 912 345 678", "9876543210"],
+)
+def test_the_built_in_rules_keep_their_unicode_reach_on_re2(value):
+    assert not MemoryWriteFilter().check("note", value).allowed

@@ -10,6 +10,7 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent, MemoryFact
 from memoryadmin.staff import selectors as staff_selectors
 from tests.factories import FactFactory
+from tests.support.dbscan import occurrences
 
 pytestmark = pytest.mark.django_db
 
@@ -227,3 +228,25 @@ def test_bulk_without_reason_changes_nothing(client, editor, seat):
     )
     assert response.status_code == 400
     assert selectors.subject_fact(S, "seat").expires_at is None
+
+
+def test_an_erased_key_is_not_left_in_the_staff_session(client, editor):
+    """The session remembers what it revealed by keyed hash: after the erasure the topic is in
+    no table, django_session included (issue 19)."""
+    services.fact_upsert(subject_id=S, facts=[
+        services.FactDraft("wheelchair_zqx", "Uses a wheelchair", "preference")
+    ], actor=Actor.system("t"))
+    services.fact_flag_sensitive(subject_id=S, key="wheelchair_zqx", actor=Actor.system("t"))
+    client.force_login(editor)
+    client.post(f"{BASE}/facts/wheelchair_zqx/reveal/", {"reason": "Customer asked"})
+    assert "Uses a wheelchair" in client.get(f"{BASE}/").content.decode()  # still revealed
+    fact = MemoryFact.objects.get(subject_id=S, key="wheelchair_zqx")
+    response = client.post(f"{BASE}/facts/wheelchair_zqx/delete/",
+                           {"reason": "Asked to forget", "version": fact.version})
+    assert response.status_code == 302
+    assert occurrences("wheelchair_zqx") == {}
+    from django.contrib.sessions.models import Session
+
+    sessions = [str(session.get_decoded()) for session in Session.objects.all()]
+    assert sessions and "revealed" in sessions[0]  # session data is encoded: read it decoded
+    assert not any("wheelchair_zqx" in session for session in sessions)

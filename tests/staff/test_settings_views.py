@@ -251,15 +251,17 @@ def test_a_token_secret_is_shown_once_and_works(admin_client):
         BASE + "tokens/",
         {"name": "booking-agent", "scopes": ["memory:read", "turns:write"], "reason": "new host"},
     )
-    assert response.status_code == 302
-    shown = admin_client.get(response["Location"])
+    # Shown in the answer to the POST itself: never stored, not even in django_session.
+    assert response.status_code == 201
+    shown = response
     body = shown.content.decode()
     secret = re.search(r'id="secret" readonly value="([^"]+)"', body).group(1)
     assert secret.startswith("mat_") and token_authenticate(secret) is not None
     assert shown["Cache-Control"] == "no-store"
-    again = admin_client.get(response["Location"]).content.decode()
-    assert secret not in again and "cannot be shown again" in again
+    assert occurrences(secret) == {}  # pg_dump: not in any table, django_session included
     token = ServiceToken.objects.get()
+    again = admin_client.get(BASE + f"tokens/{token.pk}/created/").content.decode()
+    assert secret not in again and "cannot be shown again" in again
     assert token.scopes == ["memory:read", "turns:write"]
     event = PolicyEvent.objects.get()
     assert event.action == PolicyAction.TOKEN_ISSUED and secret not in str(event.after)
@@ -301,3 +303,54 @@ def test_only_the_fields_that_differ_are_marked():
     edited = SimpleNamespace(before=rule, after={**rule, "ttl_days": 180})
     assert policy_changed(edited) == {"ttl_days"}
     assert policy_changed(SimpleNamespace(before=None, after=rule)) == set()  # a new rule
+
+
+def test_a_pattern_re2_cannot_run_is_refused_by_the_form(admin_client):
+    response = admin_client.post(BASE, settings_form(blocked_patterns="ok\n(gold)\\s+\\1"))
+    assert response.status_code == 400
+    assert "Pattern 2: Uses a feature the filter cannot run in safe time" in (
+        response.content.decode()
+    )
+    assert MemorySettings.objects.get(pk=1).blocked_patterns == []
+
+
+@pytest.mark.django_db(transaction=True)  # the calls run in threads of their own
+def test_a_catastrophic_pattern_cannot_hang_the_try_box_or_an_agent_write(admin_client):
+    """`(a+)+$` used to hold a gunicorn worker until WORKER TIMEOUT on "aaaa...a!"."""
+    import threading
+
+    from django.db import connections
+    from rest_framework.test import APIClient
+
+    from memoryadmin.api.tokens import token_issue
+
+    admin_client.post(BASE, settings_form(blocked_patterns="(a+)+$"))
+    assert MemorySettings.objects.get(pk=1).blocked_patterns == ["(a+)+$"]
+    hostile = "a" * 190 + "!"
+    answers: dict[str, int] = {}
+
+    def try_it() -> None:
+        answers["try"] = admin_client.post(BASE + "try/", {"sample": hostile}).status_code
+
+    def agent_write() -> None:
+        _, secret = token_issue(name="re2-host", scopes=["memory:write"])
+        agent = APIClient(HTTP_AUTHORIZATION=f"Bearer {secret}")
+        answers["put"] = agent.put("/api/v1/subjects/re2-1/facts",
+                                   {"facts": [{"key": "x", "value": hostile}]},
+                                   format="json").status_code
+
+    def in_thread(work):
+        def run() -> None:
+            try:
+                work()
+            finally:
+                connections.close_all()  # this thread's own connection
+
+        return run
+
+    for work in (try_it, agent_write):
+        thread = threading.Thread(target=in_thread(work), daemon=True)
+        thread.start()
+        thread.join(10)
+        assert not thread.is_alive(), work.__name__
+    assert answers == {"try": 200, "put": 200}

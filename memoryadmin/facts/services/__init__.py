@@ -77,6 +77,7 @@ from .subjects import (
     subject_set_preferences,
 )
 from .upsert import (
+    ABSENT,
     FactDraft,
     FactState,
     UpsertResult,
@@ -85,6 +86,7 @@ from .upsert import (
 )
 
 __all__ = [
+    "ABSENT",
     "BULK_ACTIONS",
     "ChunkResult",
     "FactDraft",

@@ -65,6 +65,8 @@ from .events import (
     snapshot,
 )
 
+# The expected version of a fact that must not exist yet (versions start at 1).
+ABSENT = 0
 
 @dataclass(frozen=True)
 class FactDraft:
@@ -356,6 +358,8 @@ def _upsert_plan(
     Django path and the async path (DjangoMemoryStore) write exactly the same rows and events."""
     for raw_key, version in (expected_versions or {}).items():
         current = existing.get(normalize_key(raw_key))
+        if version == ABSENT and current is None:
+            continue  # an add: the key must not be held yet (checked under the lock)
         if current is None or current["version"] != version:
             raise FactConflict(
                 "The fact was changed since it was read; fetch it again and retry.",
@@ -447,6 +451,8 @@ def fact_upsert(
 
     `expected_versions` (key -> version, e.g. from an If-Match header) makes the write
     conditional: if any named fact is missing or at another version, nothing is written.
+    `ABSENT` (0) as the version means "not held yet": an add that a concurrent add of the same
+    key turns into a FactConflict instead of an overwrite.
 
     A fixed number of statements whatever the batch size: lock the subject, read the named
     facts, one INSERT of the new ones, one UPDATE of the changed ones, one INSERT of their

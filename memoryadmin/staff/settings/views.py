@@ -317,9 +317,9 @@ def tokens(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            # Shown once on the next page, then gone from the session.
-            request.session[NEW_SECRET_SESSION_KEY] = {"id": token.pk, "secret": secret}
-            return redirect("settings:token_created", token_id=token.pk)
+            # Shown once, in the answer to this POST; stored nowhere (not even the session,
+            # whose row would hold it at rest until the next page was opened).
+            return _token_created_page(request, token, secret, status=201)
     return render(
         request, "staff/settings/tokens.html",
         {"form": form, "tokens": tokens_list(), "section": "tokens"},
@@ -332,11 +332,15 @@ def token_created(request: HttpRequest, token_id: int) -> HttpResponse:
     token = ServiceToken.objects.filter(pk=token_id).first()
     if token is None:
         raise Http404("No such token.")
-    stored = request.session.pop(NEW_SECRET_SESSION_KEY, None)
-    secret = stored["secret"] if stored and stored.get("id") == token.pk else None
+    request.session.pop(NEW_SECRET_SESSION_KEY, None)  # a session from before this change
+    return _token_created_page(request, token, None)
+
+
+def _token_created_page(request: HttpRequest, token: ServiceToken, secret: str | None, *,
+                        status: int = 200) -> HttpResponse:
     response = render(
         request, "staff/settings/token_created.html",
-        {"token": token, "secret": secret, "section": "tokens"},
+        {"token": token, "secret": secret, "section": "tokens"}, status=status,
     )
     response["Cache-Control"] = "no-store"
     return response

@@ -11,12 +11,21 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from memoryadmin.access import writer as access_writer
 from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts.errors import (
+    FactConflict,
+    FactError,
+    FactNotFound,
+    FactStateError,
+    WriteFilterMisconfigured,
+)
+from memoryadmin.facts.keyhash import key_digest
 from memoryadmin.facts.models import MemoryFact, Subject
 
 from ..roles import has_role
@@ -39,11 +48,33 @@ def staff_required(role: str):
                 return redirect_to_login(request.get_full_path())
             if not has_role(request.user, role):
                 raise PermissionDenied("This page is for support staff.")
-            return view(request, *args, **kwargs)
+            try:
+                return view(request, *args, **kwargs)
+            except FactError as exc:  # whatever a view did not handle itself
+                return fact_error_page(request, exc)
 
         return wrapped
 
     return decorator
+
+
+# Every FactError a staff view leaves unhandled, mapped once, to the status the agent API gives
+# it and the service's own message (a fact erased by someone else meanwhile is a 404, not a 500).
+_FACT_ERROR_STATUS: tuple[tuple[type[FactError], int], ...] = (
+    (WriteFilterMisconfigured, 503),
+    (FactNotFound, 404),
+    (FactConflict, 409),
+    (FactStateError, 409),
+)
+
+
+def fact_error_page(request: HttpRequest, exc: FactError) -> HttpResponse:
+    status = next((code for cls, code in _FACT_ERROR_STATUS if isinstance(exc, cls)), 400)
+    if isinstance(exc, FactNotFound):
+        message = "This fact is no longer there: someone deleted it meanwhile. Nothing was changed."
+    else:
+        message = f"Nothing was changed: {exc.message}"
+    return render(request, "staff/fact_error.html", {"message": message}, status=status)
 
 
 def subject_or_404(subject_id: str) -> Subject:
@@ -60,22 +91,33 @@ def fact_or_404(subject_id: str, key: str) -> MemoryFact:
     return fact
 
 
-def revealed_keys(request: HttpRequest, subject_id: str) -> set[str]:
-    """Keys of this traveller whose sensitive value this session revealed (for a few minutes)."""
+class RevealedKeys:
+    """The keys of one traveller whose sensitive value this session revealed (for a few
+    minutes), tested with `key in revealed`. The session stores each as its keyed hash
+    (`facts.keyhash.key_digest`), never the key: an erased fact's topic must not wait in
+    django_session until the session ends."""
+
+    def __init__(self, subject_id: str, digests: set[str]) -> None:
+        self.subject_id = subject_id
+        self.digests = digests
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key_digest(self.subject_id, key) in self.digests
+
+
+def revealed_keys(request: HttpRequest, subject_id: str) -> RevealedKeys:
     now = time.time()
     entries = request.session.get("revealed", {})
-    prefix = f"{subject_id}\x1f"
-    return {
-        name[len(prefix) :]
-        for name, until in entries.items()
-        if name.startswith(prefix) and until > now
-    }
+    return RevealedKeys(subject_id, {name for name, until in entries.items() if until > now})
 
 
 def remember_reveal(request: HttpRequest, subject_id: str, key: str) -> None:
     now = time.time()
-    entries = {k: v for k, v in request.session.get("revealed", {}).items() if v > now}
-    entries[f"{subject_id}\x1f{key}"] = now + REVEAL_SECONDS
+    entries = {
+        k: v for k, v in request.session.get("revealed", {}).items()
+        if v > now and k.startswith("#")  # entries of the old form held the key itself
+    }
+    entries[key_digest(subject_id, key)] = now + REVEAL_SECONDS
     request.session["revealed"] = entries
 
 

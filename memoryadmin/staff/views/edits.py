@@ -7,7 +7,7 @@ from datetime import time as dt_time
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
@@ -167,7 +167,15 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
             facts=[services.FactDraft(key, data["value"], data["category"])],
             actor=Actor.staff(request.user),
             reason=data["reason"],
+            expected_versions={key: services.ABSENT},  # checked again under the lock
         )
+    except FactConflict:
+        # Added by someone else (or the agent) since the check above: both side by side.
+        current = fact_selectors.subject_fact(subject_id, key)
+        if current is None:  # and already erased again
+            form.add_error("key", "This key changed meanwhile; try again.")
+            return render(request, "staff/fact_add.html", context, status=409)
+        return _conflict(request, subject, current, data)
     except (FactBlocked, FactInvalid) as exc:
         field = "key" if any("key" in name for name in exc.fields) else "value"
         form.add_error(field, exc.message)
@@ -192,6 +200,8 @@ BULK_WORDS = {
 def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     wanted = request.POST.getlist("keys")[:FACTS_PER_PAGE]
+    if any("\x00" in key for key in wanted):  # no key holds one; PostgreSQL refuses it
+        return HttpResponseBadRequest("A key in the request is not valid.")
     facts = selectors.staff_facts_by_keys(subject_id, wanted)
     form = BulkForm(request.POST, keys=[fact.key for fact in facts])
     back = next_url_or(request, "")

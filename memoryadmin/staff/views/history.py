@@ -20,6 +20,7 @@ from ..forms import EventFilterForm
 from ..roles import VIEWER
 from .common import (
     EVENTS_PER_PAGE,
+    RevealedKeys,
     page_of,
     query_without_page,
     record_access,
@@ -81,7 +82,7 @@ def erased_summary(after: dict) -> dict[str, Any] | None:
     }
 
 
-def _event_rows(events: Any, *, revealed: set[str], sensitive_now: set[str]) -> list[dict]:
+def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str]) -> list[dict]:
     """Each event with a field-by-field diff; values of sensitive facts stay masked."""
     rows = []
     for event in events:

@@ -25,6 +25,7 @@ from ..templatetags.staff_time import exact_time, relative_time
 from .common import (
     FACTS_PER_PAGE,
     TRAVELLERS_PER_PAGE,
+    RevealedKeys,
     page_of,
     query_without_page,
     record_access,
@@ -86,7 +87,7 @@ def _fact_link_parts(subject_id: str) -> dict[str, tuple[str, str]]:
 
 
 def _fact_rows(
-    facts: Any, *, subject_id: str, tier_one: set[str], revealed: set[str], back: str = ""
+    facts: Any, *, subject_id: str, tier_one: set[str], revealed: RevealedKeys, back: str = ""
 ) -> list[dict[str, Any]]:
     """Everything a row shows, computed here once: the template only prints it (the filters,
     `{% url %}` tags and include it used per row cost about 1 ms a row)."""
