@@ -183,7 +183,8 @@ def test_put_one_with_the_same_value_changes_nothing(agent):
     agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"}, format="json")
     before = db_state()
 
-    response = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "aisle "},
+    # The same words with stray spaces (a change of case is a correction since issue 20).
+    response = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": " Aisle  "},
                          format="json")
 
     assert response.status_code == 200
