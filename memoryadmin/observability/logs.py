@@ -76,6 +76,11 @@ def logging_config(*, log_format: str = "text", level: str = "INFO") -> dict[str
             config["loggers"][name] = {"level": level}
         # Celery's task lines name the task and its id, never arguments, at INFO.
         config["loggers"]["celery"] = {"level": "INFO"}
+    else:
+        # Celery leaves its logging to us (the setup_logging receiver): in text its own lines
+        # (the worker's "ready.", each task received and finished) keep their handler.
+        config["loggers"]["celery"] = {"handlers": ["console"], "level": "INFO",
+                                       "propagate": False}
     return config
 
 
