@@ -123,6 +123,7 @@ def _portal(new_page, live_server, subject_id: str, locale: str = "en-GB"):
     page = new_page(viewport=PHONE, locale=locale)
     secret = portal_link_issue(subject_id=subject_id, issued_by="browser test").secret
     page.goto(f"{live_server.url}/portal/open/{secret}")
+    page.locator("[data-portal-open]").click()  # a GET only shows the button
     return page
 
 

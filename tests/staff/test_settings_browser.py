@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from playwright.sync_api import expect
 import redis
 from django.contrib.auth.models import Group
 from django.utils import timezone
@@ -106,7 +107,7 @@ def test_an_invalid_blocked_pattern_is_refused_with_a_message(admin_page, live_s
     screenshot(page, "settings-memory")
     assert_no_serious_axe_violations(page)
     page.get_by_label("Extra blocked patterns").fill("loyalty\\s*\\d{6}\n(unclosed")
-    page.get_by_label("Reason for this change").fill("Block loyalty numbers")
+    page.locator("#id_reason").fill("Block loyalty numbers")  # the settings form's own reason
     page.get_by_role("button", name="Save settings").click()
 
     summary = page.get_by_role("alert")
@@ -133,7 +134,8 @@ def test_tokens_and_history_pages(admin_page, live_server):
     assert field["width"] > card["width"] * 0.6  # the whole secret is visible, not a stub
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.get_by_role("button", name="Copy").click()
-    assert page.get_by_role("button", name="Copied").is_visible()
+    # the clipboard answers asynchronously: wait for the button to say so
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
     screenshot(page, "settings-token-created")
     assert_no_serious_axe_violations(page)
     page.get_by_role("link", name="Back to service tokens").click()
