@@ -135,7 +135,8 @@ def test_statements_grow_with_chunks_not_with_facts(settings):
     large = sweep(200_000)  # 200 full chunks and an empty one
     per_chunk = (large - small) / (200 - 5)
     # BEGIN, the SELECT ... FOR UPDATE SKIP LOCKED, the enabled rules (who expired each fact),
-    # one erasing statement (erasers included), COMMIT.
-    assert per_chunk == int(per_chunk) and per_chunk <= 5
+    # one erasing statement (erasers included), COMMIT; then the erasers' after-commit work
+    # (the webhook outbox's dispatch, which eager Celery runs inline here): a fixed few more.
+    assert per_chunk == int(per_chunk) and per_chunk <= 9
     assert large == small + per_chunk * 195
     print(f"sweep of 200,000 facts: {large} statements, {per_chunk:.0f} per chunk")
