@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from playwright.sync_api import expect
 import redis
 from django.contrib.auth.models import Group
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from memoryadmin.facts.models import MemoryFact, RetentionRule, RetentionRun, RunStatus
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
