@@ -27,7 +27,7 @@ $(OIDC_MODULES): tests/oidc/package.json tests/oidc/package-lock.json
 
 setup: $(BIN)/.installed $(OIDC_MODULES)
 
-run: setup
+run: $(BIN)/.installed
 	export DEBUG=$${DEBUG:-true}; \
 	$(BIN)/python manage.py migrate --noinput && \
 	$(BIN)/python manage.py seed_demo && \
@@ -38,7 +38,7 @@ run: setup
 
 # Production web: gunicorn (WEB_CONCURRENCY workers, default 2) + WhiteNoise, DEBUG off.
 # Needs SECRET_KEY, DATABASE_URL and usually CELERY_BROKER_URL (README, "Deploying").
-serve: setup
+serve: $(BIN)/.installed
 	export DEBUG=false; \
 	$(BIN)/python manage.py migrate --noinput && \
 	$(BIN)/python manage.py collectstatic --noinput -v 0 && \
@@ -47,10 +47,10 @@ serve: setup
 # With LOG_FORMAT=json, --quiet drops Celery's start-up banner (not a log line, not JSON).
 CELERY_QUIET = $$([ "$${LOG_FORMAT:-text}" = json ] && echo --quiet)
 
-worker: setup
+worker: $(BIN)/.installed
 	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) worker --loglevel=INFO
 
-beat: setup
+beat: $(BIN)/.installed
 	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) beat --loglevel=INFO \
 		--schedule=$${BEAT_SCHEDULE_FILE:-/tmp/memoryadmin-celerybeat-schedule}
 
@@ -76,7 +76,7 @@ test: setup
 	$(BIN)/pytest $(PYTEST_ARGS)
 	$(TEST_EMBEDDED)
 
-test-embedded: setup
+test-embedded: $(BIN)/.installed
 	$(TEST_EMBEDDED)
 
 lint: setup
@@ -89,11 +89,11 @@ $(BIN)/.bench-installed: $(BIN)/.installed
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $@
 
-bench: setup $(BIN)/.bench-installed
+bench: $(BIN)/.installed $(BIN)/.bench-installed
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python bench/run.py --preset small
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} $(BIN)/python bench/extraction_eval.py
 
-bench-large: setup $(BIN)/.bench-installed
+bench-large: $(BIN)/.installed $(BIN)/.bench-installed
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python bench/run.py --preset large --n 300
 
 clean:
