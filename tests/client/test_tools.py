@@ -115,12 +115,18 @@ def test_an_overlong_value_is_cut_like_the_server_cuts_it(tools):
     assert len(value) == 200 and value.endswith("...[truncated]")
 
 
-def test_a_blocked_value_is_refused_without_repeating_it(tools):
-    value = "Card 4111 1111 1111 1111"
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [("Card 4111 1111 1111 1111", "4111"),
+     # Full-width digits, as Chinese and Japanese keyboards type them (issue 20).
+     ("Card ４１１１ １１１１ １１１１ １１１１", "４１１１"),
+     ("Call ＋８８６ ９１２ ３４５ ６７８", "９１２")],
+)
+def test_a_blocked_value_is_refused_without_repeating_it(tools, value, secret):
     result = run(tools.call, "save_memory", {"key": "payment_card", "value": value})
     assert result.is_error
     assert result.text.startswith("Not saved:")
-    assert "4111" not in result.text and value not in result.text
+    assert secret not in result.text and value not in result.text
     assert stored() == {}
 
 

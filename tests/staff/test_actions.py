@@ -80,19 +80,23 @@ def test_a_stale_edit_is_refused_and_both_versions_are_shown(client, editor, sea
     assert selectors.subject_fact(S, "seat").value == "Window seats"
 
 
-def test_a_blocked_value_is_a_form_error_that_does_not_repeat_it(client, editor, seat):
+@pytest.mark.parametrize(
+    ("value", "secret"),
+    [("card 4111 1111 1111 1111", "4111 1111"),
+     # Typed on a Chinese keyboard: the same phone number in full-width digits (issue 20).
+     ("call ０９１２－３４５－６７８", "３４５")],
+)
+def test_a_blocked_value_is_a_form_error_that_does_not_repeat_it(
+    client, editor, seat, value, secret
+):
     client.force_login(editor)
     response = client.post(
         f"{BASE}/facts/seat/edit/",
-        {
-            "value": "card 4111 1111 1111 1111",
-            "category": "preference",
-            "reason": "x",
-            "version": seat.version,
-        },
+        {"value": value, "category": "preference", "reason": "x", "version": seat.version},
     )
     assert response.status_code == 400
-    assert "4111 1111" not in response.content.decode().split("<textarea")[0]
+    assert secret not in response.content.decode().split("<textarea")[0]
+    assert selectors.subject_fact(S, "seat").value == "Prefers aisle seats"
 
 
 def test_expire_hides_the_fact_from_the_agent(client, editor, seat):
