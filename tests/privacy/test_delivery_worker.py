@@ -1,7 +1,7 @@
 """Delivery by a real Celery worker after commit, with a retry after a 500; the store's native
 erasure writes its events in its own statement; pg_dump after a correction and erasures shows no
-value or key in the outbox or the delivery log. Committed data (transactional tests): the worker and the pool are other
-connections."""
+value or key in the outbox or the delivery log. Committed data (transactional tests): the
+worker and the pool are other connections."""
 
 from __future__ import annotations
 
