@@ -95,3 +95,19 @@ def test_the_sweep_goes_in_batches(recipient):
     _age(days=120)
     assert [webhook_log_sweep(batch=2) for _ in range(4)] == [2, 2, 1, 0]
     assert OutboxEvent.objects.count() == 0
+
+
+def test_a_removed_recipients_pending_delivery_is_not_retried_and_is_swept(recipient, receiver):
+    from memoryadmin.privacy.recipients import webhook_recipient_remove
+    from memoryadmin.privacy.tasks import webhook_retry_due_task
+
+    receiver.statuses = [500]
+    FactFactory(subject_id="FF-960005", key="seat", value="Prefers the window")
+    services.fact_delete(subject_id="FF-960005", key="seat", actor=Actor.system("t"))
+    assert webhook_retry_due_task() == 0  # dispatched and tried once (eager): 500
+    WebhookDelivery.objects.update(next_attempt_at=timezone.now() - timedelta(hours=1))
+    webhook_recipient_remove(recipient_id=recipient.pk, actor=Actor.system("t"), reason="gone")
+    assert webhook_retry_due_task() == 0  # nothing re-sent to a removed recipient
+    assert len(receiver.received) == 1
+    _age(days=91)
+    assert webhook_log_sweep() == 1 and WebhookDelivery.objects.count() == 0
