@@ -475,3 +475,10 @@ CELERY_BEAT_SCHEDULE["webhook-dispatch-and-retry"] = {
     "task": "memoryadmin.privacy.tasks.webhook_retry_due_task",
     "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
 }
+# The outbox and the delivery log are kept this many days after an event was written (once its
+# deliveries are settled); an erasure request keeps each recipient's outcome in its evidence.
+WEBHOOK_LOG_RETENTION_DAYS = int(os.environ.get("WEBHOOK_LOG_RETENTION_DAYS", "90"))
+CELERY_BEAT_SCHEDULE["sweep-webhook-log"] = {
+    "task": "memoryadmin.privacy.tasks.webhook_log_sweep_task",
+    "schedule": 86400.0,
+}

@@ -14,6 +14,7 @@ class PrivacyConfig(AppConfig):
     label = "privacy"
 
     def ready(self) -> None:
+        from memoryadmin.facts.corrections import register_correction_listener
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.observability.gauges import register_gauge_source
 
@@ -34,3 +35,6 @@ class PrivacyConfig(AppConfig):
             "privacy.outbox.subject", outbox.outbox_subject_erased,
             sql=outbox.OUTBOX_SUBJECT_SQL, on_facts=False, after_commit=outbox.outbox_dispatch_soon,
         )
+        # Every correction by a person (staff's edit form, the traveller's portal) writes its
+        # `memory.fact.corrected` event in the correcting transaction.
+        register_correction_listener("privacy.outbox.corrected", outbox.outbox_fact_corrected)

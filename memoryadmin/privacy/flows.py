@@ -20,8 +20,8 @@ from memoryadmin.facts.selectors import ClearReceipt
 
 from . import selectors
 from .errors import RequestInvalid, RequestStateError
-from .models import WORKING, Channel, PrivacyRequest, RequestKind, RequestStatus, WebhookEventType
-from .outbox import outbox_stamp_subject_erased, outbox_write
+from .models import WORKING, Channel, PrivacyRequest, RequestKind, RequestStatus
+from .outbox import outbox_stamp_corrected, outbox_stamp_subject_erased
 from .services import (
     privacy_request_finish,
     privacy_request_hold,
@@ -144,8 +144,8 @@ def privacy_correct(
     *, subject_id: str, key: str, value: str, expected_version: int | None, actor: Actor,
     reason: str, request_id: int | None = None,
 ) -> PrivacyRequest:
-    """A correction as a rectification request, with a `memory.fact.corrected` event (the key's
-    keyed hash, never the key or the value)."""
+    """A correction as a rectification request. `fact_edit` writes the `memory.fact.corrected`
+    event (the key's keyed hash, never the key or the value); it carries the request's number."""
     fact = fact_services.fact_edit(
         subject_id=subject_id, key=key, value=value, expected_version=expected_version,
         actor=actor, reason=reason,
@@ -156,8 +156,9 @@ def privacy_correct(
     else:
         request = _own_request(request_id, subject_id, RequestKind.RECTIFICATION)
     digest = key_digest(subject_id, fact.key)
-    outbox_write(event_type=WebhookEventType.FACT_CORRECTED, subject_id=subject_id,
-                 key_hash=digest, path=_path(actor))
+    # `fact_edit` wrote the `memory.fact.corrected` event (if the value changed): name the
+    # request it answers.
+    outbox_stamp_corrected(subject_id=subject_id, key_hash=digest, request_number=request.number)
     return privacy_request_finish(request, actor=actor,
                                   evidence={"key_hash": digest, "version": fact.version},
                                   note="fact corrected")

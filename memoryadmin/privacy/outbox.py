@@ -3,8 +3,9 @@ recipients that want them after it commits.
 
 An erasure writes its events inside facts' erasing statement (the SQL parts registered from
 `PrivacyConfig.ready()`), so an erasure never commits without its events and an event never
-exists without its erasure. Other events (a correction, a completed request) are written by the
-privacy services in their own transaction through `outbox_write`.
+exists without its erasure. A person's correction writes its event from inside `fact_edit` (a
+`facts.corrections` listener), so every correction path sends one; a completed request's event
+is written by the privacy services in their transaction through `outbox_write`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memoryadmin.facts.corrections import Corrected
 from memoryadmin.facts.db import is_postgresql
 from memoryadmin.facts.erasure import Erased, key_digest
 
@@ -25,7 +27,8 @@ from .sql import OUTBOX_FACTS_SQL, OUTBOX_SUBJECT_SQL, SQL_UNDISPATCHED
 
 __all__ = [
     "OUTBOX_FACTS_SQL", "OUTBOX_SUBJECT_SQL", "outbox_dispatch", "outbox_dispatch_soon",
-    "outbox_facts_erased", "outbox_subject_erased", "outbox_write",
+    "outbox_fact_corrected", "outbox_facts_erased", "outbox_stamp_corrected",
+    "outbox_subject_erased", "outbox_write",
 ]
 
 DISPATCH_BATCH = 500
@@ -91,6 +94,30 @@ def outbox_subject_erased(erased: Erased) -> None:
         )
         for subject_id in erased.cleared_subjects
     ])
+
+
+def outbox_fact_corrected(corrected: Corrected) -> None:
+    """A person corrected a value (staff's edit form, the traveller's portal): the
+    `memory.fact.corrected` event, in the correcting transaction (a `facts.corrections`
+    listener). The keyed hash of the key, never the key or either value."""
+    outbox_write(
+        event_type=WebhookEventType.FACT_CORRECTED, subject_id=corrected.subject_id,
+        key_hash=key_digest(corrected.subject_id, corrected.key),
+        path=_PATHS.get(corrected.actor_kind, corrected.actor_kind),
+    )
+
+
+def outbox_stamp_corrected(*, subject_id: str, key_hash: str, request_number: str) -> None:
+    """Give this transaction's correction event the rectification request it answers (the
+    correction is written before the request exists). The caller holds the traveller's lock."""
+    newest = (
+        OutboxEvent.objects.filter(
+            subject_id=subject_id, event_type=WebhookEventType.FACT_CORRECTED,
+            key_hash=key_hash, request_number="",
+        ).order_by("-id").values_list("id", flat=True).first()
+    )
+    if newest is not None:
+        OutboxEvent.objects.filter(id=newest).update(request_number=request_number)
 
 
 def outbox_stamp_subject_erased(*, subject_id: str, receipt: str, path: str) -> None:

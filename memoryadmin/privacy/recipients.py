@@ -87,9 +87,10 @@ def webhook_recipient_remove(*, recipient_id: int, actor: Actor, reason: str) ->
 
 def webhook_delivery_replay(*, delivery_id: int, actor: Actor) -> DeliveryAttempt | None:
     """Send one delivery again now, whatever its status; the attempt is logged as a replay and
-    the replay is in the policy history. Returns the attempt (None: no such delivery)."""
+    the replay is in the policy history. Returns the attempt (None: no such delivery, or its
+    recipient was removed: nothing is sent to a system no longer registered)."""
     delivery = WebhookDelivery.objects.select_related("recipient").filter(pk=delivery_id).first()
-    if delivery is None:
+    if delivery is None or not delivery.recipient.active:
         return None
     with transaction.atomic():
         policy_record(

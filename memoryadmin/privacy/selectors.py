@@ -84,7 +84,8 @@ def request_steps(request: PrivacyRequest) -> list:
 
 
 def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
-    """Each recipient of a forget-everything receipt and whether it acknowledged (2xx)."""
+    """Each recipient of a forget-everything receipt and whether it acknowledged (2xx): from the
+    delivery log while it is kept, then from the erasure request's evidence (`retention`)."""
     if not receipt:
         return []
     rows = (
@@ -94,10 +95,21 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
         .select_related("recipient")
         .order_by("recipient__name")
     )
-    return [
+    found = [
         {"recipient": row.recipient.name, "status": row.status, "attempts": row.attempts,
          "acknowledged": row.delivered_at is not None, "delivery_id": row.pk}
         for row in rows
+    ]
+    if found:
+        return found
+    # Past the delivery log's retention: the outcomes the sweep kept in the erasure request.
+    request = erasure_request_for_receipt(receipt)
+    kept = (request.evidence.get("recipients") or {}) if request is not None else {}
+    return [
+        {"recipient": name, "status": outcome.get("status", ""),
+         "attempts": outcome.get("attempts", 0), "acknowledged": bool(outcome.get("acknowledged")),
+         "delivery_id": None}
+        for name, outcome in sorted(kept.items())
     ]
 
 

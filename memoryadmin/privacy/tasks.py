@@ -1,4 +1,4 @@
-"""Celery tasks: dispatch the outbox, deliver, retry what is due, resume requests on hold.
+"""Celery tasks: dispatch the outbox, deliver, retry what is due, sweep the old delivery log.
 Thin: the work is in `outbox`, `webhooks` and `services`."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from . import outbox, webhooks
+from . import outbox, retention, webhooks
 from .models import DeliveryStatus, WebhookDelivery
 
 
@@ -50,8 +50,21 @@ def webhook_retry_due_task() -> int:
     outbox_dispatch_task()
     late = timezone.now() - timedelta(seconds=settings.WEBHOOK_RETRY_GRACE_SECONDS)
     due = list(
-        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=late)
+        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=late,
+                                       recipient__active=True)  # a removed one is not tried
         .values_list("id", flat=True)[:1000]
     )
     _queue(due)
     return len(due)
+
+
+@shared_task(ignore_result=True)
+def webhook_log_sweep_task() -> int:
+    """On beat (daily): settled events past `WEBHOOK_LOG_RETENTION_DAYS`, with their deliveries
+    and attempts, in batches of one transaction each until none is left."""
+    total = 0
+    while True:
+        swept = retention.webhook_log_sweep()
+        total += swept
+        if not swept:
+            return total

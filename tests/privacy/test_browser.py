@@ -180,3 +180,82 @@ def test_under_legal_hold_the_traveller_is_told_and_nothing_is_erased(
     assert MemoryFact.objects.filter(subject_id=subject).count() == 1
     check(page, f"portal-forget-held-{lang}")
     assert re.search(r"PR-[0-9A-Z]{4}-[0-9A-Z]{4}", page.locator("main").inner_text())
+
+
+def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_replayed(
+    new_page, live_server, settings
+):
+    """(Art. 19) Two recipients, real receivers: one acknowledges, one answers 500. The
+    traveller's receipt and the erasure request's page list both and which acknowledged; the
+    one that keeps failing is marked failing on the overview, linked to its row; a privacy admin
+    replays its delivery once it is back, and the request's page then shows it acknowledged."""
+    from memoryadmin.privacy import webhooks
+    from memoryadmin.privacy.models import WebhookDelivery, WebhookRecipient
+    from memoryadmin.privacy.recipients import webhook_recipient_add
+
+    from .receiver import Receiver
+
+    settings.DEBUG = True  # the receivers are plain http:// on 127.0.0.1
+    crm, warehouse = Receiver().start(), Receiver().start()
+    try:
+        for name, receiver in (("CRM", crm), ("Warehouse", warehouse)):
+            _, receiver.secret = webhook_recipient_add(
+                name=name, url=receiver.url, events=None, actor=Actor.system("test"))
+        warehouse.statuses = [500] * 20
+        FactFactory(subject_id="FF-940010", key="meal", value="Asks for a vegan meal")
+        page = _portal(new_page, live_server, "FF-940010")
+        page.goto(f"{live_server.url}/portal/forget/confirm")
+        page.get_by_label("I understand that this can't be undone.").check()
+        page.get_by_role("button", name="Forget everything").click()
+        told = page.locator("main ul.list").inner_text()
+        assert "CRM: Confirmed" in told and "Warehouse: Not confirmed yet" in told
+        check(page, "portal-receipt-systems-told")
+        [got] = [r for r in crm.received if r.payload["type"] == "memory.subject.erased"]
+        assert got.verified and "vegan" not in got.body.decode()
+
+        req = PrivacyRequest.objects.get(subject_id="FF-940010")
+        admin = new_page()
+        staff_login(admin, live_server, make_staff("priya", PRIVACY_ADMIN), PASSWORD)
+        admin.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")
+        systems = admin.get_by_role("table", name="Recipients of the erasure")
+        assert systems.get_by_role("row", name="CRM").inner_text().split("\t")[1] == "Yes"
+        assert "Not yet" in systems.get_by_role("row", name="Warehouse").inner_text()
+
+        # The worker's retries keep failing (tried here, as beat's sweep would).
+        failing = WebhookRecipient.objects.get(name="Warehouse")
+        pending = WebhookDelivery.objects.filter(recipient=failing).order_by("id")
+        while not WebhookRecipient.objects.get(pk=failing.pk).failing:
+            webhooks.delivery_attempt(delivery_id=pending.first().pk)
+        admin.goto(f"{live_server.url}/staff/")
+        stat = admin.locator('[data-stat="failing-recipients"]')
+        assert " ".join(stat.inner_text().split()) == "1 webhook recipient failing: Warehouse"
+        check(admin, "overview-failing-recipient")
+        stat.get_by_role("link", name="Warehouse").click()
+        row = admin.locator(f"#recipient-{failing.pk}")
+        assert "Failing" in row.inner_text() and "failures in a row" in row.inner_text()
+
+        warehouse.statuses = []  # it is back: a privacy admin replays the erasure
+        erased = pending.get(event__event_type="memory.subject.erased")
+        admin.get_by_role("row").filter(has_text=erased.event.msg_id).filter(
+            has_text="Warehouse").get_by_role("link").click()
+        admin.get_by_role("button", name="Replay this delivery now").click()
+        assert "Replayed: Warehouse answered 200." in admin.locator(".flashes").inner_text()
+        last = admin.locator("table tbody tr").last.inner_text()
+        assert "200 (acknowledged)" in last and last.rstrip().endswith("yes")
+        check(admin, "webhook-delivery-replayed")
+        assert warehouse.received[-1].verified
+        assert warehouse.received[-1].headers["webhook-id"] == erased.event.msg_id
+        admin.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")
+        assert systems.get_by_role("row", name="Warehouse").inner_text().split("\t")[1] == "Yes"
+        admin.goto(f"{live_server.url}/staff/")
+        assert admin.locator('[data-stat="failing-recipients"]').count() == 0
+        page.reload()
+        assert "Warehouse: Confirmed" in page.locator("main ul.list").inner_text()
+
+        viewer = new_page()
+        staff_login(viewer, live_server, make_staff("vera", VIEWER), PASSWORD)
+        viewer.goto(f"{live_server.url}/staff/privacy/webhooks/deliveries/{erased.pk}/")
+        assert viewer.get_by_role("button", name="Replay this delivery now").count() == 0
+    finally:
+        crm.stop()
+        warehouse.stop()

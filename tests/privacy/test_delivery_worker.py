@@ -1,7 +1,7 @@
 """Delivery by a real Celery worker after commit, with a retry after a 500; the store's native
-erasure writes its events in its own statement; pg_dump shows no value or key in the outbox or
-the delivery log. Committed data (transactional tests): the worker and the pool are other
-connections."""
+erasure writes its events in its own statement; pg_dump after a correction and erasures shows no
+value or key in the outbox or the delivery log. Committed data (transactional tests): the
+worker and the pool are other connections."""
 
 from __future__ import annotations
 
@@ -76,13 +76,17 @@ def test_the_native_store_path_writes_its_event_in_the_erasing_statement(
 
 def test_pg_dump_after_erasure_shows_no_value_or_key_in_outbox_or_log(recipient, receiver):
     FactFactory(subject_id="FF-910003", key=KEY, value=VALUE)
-    FactFactory(subject_id="FF-910003", key="meal_choice", value="Orders the Hindu meal")
+    meal = FactFactory(subject_id="FF-910003", key="meal_choice", value="Orders the Hindu meal")
+    services.fact_edit(subject_id="FF-910003", key="meal_choice", value="Orders the Jain meal",
+                       expected_version=meal.version, actor=Actor.customer("FF-910003"))
     services.fact_delete(subject_id="FF-910003", key=KEY, actor=Actor.customer("FF-910003"))
     services.subject_forget(subject_id="FF-910003", actor=Actor.customer("FF-910003"))
     from memoryadmin.privacy.tasks import outbox_dispatch_task
 
     outbox_dispatch_task()  # eager: dispatch and deliver now
-    assert DeliveryAttempt.objects.count() == 2
+    assert sorted(OutboxEvent.objects.values_list("event_type", flat=True)) == [
+        "memory.fact.corrected", "memory.fact.erased", "memory.subject.erased"]
+    assert DeliveryAttempt.objects.count() == 3
     conf = connection.settings_dict
     dump = subprocess.run(  # noqa: S603 - fixed argv
         ["pg_dump", "--data-only", "-h", conf["HOST"] or "127.0.0.1", "-p", str(conf["PORT"]
@@ -93,6 +97,6 @@ def test_pg_dump_after_erasure_shows_no_value_or_key_in_outbox_or_log(recipient,
         block for block in dump.split("\n\n") if "privacy_webhook" in block
     )
     assert "privacy_webhook_outbox" in privacy and "privacy_webhook_attempt" in privacy
-    for secret in (VALUE, "peanut", KEY, "Hindu meal", "meal_choice"):
+    for secret in (VALUE, "peanut", KEY, "Hindu meal", "Jain meal", "meal_choice"):
         assert secret not in privacy
         assert secret not in dump  # nor anywhere else after the erasures

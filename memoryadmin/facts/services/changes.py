@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..actors import Actor
+from ..corrections import Corrected, notify_corrected
 from ..counting import actor_label, count_blocked
 from ..errors import (
     FactBlocked,
@@ -67,6 +68,7 @@ def fact_edit(
         raise
     if clean.value == fact.value and clean.category == fact.category:  # a case change counts
         return fact
+    value_changed = clean.value != fact.value
     before = snapshot(fact)
     fact.value = clean.value
     fact.category = clean.category
@@ -77,9 +79,13 @@ def fact_edit(
     if classify_sensitive(clean.key, clean.value):
         fact.sensitive = True  # masked in staff lists; a person wrote it, so no review needed
     apply_retention(fact, retention_rules())
-    return commit_change(
+    fact = commit_change(
         fact, before=before, action=EventAction.UPDATED, actor=actor, reason=reason
     )
+    if value_changed:  # a new category alone corrects nothing another system holds
+        notify_corrected(Corrected(subject_id=fact.subject_id, key=fact.key,
+                                   version=fact.version, actor_kind=str(actor.kind)))
+    return fact
 
 
 @transaction.atomic

@@ -67,11 +67,13 @@ def delivery(request: HttpRequest, delivery_id: int) -> HttpResponse:
         raise Http404("No such delivery.")
     if request.method == "POST":
         attempt = webhook_delivery_replay(delivery_id=delivery_id, actor=Actor.staff(request.user))
-        if attempt is not None and attempt.ok:
+        if attempt is None:
+            messages.error(request, f"Not replayed: {found.recipient.name} was removed.")
+        elif attempt.ok:
             messages.success(request, f"Replayed: {found.recipient.name} answered "
                                       f"{attempt.status_code}.")
         else:
-            code = attempt.status_code or attempt.error if attempt else "no answer"
+            code = attempt.status_code or attempt.error
             messages.error(request, f"Replayed: {found.recipient.name} did not acknowledge "
                                     f"({code}).")
         return redirect("privacy:delivery", delivery_id=delivery_id)

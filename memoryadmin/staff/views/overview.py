@@ -18,6 +18,7 @@ from .common import staff_required
 @staff_required(VIEWER)
 def overview(request: HttpRequest) -> HttpResponse:
     series = selectors.staff_activity_by_day()
+    privacy_admin = has_role(request.user, PRIVACY_ADMIN)
     return render(
         request,
         "staff/overview.html",
@@ -27,11 +28,12 @@ def overview(request: HttpRequest) -> HttpResponse:
             "chart": charts.activity_chart(series),
             # Privacy admins see who opened unusually many travellers (one query, theirs only).
             "unusual_access": access_selectors.unusual_access(limit=10)
-            if has_role(request.user, PRIVACY_ADMIN) else None,
+            if privacy_admin else None,
             "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
             "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
             "privacy": privacy_selectors.privacy_requests_due_counts(),
             "failing_recipients": privacy_selectors.failing_recipients(),
+            "privacy_admin": privacy_admin,  # the recipients' page is theirs: linked for them
             "unused": usage_selectors.facts_unused_count(),
             "unused_days": usage_selectors.UNUSED_DAYS,
         },
