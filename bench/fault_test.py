@@ -3,16 +3,19 @@ so while Redis is down the agent API must keep serving reads and writes from it.
 
 Two private Redis servers: A is the broker (CELERY_BROKER_URL), B the shared cache (CACHE_URL).
 Mixed load from `load_test.py` (reads, searches, If-Match increments, PUTs) plus posted turns
-runs for `--duration` seconds, split in phases: A killed and started again (the broker alone),
-then B (the cache alone), then both at once. A Celery worker (against a fake Messages API)
+runs for `--duration` seconds. `--case` says what is killed (SIGKILL) and started again during
+it: `broker` (A alone), `cache` (B alone), `both` (A and B at once), or `all` (the three one
+after the other, the duration split in three). A Celery worker (against a fake Messages API)
 processes the turns; after the load the reaper (beat's `reap_jobs_task`) sends what the broker
 never got. Checks, exit status 1 when one fails:
 
 - no 5xx answer at all, and no request failed at the connection;
 - no lost update (every increment that got a 200 is in the final value, exactly once);
+- the outage was real: /healthz said `degraded`, naming what was killed, and turns were posted
+  while it lasted;
 - every posted turn is processed once Redis is back: each job finished, one model call per job.
 
-    DATABASE_URL=postgres://... .venv/bin/python bench/fault_test.py [--duration 60]
+    DATABASE_URL=postgres://... .venv/bin/python bench/fault_test.py [--duration 60] [--case all]
 
 Ports: FAULT_PORT (gunicorn, default 8191), FAULT_REDIS_PORTS (default "6391,6392").
 """
@@ -81,8 +84,18 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class Outage:
+    """What is down now (set by the fault plan), and what was seen while it was."""
+
+    def __init__(self) -> None:
+        self.down: str = ""
+        self.turns_while_down: dict[str, int] = {}
+        self.health_while_down: dict[str, dict] = {}
+
+
 async def turn_client(base: str, secret: str, run: str, until: float,
-                      stats: load_test.Stats, jobs: list[str], number: int) -> None:
+                      stats: load_test.Stats, jobs: list[str], number: int,
+                      outage: Outage) -> None:
     headers = {"Authorization": f"Bearer {secret}"}
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
         n = 0
@@ -96,10 +109,27 @@ async def turn_client(base: str, secret: str, run: str, until: float,
             stats.record("post turn", started, response)
             if response.status_code in (200, 202):
                 jobs.append(response.json()["job_id"])
+                if outage.down:
+                    outage.turns_while_down[outage.down] = (
+                        outage.turns_while_down.get(outage.down, 0) + 1
+                    )
             await asyncio.sleep(0.1)
 
 
-async def drive(base: str, secret: str, duration: float, phases: list) -> tuple:
+async def health_during(base: str, outage: Outage, case: str, killed: tuple[str, ...]) -> None:
+    """/healthz while `case` is down: `degraded`, with what was killed as `error` (a few tries:
+    a connection already open answers until Redis's socket is gone)."""
+    async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+        for _ in range(20):
+            body = (await client.get("/healthz")).json()
+            outage.health_while_down[case] = body
+            if body.get("status") == "degraded" and all(body.get(k) == "error" for k in killed):
+                return
+            await asyncio.sleep(0.25)
+
+
+async def drive(base: str, secret: str, duration: float, phases: list,
+                outage: Outage) -> tuple:
     run = secrets.token_hex(3)
     async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {secret}"},
                                  timeout=60) as client:
@@ -117,14 +147,19 @@ async def drive(base: str, secret: str, duration: float, phases: list) -> tuple:
 
     async def fault_plan() -> None:
         started = time.monotonic()
-        for at, label, action in phases:
+        for at, label, action, case, killed in phases:
             await asyncio.sleep(max(0.0, started + at - time.monotonic()))
             print(f"  {time.monotonic() - started:5.1f} s  {label}", flush=True)
+            if not killed:
+                outage.down = ""
             await asyncio.to_thread(action)
+            if killed:
+                outage.down = case
+                await health_during(base, outage, case, killed)
 
     tasks = [guarded(load_test.mixed_client(base, secret, run, until, stats, n))
              for n in range(12)]
-    tasks += [guarded(turn_client(base, secret, run, until, stats, jobs, n))
+    tasks += [guarded(turn_client(base, secret, run, until, stats, jobs, n, outage))
               for n in range(TURN_CLIENTS)]
     began = time.monotonic()
     await asyncio.gather(fault_plan(), *tasks)
@@ -185,10 +220,38 @@ def wait_for_jobs(base: str, secret: str, jobs: list[str], timeout: float) -> di
             time.sleep(2)
 
 
+# case -> (what /healthz must name as "error" while it is down, the label)
+CASES = {
+    "broker": (("broker",), "the broker's Redis"),
+    "cache": (("cache",), "the cache's Redis"),
+    "both": (("broker", "cache"), "both Redis servers"),
+}
+
+
+def fault_phases(cases: list[str], duration: float, broker: RedisServer,
+                 cache: RedisServer) -> list[tuple]:
+    """Each case gets an equal window of the run: killed 10% into it, started again at 75%, so
+    load runs before, during and after each outage."""
+    servers = {"broker": [broker], "cache": [cache], "both": [broker, cache]}
+    window = duration / len(cases)
+    phases = []
+    for n, case in enumerate(cases):
+        killed, label = CASES[case]
+        group = servers[case]
+        phases.append((window * (n + 0.10), f"kill {label}",
+                       lambda g=group: [s.kill() for s in g], case, killed))
+        phases.append((window * (n + 0.75), f"start {label} again",
+                       lambda g=group: [s.start() for s in g], case, ()))
+    return phases
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=60)
     parser.add_argument("--port", type=int, default=int(os.environ.get("FAULT_PORT", "8191")))
+    parser.add_argument("--case", choices=[*CASES, "all"], default="all",
+                        help="what is killed: the broker's Redis, the cache's, both, or the three "
+                        "cases one after the other")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         print("Set DATABASE_URL to a PostgreSQL database.")
@@ -210,14 +273,8 @@ def main() -> int:
     setup_django(env)
     server = worker = None
     d = args.duration
-    phases = [
-        (d * 0.05, "kill the broker's Redis", broker.kill),
-        (d * 0.25, "start the broker's Redis again", broker.start),
-        (d * 0.35, "kill the cache's Redis", cache.kill),
-        (d * 0.55, "start the cache's Redis again", cache.start),
-        (d * 0.65, "kill both", lambda: (broker.kill(), cache.kill())),
-        (d * 0.85, "start both again", lambda: (broker.start(), cache.start())),
-    ]
+    cases = list(CASES) if args.case == "all" else [args.case]
+    phases = fault_phases(cases, d, broker, cache)
     try:
         broker.start()
         cache.start()
@@ -239,8 +296,10 @@ def main() -> int:
             "memory:write", "--scope", "turns:write", "--rate", "1000000/min",
         ).strip().splitlines()[-1]
         base = f"http://127.0.0.1:{args.port}"
-        print(f"fault run: {d:.0f} s of mixed load, Redis killed and restarted three times")
-        stats, jobs, failures = asyncio.run(drive(base, secret, d, phases))
+        print(f"fault run: {d:.0f} s of mixed load; killed and started again: "
+              f"{', '.join(CASES[c][1] for c in cases)}")
+        outage = Outage()
+        stats, jobs, failures = asyncio.run(drive(base, secret, d, phases, outage))
         health = httpx.get(f"{base}/healthz", timeout=10).json()
         statuses = wait_for_jobs(base, secret, jobs, timeout=max(180.0, d))
     finally:
@@ -260,7 +319,15 @@ def main() -> int:
         "one model call per job": calls == len(jobs),
         "healthz back to ok": health.get("status") == "ok",
     }
-    print(f"turns posted: {len(jobs)}, finished: {finished}, model calls: {calls}, "
+    for case in cases:
+        seen = outage.health_while_down.get(case, {})
+        checks[f"{case}: /healthz said degraded, naming {' and '.join(CASES[case][0])}"] = (
+            seen.get("status") == "degraded"
+            and all(seen.get(k) == "error" for k in CASES[case][0])
+        )
+        checks[f"{case}: turns posted while it was down"] = outage.turns_while_down.get(case, 0) > 0
+    print(f"turns posted: {len(jobs)} ({json.dumps(outage.turns_while_down)} while down), "
+          f"finished: {finished}, model calls: {calls}, "
           f"statuses: {json.dumps(sorted(set(statuses.values())))}")
     for name, passed in checks.items():
         print(f"  {'PASS' if passed else 'FAIL'}  {name}")

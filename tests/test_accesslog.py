@@ -1,11 +1,17 @@
-"""What `make serve`'s access log may contain: paths without query strings or the Referer, and no
-portal link secret."""
+"""What `make serve`'s access log may contain: paths without query strings or the Referer, no
+portal link secret, and a fact's key only as its keyed hash; the last test reads the log of a real
+gunicorn."""
 
 from __future__ import annotations
 
+import re
 import runpy
+import time
 from pathlib import Path
 from types import SimpleNamespace
+
+import httpx
+import pytest
 
 from memoryadmin.accesslog import RedactingLogger, redact_path
 
@@ -54,3 +60,69 @@ def test_a_fact_key_in_an_agent_api_path_is_logged_as_its_keyed_hash(settings):
     assert logged == "/api/v1/subjects/FF-1/facts/" + key_digest("FF-1", "wheelchair_assistance")
     assert redact_path("/api/v1/subjects/FF-1/facts/search") == "/api/v1/subjects/FF-1/facts/search"
     assert redact_path("/api/v1/subjects/FF-1/facts") == "/api/v1/subjects/FF-1/facts"
+
+
+# --- the real thing: `make serve`'s gunicorn (gunicorn.conf.py), its access log as it writes it ---
+
+GUNICORN_PORT = 8719  # issue 19's own
+SUBJECT = "FF-LOG19"
+MARKER_KEY = "zqxmarkerkey"  # a topic: must never reach the log pipeline
+MARKER_QUERY = "zqxquerymarker"
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_gunicorn_access_log_has_no_fact_key_link_secret_or_query_string():
+    """GET, PUT and DELETE of /api/v1/subjects/<id>/facts/<key> with a real token, and a portal
+    link opened and spent, through gunicorn as `make serve` runs it (the access log on its
+    standard output, the default); then the log as written."""
+    from memoryadmin.api.tokens import token_issue
+    from memoryadmin.facts.keyhash import key_digest
+    from memoryadmin.portal.services import portal_link_issue
+    from tests.support.gunicorn import Gunicorn
+
+    _, token = token_issue(name="access-log", scopes=["memory:read", "memory:write"])
+    secret = portal_link_issue(subject_id=SUBJECT, issued_by="test").secret
+    web = Gunicorn(port=GUNICORN_PORT, env={"GUNICORN_ACCESS_LOG": "-"}).start()
+    try:
+        fact = f"{web.url}/api/v1/subjects/{SUBJECT}/facts/{MARKER_KEY}"
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(headers=auth, timeout=30) as agent:
+            put = agent.put(fact, json={"value": "Prefers aisle seats"})
+            assert put.status_code in (200, 201), put.text
+            assert agent.get(fact).status_code == 200
+            search = agent.get(f"{web.url}/api/v1/subjects/{SUBJECT}/facts/search",
+                               params={"q": MARKER_QUERY})  # a traveller's words, in a query
+            assert search.status_code == 200, search.text
+            assert agent.delete(fact).status_code in (200, 204)
+            assert agent.get(fact).status_code == 404
+        with httpx.Client(timeout=30) as traveller:
+            page = traveller.get(f"{web.url}/portal/open/{secret}?utm={MARKER_QUERY}")
+            assert page.status_code == 200
+            csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+            assert csrf is not None
+            spent = traveller.post(f"{web.url}/portal/open/{secret}",
+                                   data={"csrfmiddlewaretoken": csrf.group(1)})
+            assert spent.status_code == 302, spent.text[:300]
+            assert spent.headers["Location"] == "/portal/" and spent.cookies  # signed in
+        deadline = time.monotonic() + 10
+        while '"POST /portal/open/' not in web.output() and time.monotonic() < deadline:
+            time.sleep(0.1)  # the last access line is written after its answer
+    finally:
+        web.stop()
+    log = web.output()
+    access = [line for line in log.splitlines() if " HTTP/1.1\" " in line]
+    digest = key_digest(SUBJECT, MARKER_KEY)
+    facts_lines = [line for line in access
+                   if f"/api/v1/subjects/{SUBJECT}/facts/" in line and "/search " not in line]
+    assert [line.split('"')[1].split()[0] for line in facts_lines] == [
+        "PUT", "GET", "DELETE", "GET"
+    ]
+    assert all(f"/facts/{digest} " in line for line in facts_lines)
+    assert sum("/facts/search " in line for line in access) == 1
+    assert sum('"GET /portal/open/[redacted] ' in line for line in access) == 1
+    assert sum('"POST /portal/open/[redacted] ' in line for line in access) == 1
+    assert MARKER_KEY not in log
+    assert secret not in log
+    assert MARKER_QUERY not in log
+    assert "?" not in "".join(line.split('"')[1] for line in access)

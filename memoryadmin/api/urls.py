@@ -7,16 +7,12 @@ catch-all, so it does not hide them (memoryadmin/urls.py includes them too; the 
 
 from csp.decorators import csp_update
 from django.urls import include, path, re_path, register_converter
-from drf_spectacular.views import (
-    SpectacularAPIView,
-    SpectacularRedocView,
-    SpectacularSwaggerSplitView,
-)
 
 from . import views
 from .converters import FactKeyConverter, SubjectIdConverter
 from .errors import api_not_found
 from .portal_links import PortalLinkView
+from .schema import RedocView, SchemaView, SwaggerView
 from .usage import UsageView
 
 register_converter(SubjectIdConverter, "subject_id")
@@ -25,16 +21,16 @@ register_converter(FactKeyConverter, "fact_key")
 SUBJECT = "subjects/<subject_id:subject_id>/"
 
 urlpatterns = [
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("schema/", SchemaView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's setup as a script file, so the page needs no inline
     # script under our Content-Security-Policy.
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", SwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     # Redoc styles itself with <style> elements it creates at run time: this one page allows
     # inline styles (never inline scripts).
     path(
         "redoc/",
         csp_update({"style-src": ["'unsafe-inline'"]})(
-            SpectacularRedocView.as_view(url_name="api-schema")
+            RedocView.as_view(url_name="api-schema")
         ),
         name="api-redoc",
     ),
