@@ -4,7 +4,7 @@
 
 Scope `memory:read` (a host that may read facts may say it used them). One turn
 (`session_id`, `turn_id`, `injected`, `recalled`) or a batch of them (`turns`: [...], what the
-client sends after the turn); one INSERT whatever the size. Unknown keys are ignored, and a
+client sends after the turn); one SELECT and one COPY whatever the size. Unknown keys are ignored, and a
 database hiccup is logged and answered 202 too: a receipt never fails the turn. A malformed body
 is a 400 with field messages, like every other endpoint.
 """
@@ -75,7 +75,7 @@ class UsageSerializer(serializers.Serializer):
 
 class UsageAcceptedSerializer(serializers.Serializer):
     recorded = serializers.IntegerField(
-        help_text="Receipts offered (keys the traveller has no fact under are then ignored)."
+        help_text="Receipts written (keys the traveller has no fact under are ignored)."
     )
 
 

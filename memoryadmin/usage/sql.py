@@ -7,17 +7,18 @@ from memoryadmin.facts.tables import MEMORY_FACT
 
 from .tables import MEMORY_USE
 
-# One multi-row INSERT for any number of receipts of one traveller: the batch travels as one
-# JSON document; keys the traveller has no fact under are dropped by the join (unknown keys are
-# ignored), each found through the fact's unique index. Only the keyed hash and the row id are
-# stored, never the key.
-SQL_RECORD_USES = f"""
-INSERT INTO {MEMORY_USE} (subject_id, key_hash, fact_id, session_tag, turn_id, how, used_at)
-SELECT %(subject)s, r.key_hash, f.id, r.session_tag, r.turn_id, r.how, %(now)s
-FROM jsonb_to_recordset(%(uses)s::jsonb)
-     AS r(key text, key_hash text, session_tag text, turn_id text, how text)
-JOIN {MEMORY_FACT} f ON f.subject_id = %(subject)s AND f.key = r.key
+# The facts a batch of receipts names (unknown keys are ignored), found through the fact's
+# unique index; share-locked so a concurrent erasure waits for the batch and then takes it too.
+SQL_FACT_IDS = f"""
+SELECT key, id FROM {MEMORY_FACT}
+WHERE subject_id = %(subject)s AND key = ANY(%(keys)s)
+FOR KEY SHARE
 """
+
+# The batch itself, as COPY text (services.uses_record builds the rows): only the keyed hash
+# and the fact's row id are stored, never the key. Not a plannable statement (no EXPLAIN).
+SQL_COPY_USES = f"""COPY {MEMORY_USE}
+(subject_id, session_tag, turn_id, used_at, key_hash, fact_id, how) FROM STDIN"""
 
 # Receipts past their retention, a chunk at a time (the sweep re-runs until none is left).
 SQL_SWEEP_USES = f"""
