@@ -107,7 +107,7 @@ async def _turns(ctx: Context, http, rows: list[Row]) -> None:
                                   json=json.loads(json.dumps(body)), idempotency_key=None)
 
     got = await take_turns({"without": lambda i: post(i, False),
-                            "with": lambda i: post(i, True)}, max(50, ctx.n // 4))
+                            "with": lambda i: post(i, True)}, max(200, ctx.n))
     base = Row("8 use receipts", "POST .../turns", got["without"])
     rows += [base, Row("8 use receipts", "  ... with `used`", got["with"], baseline=base,
                        target="p50 <= 1.1x", limit=1.1)]

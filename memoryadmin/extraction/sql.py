@@ -18,7 +18,7 @@ JOB_COLUMNS = (
     "id", "public_id", "subject_id", "session_tag", "turn_id", "status", "reason", "proposed",
     "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid", "cut_by_cap",
     "model", "input_tokens", "output_tokens", "attempts", "queued_at", "started_at",
-    "finished_at", "sent_at", "sends", "retryable", "created_by_label", "transcript",
+    "finished_at", "sent_at", "sends", "retryable", "created_by_label", "transcript", "used",
 )
 
 # Starts the job and reads all its extraction needs, in one statement: the job's columns, the
@@ -53,7 +53,7 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
           j.proposed, j.stored, j.updated, j.duplicates, j.blocked, j.sent_to_review,
           j.invalid, j.cut_by_cap, j.model, j.input_tokens, j.output_tokens, j.attempts,
           j.queued_at, j.started_at, j.finished_at, j.sent_at, j.sends, j.retryable,
-          j.created_by_label, j.transcript,
+          j.created_by_label, j.transcript, j.used,
           coalesce((SELECT s.purge_generation FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), 0),
           coalesce((SELECT s.memory_paused FROM {SUBJECT} s
@@ -85,7 +85,7 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
           j.proposed, j.stored, j.updated, j.duplicates, j.blocked, j.sent_to_review,
           j.invalid, j.cut_by_cap, j.model, j.input_tokens, j.output_tokens, j.attempts,
           j.queued_at, j.started_at, j.finished_at, j.sent_at, j.sends, j.retryable,
-          j.created_by_label, j.transcript,
+          j.created_by_label, j.transcript, j.used,
           coalesce((SELECT s.purge_generation FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), 0),
           coalesce((SELECT s.memory_paused FROM {SUBJECT} s
@@ -125,6 +125,7 @@ SELECT extraction_job_must_end(EXISTS (SELECT FROM ended), %(job)s)
 # `services.extraction_erase` as a part of the erasing statement (facts/erasure.py splices it
 # in after `erased_subjects`, which it reads); registered with on_facts=False.
 SQL_ERASE_TRANSCRIPTS = f"""
-UPDATE {EXTRACTION_JOB} SET transcript = NULL
-WHERE subject_id IN (SELECT subject_id FROM erased_subjects) AND transcript IS NOT NULL
+UPDATE {EXTRACTION_JOB} SET transcript = NULL, used = NULL
+WHERE subject_id IN (SELECT subject_id FROM erased_subjects)
+  AND (transcript IS NOT NULL OR used IS NOT NULL)
 """

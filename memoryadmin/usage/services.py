@@ -7,6 +7,7 @@ COPY (PostgreSQL) or multi-row INSERT (SQLite)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,6 +16,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.facts.db import is_postgresql
 from memoryadmin.facts.erasure import Erased
 from memoryadmin.facts.keyhash import history_hashes, key_digest
@@ -24,7 +26,7 @@ from memoryadmin.facts.services import use_retention_days
 from memoryadmin.facts.validation import normalize_key, sanitize_text, session_tag
 
 from .models import TURN_ID_MAX_LENGTH, MemoryUse, UseHow
-from .sql import SQL_COPY_USES, SQL_FACT_IDS, SQL_SWEEP_USES
+from .sql import SQL_COPY_USES, SQL_FACT_IDS, SQL_SWEEP_USES, SQL_TAKE_JOB_USES
 
 MAX_KEYS_PER_TURN = 200  # more than any prompt holds; the rest of a longer list is ignored
 
@@ -134,6 +136,42 @@ def record_turn_bodies(subject_id: str, turns: Sequence[dict[str, Any]]) -> int:
         for turn in turns if isinstance(turn, dict) and turn.get("turn_id")
     ]
     return uses_record(subject_id=subject_id, uses=uses)
+
+
+def _keys(used: Any, how: str) -> list[str]:
+    keys = used.get(how) if isinstance(used, dict) else None
+    return [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else []
+
+
+def uses_take_from_jobs(*, job_id: int | None = None, limit: int = 1000) -> tuple[int, bool]:
+    """Record the receipts that rode with posted turns (`ExtractionJob.used`) and empty them,
+    in one transaction: the given job's (its task calls this), or a chunk of any job's (the
+    beat sweep: skipped jobs have no task). One COPY per traveller in the chunk. Returns
+    (receipts written, more left)."""
+    with transaction.atomic():
+        if is_postgresql():
+            with connection.cursor() as cursor:
+                cursor.execute(SQL_TAKE_JOB_USES, {"job": job_id, "limit": limit})
+                taken = cursor.fetchall()
+        else:
+            waiting = ExtractionJob.objects.select_for_update().filter(used__isnull=False)
+            if job_id is not None:
+                waiting = waiting.filter(pk=job_id)
+            ids = list(waiting.order_by("pk").values_list("pk", flat=True)[:limit])
+            taken = list(ExtractionJob.objects.filter(pk__in=ids).order_by("pk")
+                         .values_list("subject_id", "session_tag", "turn_id", "used"))
+            ExtractionJob.objects.filter(pk__in=ids).update(used=None)
+        by_subject: dict[str, list[TurnUse]] = {}
+        for subject_id, tag, turn_id, used in taken:
+            if isinstance(used, str):
+                used = json.loads(used)
+            by_subject.setdefault(subject_id, []).append(TurnUse(
+                session_id="", turn_id=turn_id, tag=tag,
+                injected=_keys(used, "injected"), recalled=_keys(used, "recalled"),
+            ))
+        written = sum(uses_record(subject_id=subject_id, uses=uses)
+                      for subject_id, uses in by_subject.items())
+    return written, len(taken) >= limit
 
 
 def uses_retention_days() -> int:

@@ -3,6 +3,7 @@ placeholders aside). `tests/facts/test_sql.py` runs EXPLAIN on each."""
 
 from __future__ import annotations
 
+from memoryadmin.extraction.tables import EXTRACTION_JOB
 from memoryadmin.facts.tables import MEMORY_FACT
 
 from .tables import MEMORY_USE
@@ -19,6 +20,19 @@ FOR KEY SHARE
 # and the fact's row id are stored, never the key. Not a plannable statement (no EXPLAIN).
 SQL_COPY_USES = f"""COPY {MEMORY_USE}
 (subject_id, session_tag, turn_id, used_at, key_hash, fact_id, how) FROM STDIN"""
+
+# Take the receipts that rode with posted turns off their jobs (one job, or a chunk of any):
+# emptied and returned in one statement, rows a concurrent taker holds are skipped.
+SQL_TAKE_JOB_USES = f"""
+WITH taken AS (
+  SELECT id, subject_id, session_tag, turn_id, used FROM {EXTRACTION_JOB}
+  WHERE used IS NOT NULL AND (%(job)s::bigint IS NULL OR id = %(job)s::bigint)
+  ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+)
+UPDATE {EXTRACTION_JOB} AS j SET used = NULL
+FROM taken AS t WHERE j.id = t.id
+RETURNING t.subject_id, t.session_tag, t.turn_id, t.used
+"""
 
 # Receipts past their retention, a chunk at a time (the sweep re-runs until none is left).
 SQL_SWEEP_USES = f"""

@@ -52,6 +52,7 @@ SAMPLES: dict[str, Any] = {
     # Use receipts (usage/sql.py).
     "SQL_FACT_IDS": {"subject": "s-1", "keys": ["seat", "meal"]},
     "SQL_SWEEP_USES": {"cutoff": NOW, "limit": 1000},
+    "SQL_TAKE_JOB_USES": {"job": None, "limit": 1000},
     # The receipts' eraser parts read `erased_facts` / `erased_subjects`.
     "USAGE_ERASE_FACTS_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
                               "reason": "", "now": NOW},
