@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from memoryadmin.facts import selectors
 from memoryadmin.facts import services as fact_services
@@ -439,6 +439,7 @@ def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | No
         return services.job_finish(
             job.pk, status=JobStatus.FAILED, reason=FILTER_MISCONFIGURED_REASON
         )
+    _confirm_quotes(job, memory)
     held = [
         HeldFact(key=key, value=value, category=category, status=status)
         for key, value, category, status in run.held
@@ -459,6 +460,22 @@ def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | No
         logger.warning("extraction job %s failed: %s", job.pk, reason)
         return services.job_finish(job.pk, status=JobStatus.FAILED, reason=reason)
     return _store(job, proposal, run.purge_generation)
+
+
+def _confirm_quotes(job: ExtractionJob, memory: MemorySettings) -> None:
+    """The posted turn is what save_memory's quotes of this conversation are checked against
+    (fact_quotes_confirm). Only when the turn waits for extraction anyway (its transcript is
+    here); never fails the job: an unchecked quote stays the assistant's."""
+    try:
+        fact_services.fact_quotes_confirm(
+            subject_id=job.subject_id, session_tag=job.session_tag, posted_at=job.queued_at,
+            sources=user_texts(job.transcript),
+            write_filter=MemoryWriteFilter(memory.blocked_patterns or []),
+            actor=Actor.extraction(f"extraction job {job.pk}"),
+            reason=f"the assistant's quote was found in turn {job.turn_id}",
+        )
+    except DatabaseError as exc:
+        logger.warning("extraction job %s: quotes not checked: %s", job.pk, type(exc).__name__)
 
 
 def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> ExtractionJob | None:

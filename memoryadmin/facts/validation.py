@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 # exactly as the server stores them; this module re-exports them for the server side.
 from memoryadmin_client.text import clean_text as sanitize_text
 from memoryadmin_client.text import clean_value, fold, has_meaning, normalize_key
+from memoryadmin_client.types import EVIDENCE_MAX_LENGTH as CLIENT_EVIDENCE_MAX_LENGTH
 
 from .choices import Category
 from .errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
@@ -44,7 +45,8 @@ __all__ = [
 
 CATEGORIES = frozenset(Category.values)
 REASON_MAX_LENGTH = 500  # every reason a person or a system gives for a change
-EVIDENCE_MAX_LENGTH = 200  # a quote of the traveller's own words behind a fact
+# A quote of the traveller's own words behind a fact (the client's save_memory limit too).
+EVIDENCE_MAX_LENGTH = CLIENT_EVIDENCE_MAX_LENGTH
 _WHITESPACE = re.compile(r"\s+")
 
 
