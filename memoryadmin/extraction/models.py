@@ -83,8 +83,8 @@ class ExtractionJob(models.Model):
     )
     # The turn's use receipts as posted (`used` of POST .../turns: {"injected": [keys],
     # "recalled": [keys]}), riding with the job so that the request writes nothing more; the
-    # usage app takes them off (and empties this) from the job's task, or from its beat
-    # sweep for jobs that have no task (skipped) or wait for the broker.
+    # usage app takes them off (and empties this) when the job starts, or from its beat
+    # sweep for jobs that have no task (born skipped).
     used = models.JSONField(
         null=True, blank=True, help_text="Use receipts waiting to be recorded (usage app)."
     )

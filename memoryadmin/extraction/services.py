@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import timedelta
 from typing import Any
 
@@ -173,8 +174,9 @@ def job_uses_taker_set(take: Callable[[int], object] | None) -> None:
 
 
 def job_uses_take(job_id: int) -> None:
-    """Record the receipts that rode with this job, if any (the job's task does, before the
-    model call). Never fails the job: a failure leaves them for the usage app's sweep."""
+    """Record the receipts that rode with this job (extract_turn does, when job_begin read
+    some, before the model call). Never fails the job: a failure leaves them for the usage
+    app's sweep."""
     if _uses_taker is None:
         return
     try:
@@ -279,6 +281,8 @@ class JobRun:
     purge_generation: int
     learning_paused: bool
     held: list[tuple[str, str, str, str]]  # (key, value, category, status), by category, key
+    # save_memory's quotes waiting for a posted turn (key, quote): see sql.AGENT_QUOTES.
+    agent_quotes: list[tuple[str, str]] = dataclass_field(default_factory=list)
 
 
 def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
@@ -308,12 +312,13 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    generation, paused, held = row[len(_JOB_FIELDS):]
+    generation, paused, held, quotes = row[len(_JOB_FIELDS):]
     return JobRun(
         job=_job_from_row(row),
         purge_generation=int(generation),
         learning_paused=bool(paused),
         held=[tuple(fact) for fact in json.loads(held or "[]")],
+        agent_quotes=[tuple(quote) for quote in json.loads(quotes or "[]")],
     )
 
 
@@ -330,15 +335,20 @@ def _job_begin_portable(job_id: int, *, may_call: bool, model: str) -> JobRun | 
     job.transcript = job_transcript(job.pk)
     subject = fact_selectors.subject_get(job.subject_id)
     paused = subject is not None and subject.memory_paused
-    held = [
-        (fact.key, fact.value, fact.category, fact.status)
-        for fact in fact_selectors.subject_facts(job.subject_id)
-    ]
+    facts = fact_selectors.subject_facts(job.subject_id)
+    held = [(fact.key, fact.value, fact.category, fact.status) for fact in facts]
     if may_call and not paused and isinstance(job.transcript, list) and job.transcript:
         job_attempted(job.pk, model=model)
         job.attempts += 1
         job.model = model[:100]
-    return JobRun(job=job, purge_generation=generation, learning_paused=paused, held=held)
+    quotes = [
+        (fact.key, fact.evidence)
+        for fact in facts
+        if fact.evidence_origin == "agent" and fact.evidence
+        and job.queued_at - timedelta(hours=1) <= fact.updated_at <= job.queued_at
+    ]
+    return JobRun(job=job, purge_generation=generation, learning_paused=paused, held=held,
+                  agent_quotes=quotes)
 
 
 def job_succeed(

@@ -30,6 +30,14 @@ JOB_COLUMNS = (
 # set_config(..., true) lasts until the end of the statement's own transaction (autocommit),
 # whose commit then does not wait for the WAL flush (see services.job_begin). Inside a caller's
 # transaction the caller's commit decides: SQL_BEGIN_IN_TRANSACTION, the same without it.
+# save_memory's quotes saved in the hour before the turn was posted, still the assistant's
+# (evidence origin 'agent'): the turn is what they are checked against (runtime._confirm_quotes).
+AGENT_QUOTES = f"""(SELECT json_agg(json_build_array(f.key, f.evidence) ORDER BY f.key)::text
+           FROM {MEMORY_FACT} f
+           WHERE f.subject_id = j.subject_id AND f.evidence_origin = 'agent'
+             AND f.evidence <> '' AND f.updated_at <= j.queued_at
+             AND f.updated_at >= j.queued_at - interval '1 hour')"""
+
 SQL_BEGIN = f"""
 UPDATE {EXTRACTION_JOB} AS j
 SET status = 'running',
@@ -60,7 +68,8 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
                     WHERE s.subject_id = j.subject_id), false),
           (SELECT json_agg(json_build_array(f.key, f.value, f.category, f.status)
                            ORDER BY f.category, f.key)::text
-           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id)
+           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id),
+          {AGENT_QUOTES}
 """
 
 SQL_BEGIN_IN_TRANSACTION = f"""
@@ -92,7 +101,8 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
                     WHERE s.subject_id = j.subject_id), false),
           (SELECT json_agg(json_build_array(f.key, f.value, f.category, f.status)
                            ORDER BY f.category, f.key)::text
-           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id)
+           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id),
+          {AGENT_QUOTES}
 """
 
 # The counts SQL_SUCCEED sets, each its own parameter.

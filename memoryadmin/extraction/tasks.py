@@ -34,10 +34,7 @@ def backoff_delay(retries: int, retry_after: float | None = None) -> float:
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, ignore_result=True)
 def extract_turn_task(self, job_id: int) -> str:
     """Idempotent: a finished job is not run again, and facts are written once, at the end,
-    in the same transaction that finishes the job. The turn's use receipts are recorded
-    first, on the first attempt."""
-    if not self.request.retries:
-        services.job_uses_take(job_id)
+    in the same transaction that finishes the job."""
     try:
         job = extract_turn(job_id)
     except TransientModelError as exc:

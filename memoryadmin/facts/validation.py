@@ -17,7 +17,6 @@ from django.core.exceptions import ValidationError
 # exactly as the server stores them; this module re-exports them for the server side.
 from memoryadmin_client.text import clean_text as sanitize_text
 from memoryadmin_client.text import clean_value, fold, has_meaning, normalize_key
-from memoryadmin_client.types import EVIDENCE_MAX_LENGTH as CLIENT_EVIDENCE_MAX_LENGTH
 
 from .choices import Category
 from .errors import FactBlocked, FactInvalid, WriteFilterMisconfigured
@@ -45,8 +44,9 @@ __all__ = [
 
 CATEGORIES = frozenset(Category.values)
 REASON_MAX_LENGTH = 500  # every reason a person or a system gives for a change
-# A quote of the traveller's own words behind a fact (the client's save_memory limit too).
-EVIDENCE_MAX_LENGTH = CLIENT_EVIDENCE_MAX_LENGTH
+# A quote of the traveller's own words behind a fact (memoryadmin_client.types says the same
+# for save_memory; tests/usage/test_agent_quotes.py checks they agree).
+EVIDENCE_MAX_LENGTH = 200
 _WHITESPACE = re.compile(r"\s+")
 
 

@@ -25,7 +25,8 @@ SUBJECT = {"subject": "s-1", "now": NOW}
 JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m"}
 
 # Module constants that are not statements.
-NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES"}  # COPY has no plan (test_usage runs it)
+# (COPY has no plan, tests/usage runs it; AGENT_QUOTES is a part of SQL_BEGIN, planned in it)
+NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES", "AGENT_QUOTES"}
 
 SAMPLES: dict[str, Any] = {
     "SQL_FACTS": SUBJECT,

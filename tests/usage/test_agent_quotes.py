@@ -33,8 +33,10 @@ TURN = [
 
 
 def test_the_tool_definition_offers_an_optional_short_quote() -> None:
+    from memoryadmin.facts.validation import EVIDENCE_MAX_LENGTH
+
     schema = SAVE_MEMORY_TOOL["input_schema"]
-    assert schema["properties"]["evidence"]["maxLength"] == 200
+    assert schema["properties"]["evidence"]["maxLength"] == EVIDENCE_MAX_LENGTH == 200
     assert "evidence" not in schema["required"]
 
 

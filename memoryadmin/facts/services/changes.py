@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
@@ -29,7 +29,6 @@ from ..selectors import (
 from ..validation import (
     MemoryWriteFilter,
     classify_sensitive,
-    clean_evidence,
     clean_reason,
     validate_fact,
 )
@@ -248,50 +247,37 @@ def facts_bulk_apply(
     return done
 
 
-# How long before a turn is posted a save_memory quote may have been saved to be checked
-# against it: the turn the assistant saved it in, posted when it ends.
-QUOTE_CHECK_WINDOW = timedelta(hours=1)
-
-
 @transaction.atomic
 def fact_quotes_confirm(
     *,
     subject_id: str,
-    posted_at: datetime,
-    sources: Sequence[str],
-    write_filter: MemoryWriteFilter,
+    quotes: Mapping[str, str],
     actor: Actor,
     session_tag: str = "",
     reason: str = "",
 ) -> int:
-    """The assistant's quotes (save_memory's `evidence`, evidence origin "agent": never shown
-    as the traveller's words) checked against the traveller's messages of a turn the host
-    posted: a quote saved in the hour before the turn was posted that passes extraction's own
-    check (`clean_evidence` with the turn's user messages as its sources) becomes the
-    traveller's words (evidence origin "extraction": "you said on ..."); one that does not
-    stays the assistant's. The version is not bumped (the fact did not change, so a host's
-    If-Match stays good); each confirmation is an event. Returns how many were confirmed."""
-    if not sources:
+    """save_memory's quotes (evidence origin "agent": never shown as the traveller's words)
+    that the caller found in the traveller's messages of a posted turn (extraction's check,
+    `clean_evidence` with the turn as its sources) become the traveller's words (evidence
+    origin "extraction": "you said on ..."). `quotes` maps a key to the quote checked; a fact
+    whose quote changed since is left alone. The version is not bumped (the fact did not
+    change, so a host's If-Match stays good); each confirmation is an event. Returns how many
+    were confirmed."""
+    if not quotes:
         return 0
-    candidates = list(
-        MemoryFact.objects.select_for_update()
-        .filter(subject_id=subject_id, evidence_origin=Origin.AGENT,
-                updated_at__lte=posted_at, updated_at__gte=posted_at - QUOTE_CHECK_WINDOW)
-        .exclude(evidence="")
-    )
     confirmed = 0
-    for fact in candidates:
-        if clean_evidence(fact.evidence, write_filter=write_filter, sources=sources) != (
-            fact.evidence
-        ):
+    facts = (MemoryFact.objects.select_for_update()
+             .filter(subject_id=subject_id, key__in=list(quotes), evidence_origin=Origin.AGENT)
+             .order_by("key"))
+    for fact in facts:
+        if not fact.evidence or fact.evidence != quotes.get(fact.key):
             continue
         before = snapshot(fact)
         fact.evidence_origin = Origin.EXTRACTION
         fact.save(update_fields=["evidence_origin"])
         record_event(
             subject_id=subject_id, key=fact.key, action=EventAction.UPDATED, actor=actor,
-            reason=clean_reason(reason or "the assistant's quote was found in the traveller's "
-                                "words"),
+            reason=clean_reason(reason or "the assistant's quote is the traveller's words"),
             before=before, after=snapshot(fact), session_tag=session_tag,
         )
         confirmed += 1
