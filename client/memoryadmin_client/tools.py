@@ -173,10 +173,7 @@ class MemoryTools:
         # With a turn id, what the agent is given and recalls is noted as a use receipt
         # (usage.py), sent after the turn; set it anew for each turn.
         self.turn_id = turn_id
-        self._session_per_call = session_id is not None and _accepts_session_id(
-            store.upsert_facts
-        )
-        self._takes_evidence = _accepts(store.upsert_facts, "evidence")
+        self._write_keywords: tuple[bool, bool] | None = None  # see _keywords
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -253,16 +250,28 @@ class MemoryTools:
 
         fact = MemoryFact(key=key, value=value, category=category)
         extra: dict[str, Any] = {}
-        if self._session_per_call:
+        session_per_call, takes_evidence = self._keywords()
+        if session_per_call:
             extra["session_id"] = self.session_id
         quote = _quote(tool_input.get("evidence"))
-        if quote and self._takes_evidence:
+        if quote and takes_evidence:
             extra["evidence"] = {key: quote}
         try:
             await self.store.upsert_facts(self.subject_id, [fact], **extra)
         except Exception as exc:
             return self._save_failure(exc, secrets=(value, raw_value, quote))
         return ToolResult(f"Saved: {key}.")
+
+    def _keywords(self) -> tuple[bool, bool]:
+        """Whether the store's upsert_facts takes session_id (when there is one) and evidence:
+        read once, at the first save (a profile read, the hot path, never needs it)."""
+        if self._write_keywords is None:
+            method = self.store.upsert_facts
+            self._write_keywords = (
+                self.session_id is not None and _accepts_session_id(method),
+                _accepts(method, "evidence"),
+            )
+        return self._write_keywords
 
     async def _recall(self, tool_input: Any) -> ToolResult:
         raw_topic = tool_input.get("topic") if isinstance(tool_input, Mapping) else None
