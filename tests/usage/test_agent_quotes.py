@@ -17,6 +17,7 @@ from memoryadmin.facts import selectors
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
 from memoryadmin.facts.store import DjangoMemoryStore
+from memoryadmin.portal.display import why_sentence
 from memoryadmin.testing.fake_anthropic import FakeAnthropic, tool_use
 from memoryadmin.usage.display import why_known
 from memoryadmin_client import MemoryTools
@@ -95,6 +96,10 @@ def test_a_quote_is_the_assistants_until_the_posted_turn_shows_the_traveller_sai
     assert "found in turn t-1" in event.reason
     fact = selectors.subject_fact(SUBJECT, "seat_preference")
     assert fact.version == 1  # confirming the quote is not a new version
+    said = why_sentence(fact)
+    assert said is not None and "you said on" in said and SAID in said
+    # the assistant's own sentence is never the traveller's words on their portal
+    assert why_sentence(selectors.subject_fact(SUBJECT, "overnight_flights")) is None
 
 
 @pytest.mark.django_db(transaction=True)
