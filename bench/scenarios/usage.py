@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 
 from bench.harness import HTTP_PORT, Context, Row, gunicorn_server, make_store, take_turns
 
@@ -97,9 +98,10 @@ async def _throughput(ctx: Context, http, rows: list[Row]) -> None:
 async def _turns(ctx: Context, http, rows: list[Row]) -> None:
     subjects = ctx.subjects
     message = [{"role": "user", "text": "I always want an aisle seat, please."}]
+    run = uuid.uuid4().hex[:8]  # new turns each run: a replay (200) is another, cheaper path
 
     async def post(i: int, used: bool) -> object:
-        body = {"session_id": "bench-turns", "turn_id": f"{'u' if used else 'p'}-{i}",
+        body = {"session_id": "bench-turns", "turn_id": f"{run}-{'u' if used else 'p'}-{i}",
                 "messages": message}
         if used:
             body["used"] = {"injected": ["seat_preference", "meal_preference"],
