@@ -203,6 +203,15 @@ def usage_erase_facts(erased: Erased) -> None:
         ).delete()
 
 
+def usage_erase_waiting(erased: Erased) -> None:
+    """Eraser (SQLite path of USAGE_ERASE_WAITING_SQL): the receipts still waiting on the jobs
+    of a traveller one of whose facts went, since they name keys."""
+    subjects = {subject_id for subject_id, _ in erased.facts}
+    if subjects:
+        ExtractionJob.objects.filter(subject_id__in=subjects, used__isnull=False).update(
+            used=None)
+
+
 def usage_erase_subjects(erased: Erased) -> None:
     """Eraser for "forget everything": every receipt of the traveller."""
     if erased.cleared_subjects:

@@ -50,3 +50,10 @@ WHERE u.subject_id = e.subject_id AND u.key_hash = e.key_hash"""
 
 USAGE_ERASE_SUBJECTS_SQL = f"""DELETE FROM {MEMORY_USE}
 WHERE subject_id IN (SELECT subject_id FROM erased_subjects)"""
+
+# Receipts still riding on posted turns' jobs (`extraction_job.used`) name keys: when a fact of
+# a traveller goes, that traveller's waiting ones go too (they would be recorded within
+# seconds; losing them is the price of never keeping an erased key). "Forget everything" wipes
+# them with the transcripts (extraction's eraser).
+USAGE_ERASE_WAITING_SQL = f"""UPDATE {EXTRACTION_JOB} SET used = NULL
+WHERE used IS NOT NULL AND subject_id IN (SELECT DISTINCT subject_id FROM erased_facts)"""

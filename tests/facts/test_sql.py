@@ -58,12 +58,15 @@ SAMPLES: dict[str, Any] = {
     "USAGE_ERASE_FACTS_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
                               "reason": "", "now": NOW},
     "USAGE_ERASE_SUBJECTS_SQL": SUBJECT,
+    "USAGE_ERASE_WAITING_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
+                                "reason": "", "now": NOW},
 }
 # An eraser's part -> the erasing statement it is planned inside.
 ERASER_PARTS = {
     "SQL_ERASE_TRANSCRIPTS": "SQL_ERASE_SUBJECT",
     "USAGE_ERASE_FACTS_SQL": "SQL_ERASE_FACTS",
     "USAGE_ERASE_SUBJECTS_SQL": "SQL_ERASE_SUBJECT",
+    "USAGE_ERASE_WAITING_SQL": "SQL_ERASE_FACTS",
 }
 
 
