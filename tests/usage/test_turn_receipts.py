@@ -21,7 +21,7 @@ from tests.extraction.conftest import fake_anthropic  # noqa: F401
 from tests.extraction.worker import publishing_to
 from tests.support.writes import agent_upsert
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
 SUBJECT = "ride-1"
 USED = {"injected": ["seat_preference", "meal"], "recalled": ["home_airport", "unknown"]}
 
@@ -103,3 +103,21 @@ def test_forget_everything_takes_waiting_receipts_with_the_transcript(held: None
     job = ExtractionJob.objects.get(subject_id=SUBJECT)
     assert (job.transcript, job.used) == (None, None)
 
+
+
+def test_deleting_a_fact_takes_the_travellers_waiting_receipts(held: None) -> None:
+    """They name keys; on PostgreSQL in the erasing statement, on SQLite by the eraser."""
+    from memoryadmin.facts import services as fact_services
+    from memoryadmin.facts.actors import Actor
+
+    extraction_services.job_create_or_get(
+        subject_id=SUBJECT, session_tag="0123456789ab", turn_id="t-1", messages=[],
+        skip_reason="memory is disabled", used=USED,
+    )
+    extraction_services.job_create_or_get(
+        subject_id="ride-other", session_tag="0123456789ab", turn_id="t-1", messages=[],
+        skip_reason="memory is disabled", used=USED,
+    )
+    fact_services.fact_delete(subject_id=SUBJECT, key="meal", actor=Actor.customer(SUBJECT))
+    waiting = dict(ExtractionJob.objects.values_list("subject_id", "used"))
+    assert waiting == {SUBJECT: None, "ride-other": USED}
