@@ -282,6 +282,12 @@ CELERY_BEAT_SCHEDULE["sweep-expired-uses"] = {
     "task": "memoryadmin.usage.tasks.sweep_uses_task",
     "schedule": 3600.0,
 }
+# Receipts posted with a turn ride on its extraction job and are recorded by the job's task;
+# those of jobs with no task (born skipped) or still waiting for the broker by this sweep.
+CELERY_BEAT_SCHEDULE["record-waiting-uses"] = {
+    "task": "memoryadmin.usage.tasks.record_waiting_uses_task",
+    "schedule": float(os.environ.get("USAGE_RECORD_INTERVAL_SECONDS", "30")),
+}
 # Jobs still unfinished this long after their turn was posted fail (retryable) and their
 # transcript goes: no conversation text waits forever, even through a day-long broker outage.
 EXTRACTION_STALE_AFTER_MINUTES = int(os.environ.get("EXTRACTION_STALE_AFTER_MINUTES", "1440"))

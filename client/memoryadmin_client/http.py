@@ -35,7 +35,13 @@ from .errors import (
     Unavailable,
 )
 from .text import clamp_query, clean_text, clean_value, normalize_key
-from .types import KEY_MAX_LENGTH, SUBJECT_ID_MAX_LENGTH, VALUE_MAX_LENGTH, MemoryFact
+from .types import (
+    EVIDENCE_MAX_LENGTH,
+    KEY_MAX_LENGTH,
+    SUBJECT_ID_MAX_LENGTH,
+    VALUE_MAX_LENGTH,
+    MemoryFact,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -78,13 +84,17 @@ class PortalLink:
     expires_at: datetime
 
 
-def _as_sent(fact: MemoryFact) -> dict[str, str]:
+def _as_sent(fact: MemoryFact, evidence: str | None = None) -> dict[str, str]:
     """A fact for a store write, under the store's rules (as DjangoMemoryStore applies them):
     a value over 200 characters is clamped with the "...[truncated]" marker and a key over 64
-    normalized and clamped, where the API would refuse them (it refuses direct writes)."""
+    normalized and clamped, where the API would refuse them (it refuses direct writes). A
+    quote longer than the server keeps is not sent (it would be dropped there)."""
     key = fact.key if len(fact.key) <= KEY_MAX_LENGTH else normalize_key(fact.key)
     value = fact.value if len(fact.value) <= VALUE_MAX_LENGTH else clean_value(fact.value)
-    return {"key": key, "value": value, "category": str(fact.category)}
+    sent = {"key": key, "value": value, "category": str(fact.category)}
+    if isinstance(evidence, str) and evidence and len(evidence) <= EVIDENCE_MAX_LENGTH:
+        sent["evidence"] = evidence
+    return sent
 
 
 def _segment(value: str) -> str:
@@ -388,12 +398,16 @@ class HttpMemoryStore:
         return self._facts(await self._json("GET", _subject_path(subject_id, "facts")))
 
     async def upsert_facts(
-        self, subject_id: str, facts: Sequence[MemoryFact], *, session_id: str | None = None
+        self, subject_id: str, facts: Sequence[MemoryFact], *, session_id: str | None = None,
+        evidence: Mapping[str, str] | None = None,
     ) -> None:
-        """Replace by key. An empty list is a no-op and sends nothing."""
+        """Replace by key. An empty list is a no-op and sends nothing. `evidence` maps a fact's
+        key to the quote it was saved from (save_memory's): kept by the server as the
+        assistant's until a posted turn shows the traveller said it."""
         if not facts:
             return
-        body = {"facts": [_as_sent(fact) for fact in facts],
+        quotes = evidence or {}
+        body = {"facts": [_as_sent(fact, quotes.get(fact.key)) for fact in facts],
             **self._session_field(session_id),
         }
         await self.request("PUT", _subject_path(subject_id, "facts"), json=body)

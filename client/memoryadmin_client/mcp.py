@@ -26,8 +26,15 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .http import HttpMemoryStore
-from .tools import CATEGORIES, RECALL_MEMORIES_TOOL, SAVE_MEMORY_TOOL, MemoryTools, ToolResult
-from .types import KEY_MAX_LENGTH, TOPIC_MAX_LENGTH, VALUE_MAX_LENGTH
+from .tools import (
+    CATEGORIES,
+    EVIDENCE_DESCRIPTION,
+    RECALL_MEMORIES_TOOL,
+    SAVE_MEMORY_TOOL,
+    MemoryTools,
+    ToolResult,
+)
+from .types import EVIDENCE_MAX_LENGTH, KEY_MAX_LENGTH, TOPIC_MAX_LENGTH, VALUE_MAX_LENGTH
 from .usage import flush_uses
 
 TOKEN_ENV = "MEMORYADMIN_TOKEN"
@@ -79,10 +86,19 @@ def build_server(tools: MemoryTools) -> MCPServer:
                 json_schema_extra={"enum": [*CATEGORIES, None]},
             ),
         ] = None,
+        evidence: Annotated[
+            str | None,
+            Field(
+                description=EVIDENCE_DESCRIPTION,
+                json_schema_extra={"maxLength": EVIDENCE_MAX_LENGTH},
+            ),
+        ] = None,
     ) -> CallToolResult:
         arguments = {"key": key, "value": value}
         if category is not None:
             arguments["category"] = category
+        if evidence is not None:
+            arguments["evidence"] = evidence
         return _result(await tools.call("save_memory", arguments))
 
     async def recall_memories(

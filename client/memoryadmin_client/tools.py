@@ -17,8 +17,9 @@ from typing import Any, Final
 
 from .blocks import render_memory_block
 from .errors import MemoryApiError
-from .text import clamp_query, clean_value, normalize_key
+from .text import clamp_query, clean_text, clean_value, normalize_key
 from .types import (
+    EVIDENCE_MAX_LENGTH,
     KEY_MAX_LENGTH,
     TOPIC_MAX_LENGTH,
     VALUE_MAX_LENGTH,
@@ -31,6 +32,12 @@ from .usage import recorder_for
 logger = logging.getLogger(__name__)
 
 CATEGORIES: Final = tuple(category.value for category in MemoryCategory)
+
+EVIDENCE_DESCRIPTION: Final = (
+    "Optional: the traveller's own words you learned this from, copied exactly from their "
+    "message (at most 200 characters), e.g. 'I always sit on the aisle'. Never your own "
+    "words or a paraphrase; leave it out if there is no such sentence."
+)
 
 SAVE_MEMORY_TOOL: Final[dict[str, Any]] = {
     "name": "save_memory",
@@ -63,6 +70,11 @@ SAVE_MEMORY_TOOL: Final[dict[str, Any]] = {
                     "preference (a liking), constraint (a hard rule to respect), or context "
                     "(background such as who they travel with). Defaults to preference."
                 ),
+            },
+            "evidence": {
+                "type": "string",
+                "maxLength": EVIDENCE_MAX_LENGTH,
+                "description": EVIDENCE_DESCRIPTION,
             },
         },
         "required": ["key", "value"],
@@ -116,16 +128,30 @@ def format_facts(facts: Sequence[MemoryFact]) -> str:
     return render_memory_block(facts)
 
 
-def _accepts_session_id(method: Any) -> bool:
-    """Whether a store's upsert_facts takes a per-call session_id (HttpMemoryStore does)."""
+def _accepts(method: Any, name: str) -> bool:
+    """Whether a store's upsert_facts takes a keyword (HttpMemoryStore takes session_id and
+    evidence, DjangoMemoryStore evidence; an upstream store neither)."""
     try:
         parameters = inspect.signature(method).parameters.values()
     except (TypeError, ValueError):
         return False
     return any(
-        parameter.name == "session_id" or parameter.kind is inspect.Parameter.VAR_KEYWORD
+        parameter.name == name or parameter.kind is inspect.Parameter.VAR_KEYWORD
         for parameter in parameters
     )
+
+
+def _accepts_session_id(method: Any) -> bool:
+    return _accepts(method, "session_id")
+
+
+def _quote(raw: object) -> str | None:
+    """save_memory's evidence as sent: cleaned text within the limit, else none (a bad quote
+    is dropped, never the fact)."""
+    if not isinstance(raw, str):
+        return None
+    text = clean_text(raw)
+    return text if text and len(text) <= EVIDENCE_MAX_LENGTH else None
 
 
 class MemoryTools:
@@ -147,9 +173,7 @@ class MemoryTools:
         # With a turn id, what the agent is given and recalls is noted as a use receipt
         # (usage.py), sent after the turn; set it anew for each turn.
         self.turn_id = turn_id
-        self._session_per_call = session_id is not None and _accepts_session_id(
-            store.upsert_facts
-        )
+        self._write_keywords: tuple[bool, bool] | None = None  # see _keywords
 
     @property
     def tools(self) -> list[dict[str, Any]]:
@@ -225,16 +249,29 @@ class MemoryTools:
             return ToolResult(f"Not saved: {'; '.join(problems)}.", is_error=True)
 
         fact = MemoryFact(key=key, value=value, category=category)
+        extra: dict[str, Any] = {}
+        session_per_call, takes_evidence = self._keywords()
+        if session_per_call:
+            extra["session_id"] = self.session_id
+        quote = _quote(tool_input.get("evidence"))
+        if quote and takes_evidence:
+            extra["evidence"] = {key: quote}
         try:
-            if self._session_per_call:
-                await self.store.upsert_facts(  # type: ignore[call-arg]
-                    self.subject_id, [fact], session_id=self.session_id
-                )
-            else:
-                await self.store.upsert_facts(self.subject_id, [fact])
+            await self.store.upsert_facts(self.subject_id, [fact], **extra)
         except Exception as exc:
-            return self._save_failure(exc, secrets=(value, raw_value))
+            return self._save_failure(exc, secrets=(value, raw_value, quote))
         return ToolResult(f"Saved: {key}.")
+
+    def _keywords(self) -> tuple[bool, bool]:
+        """Whether the store's upsert_facts takes session_id (when there is one) and evidence:
+        read once, at the first save (a profile read, the hot path, never needs it)."""
+        if self._write_keywords is None:
+            method = self.store.upsert_facts
+            self._write_keywords = (
+                self.session_id is not None and _accepts_session_id(method),
+                _accepts(method, "evidence"),
+            )
+        return self._write_keywords
 
     async def _recall(self, tool_input: Any) -> ToolResult:
         raw_topic = tool_input.get("topic") if isinstance(tool_input, Mapping) else None

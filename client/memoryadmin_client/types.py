@@ -13,6 +13,8 @@ SUBJECT_ID_MAX_LENGTH = 128
 VALUE_MAX_LENGTH = 200
 SESSION_ID_MAX_LENGTH = 80
 TOPIC_MAX_LENGTH = 100
+# save_memory's optional quote of the traveller's words (the server keeps at most this much).
+EVIDENCE_MAX_LENGTH = 200
 
 
 class MemoryCategory(StrEnum):

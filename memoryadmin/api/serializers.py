@@ -86,9 +86,11 @@ class FactInSerializer(serializers.Serializer):
     category = CategoryField(required=False, allow_null=True)
     evidence = StrictCharField(
         required=False, allow_blank=True, max_length=1000, trim_whitespace=False,
-        help_text="Optional: the traveller's own words behind the fact. Kept (shown as saved by "
-        "the assistant) when at most 200 characters and allowed by the write filter; otherwise "
-        "dropped, never the fact.",
+        help_text="Optional: the traveller's own words behind the fact (save_memory's quote). "
+        "Kept as the assistant's (never shown as the traveller's words) when at most 200 "
+        "characters and allowed by the write filter; otherwise dropped, never the fact. When "
+        "the host then posts the turn (POST .../turns), a quote found in the traveller's "
+        "messages of it becomes their words.",
     )
 
 

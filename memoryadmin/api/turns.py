@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import renderers, serializers, status
@@ -25,7 +26,6 @@ from memoryadmin.extraction import services as extraction_services
 from memoryadmin.extraction.models import TURN_ID_MAX_LENGTH, ExtractionJob, JobStatus
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
-from memoryadmin.usage.services import TurnUse
 from memoryadmin_client.text import has_hidden_characters
 
 from .auth import ServiceTokenAuthentication
@@ -34,7 +34,7 @@ from .models import Scope
 from .parsers import decode_body, loads_json
 from .permissions import scope_required
 from .serializers import ErrorSerializer, StrictCharField
-from .usage import UsedSerializer, record_quietly
+from .usage import UsedSerializer, take_job_uses_quietly
 
 MAX_MESSAGES = 200
 MAX_TEXT_LENGTH = 20_000
@@ -177,6 +177,14 @@ def job_body(job: ExtractionJob) -> dict[str, Any]:
     }
 
 
+def _used(used: dict[str, Any] | None) -> dict[str, list[str]] | None:
+    """The `used` member as stored on the job (validated keys, as posted), None when empty."""
+    if not used or not (used.get("injected") or used.get("recalled")):
+        return None
+    return {"injected": list(used.get("injected") or ()),
+            "recalled": list(used.get("recalled") or ())}
+
+
 def poster_label(request: Request) -> str:
     """Who posted a turn, as stored on its job: the token's name, so every token of one agent
     host (a rotated secret, say) reads the jobs of the others."""
@@ -248,13 +256,13 @@ class TurnsView(APIView):
             turn_id=data["turn_id"],
             messages=[dict(message) for message in data["messages"]],
             created_by_label=poster_label(request),
+            used=_used(data.get("used")),
         )
-        if data.get("used"):
-            record_quietly(subject_id, [TurnUse(
-                session_id=data["session_id"], turn_id=data["turn_id"],
-                injected=data["used"].get("injected") or (),
-                recalled=data["used"].get("recalled") or (),
-            )])
+        eager = settings.CELERY_TASK_ALWAYS_EAGER
+        if created and job.used and job.status == JobStatus.SKIPPED and eager:
+            # No task will run for a skipped job, and without a broker there is no beat to
+            # sweep its receipts: recorded here, as everything is inline in that mode.
+            take_job_uses_quietly(job.pk)
         return Response(
             {"job_id": str(job.public_id), "status": job.status},
             status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,

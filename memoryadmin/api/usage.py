@@ -4,9 +4,12 @@
 
 Scope `memory:read` (a host that may read facts may say it used them). One turn
 (`session_id`, `turn_id`, `injected`, `recalled`) or a batch of them (`turns`: [...], what the
-client sends after the turn); one INSERT whatever the size. Unknown keys are ignored, and a
-database hiccup is logged and answered 202 too: a receipt never fails the turn. A malformed body
-is a 400 with field messages, like every other endpoint.
+client sends after the turn); one SELECT and one COPY whatever the size. Unknown keys are
+ignored, and a database hiccup is logged and answered 202 too: a receipt never fails the turn.
+A malformed body is a 400 with field messages, like every other endpoint.
+
+The `used` member of POST .../turns is not written here: it rides on the turn's job row and is
+recorded by the job's task (or the beat sweep), so the request writes nothing more for it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memoryadmin.usage.models import TURN_ID_MAX_LENGTH
-from memoryadmin.usage.services import MAX_KEYS_PER_TURN, TurnUse, uses_record
+from memoryadmin.usage.services import (
+    MAX_KEYS_PER_TURN,
+    TurnUse,
+    uses_record,
+    uses_take_from_jobs,
+)
 from memoryadmin_client.types import KEY_MAX_LENGTH
 
 from .serializers import StrictCharField
@@ -75,7 +83,7 @@ class UsageSerializer(serializers.Serializer):
 
 class UsageAcceptedSerializer(serializers.Serializer):
     recorded = serializers.IntegerField(
-        help_text="Receipts offered (keys the traveller has no fact under are then ignored)."
+        help_text="Receipts written (keys the traveller has no fact under are ignored)."
     )
 
 
@@ -133,6 +141,15 @@ def record_quietly(subject_id: str, uses: list[TurnUse]) -> int:
     except DatabaseError as exc:
         logger.warning("use receipts for a turn not recorded: %s", type(exc).__name__)
         return 0
+
+
+def take_job_uses_quietly(job_id: int) -> None:
+    """The receipts a posted turn carried, recorded now (`record_quietly`'s promise)."""
+    try:
+        with transaction.atomic():
+            uses_take_from_jobs(job_id=job_id)
+    except DatabaseError as exc:
+        logger.warning("use receipts of a posted turn not recorded: %s", type(exc).__name__)
 
 
 class UsageView(SubjectView):

@@ -81,6 +81,13 @@ class ExtractionJob(models.Model):
     transcript = models.JSONField(
         null=True, blank=True, help_text="The turn's messages; wiped when the job finishes."
     )
+    # The turn's use receipts as posted (`used` of POST .../turns: {"injected": [keys],
+    # "recalled": [keys]}), riding with the job so that the request writes nothing more; the
+    # usage app takes them off (and empties this) when the job starts, or from its beat
+    # sweep for jobs that have no task (born skipped).
+    used = models.JSONField(
+        null=True, blank=True, help_text="Use receipts waiting to be recorded (usage app)."
+    )
 
     class Meta:
         db_table = tables.EXTRACTION_JOB
@@ -89,7 +96,12 @@ class ExtractionJob(models.Model):
                 fields=["subject_id", "session_tag", "turn_id"], name="extraction_job_turn_uniq"
             ),
         ]
-        indexes = [models.Index(fields=["status", "queued_at"], name="extraction_job_status")]
+        indexes = [
+            models.Index(fields=["status", "queued_at"], name="extraction_job_status"),
+            # The few jobs whose receipts wait (usage's sweep), found without a scan.
+            models.Index(fields=["id"], condition=models.Q(used__isnull=False),
+                         name="extraction_job_used_waiting"),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.subject_id} {self.status}"

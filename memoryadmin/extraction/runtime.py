@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from memoryadmin.facts import selectors
 from memoryadmin.facts import services as fact_services
@@ -393,6 +393,8 @@ def extract_turn(job_id: int) -> ExtractionJob | None:
     if run is None:
         return None
     job = run.job
+    if job.used is not None:  # the turn's use receipts rode with it: recorded first
+        services.job_uses_take(job.pk)
     try:
         return _extract(run, memory)
     except TransientModelError:
@@ -439,6 +441,7 @@ def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | No
         return services.job_finish(
             job.pk, status=JobStatus.FAILED, reason=FILTER_MISCONFIGURED_REASON
         )
+    _confirm_quotes(run, memory)
     held = [
         HeldFact(key=key, value=value, category=category, status=status)
         for key, value, category, status in run.held
@@ -459,6 +462,31 @@ def _extract(run: services.JobRun, memory: MemorySettings) -> ExtractionJob | No
         logger.warning("extraction job %s failed: %s", job.pk, reason)
         return services.job_finish(job.pk, status=JobStatus.FAILED, reason=reason)
     return _store(job, proposal, run.purge_generation)
+
+
+def _confirm_quotes(run: services.JobRun, memory: MemorySettings) -> None:
+    """The posted turn is what save_memory's quotes saved in the hour before it are checked
+    against, with extraction's own check (job_begin read them: no statement when there are
+    none): found in the traveller's messages, a quote becomes their words
+    (fact_quotes_confirm). Only when the turn's transcript is here (learning on); never fails
+    the job: an unchecked quote stays the assistant's."""
+    if not run.agent_quotes:
+        return
+    job = run.job
+    sources = user_texts(job.transcript)
+    write_filter = MemoryWriteFilter(memory.blocked_patterns or [])
+    found = {key: quote for key, quote in run.agent_quotes
+             if clean_evidence(quote, write_filter=write_filter, sources=sources) == quote}
+    if not found:
+        return
+    try:
+        fact_services.fact_quotes_confirm(
+            subject_id=job.subject_id, quotes=found, session_tag=job.session_tag,
+            actor=Actor.extraction(f"extraction job {job.pk}"),
+            reason=f"the assistant's quote was found in turn {job.turn_id}",
+        )
+    except DatabaseError as exc:
+        logger.warning("extraction job %s: quotes not checked: %s", job.pk, type(exc).__name__)
 
 
 def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> ExtractionJob | None:

@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from datetime import timedelta
 from typing import Any
 
@@ -48,13 +49,17 @@ def job_create_or_get(
     messages: Sequence[dict[str, str]],
     created_by_label: str = "",
     skip_reason: str | None = None,
+    used: dict[str, list[str]] | None = None,
 ) -> tuple[ExtractionJob, bool]:
     """The job for this turn, created if new. A replay returns the first job untouched, except
     a job that failed for a reason outside the turn (`retryable`): posting the turn again puts
     it back in the queue with the transcript just sent, so a turn is never stuck on a dead job.
 
     With `skip_reason` the job is born skipped and the transcript is never stored. The second
-    value is True when the job (re)entered the queue or was born skipped."""
+    value is True when the job (re)entered the queue or was born skipped.
+
+    `used`, the turn's use receipts, is stored on a new job only (a replay's were stored the
+    first time), in the same INSERT: the usage app records them off the request."""
     existing = (
         ExtractionJob.objects.select_for_update()
         .filter(subject_id=subject_id, session_tag=session_tag, turn_id=turn_id)
@@ -81,6 +86,7 @@ def job_create_or_get(
         turn_id=turn_id,
         created_by_label=created_by_label[:200],
         queued_at=now,
+        used=used or None,
     )
     if skip_reason is None:
         job.transcript = _transcript(messages)
@@ -111,9 +117,11 @@ def turn_submit(
     turn_id: str,
     messages: Sequence[dict[str, str]],
     created_by_label: str = "",
+    used: dict[str, list[str]] | None = None,
 ) -> tuple[ExtractionJob, bool]:
     """Record a finished turn and queue its extraction once the row is committed. Only the
     session's 12-hex tag is kept. Learning that is off never stores the transcript at all.
+    The turn's use receipts (`used`) ride on the job's row (see `job_uses_take`).
 
     A replay of a turn whose job is still waiting for the broker tries to send it again. The
     job returned is read after that, so its status says what really happened."""
@@ -125,6 +133,7 @@ def turn_submit(
         messages=messages,
         created_by_label=created_by_label,
         skip_reason=reason,
+        used=used,
     )
     if created and reason is not None:
         logger.info("extraction job %s skipped: %s", job.pk, reason)
@@ -152,6 +161,29 @@ def job_sender_set(send: Callable[[int], object] | None) -> None:
     """Name what queues a job's extraction (the app's ready() does, once)."""
     global _job_sender
     _job_sender = send
+
+
+# What records the use receipts riding on a job (usage.services.uses_take_from_jobs, set from
+# UsageConfig.ready()): usage sits above extraction, so extraction only calls it.
+_uses_taker: Callable[[int], object] | None = None
+
+
+def job_uses_taker_set(take: Callable[[int], object] | None) -> None:
+    global _uses_taker
+    _uses_taker = take
+
+
+def job_uses_take(job_id: int) -> None:
+    """Record the receipts that rode with this job (extract_turn does, when job_begin read
+    some, before the model call). Never fails the job: a failure leaves them for the usage
+    app's sweep."""
+    if _uses_taker is None:
+        return
+    try:
+        _uses_taker(job_id)
+    except Exception as exc:  # noqa: BLE001 - receipts never fail a turn
+        logger.warning("use receipts of job %s left for the sweep: %s", job_id,
+                       type(exc).__name__)
 
 
 def job_enqueue(job_id: int) -> bool:
@@ -234,7 +266,7 @@ def job_not_ended(exc: BaseException) -> bool:
 def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
     values = list(row[: len(_JOB_FIELDS)])
     for index, field in enumerate(_JOB_FIELDS):
-        if field.name == "transcript" and isinstance(values[index], str):
+        if field.name in ("transcript", "used") and isinstance(values[index], str):
             values[index] = json.loads(values[index])  # jsonb reaches Django's cursors as text
     return ExtractionJob.from_db(
         connection.alias, [field.attname for field in _JOB_FIELDS], values
@@ -249,6 +281,8 @@ class JobRun:
     purge_generation: int
     learning_paused: bool
     held: list[tuple[str, str, str, str]]  # (key, value, category, status), by category, key
+    # save_memory's quotes waiting for a posted turn (key, quote): see sql.AGENT_QUOTES.
+    agent_quotes: list[tuple[str, str]] = dataclass_field(default_factory=list)
 
 
 def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
@@ -278,12 +312,13 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    generation, paused, held = row[len(_JOB_FIELDS):]
+    generation, paused, held, quotes = row[len(_JOB_FIELDS):]
     return JobRun(
         job=_job_from_row(row),
         purge_generation=int(generation),
         learning_paused=bool(paused),
         held=[tuple(fact) for fact in json.loads(held or "[]")],
+        agent_quotes=[tuple(quote) for quote in json.loads(quotes or "[]")],
     )
 
 
@@ -300,15 +335,20 @@ def _job_begin_portable(job_id: int, *, may_call: bool, model: str) -> JobRun | 
     job.transcript = job_transcript(job.pk)
     subject = fact_selectors.subject_get(job.subject_id)
     paused = subject is not None and subject.memory_paused
-    held = [
-        (fact.key, fact.value, fact.category, fact.status)
-        for fact in fact_selectors.subject_facts(job.subject_id)
-    ]
+    facts = fact_selectors.subject_facts(job.subject_id)
+    held = [(fact.key, fact.value, fact.category, fact.status) for fact in facts]
     if may_call and not paused and isinstance(job.transcript, list) and job.transcript:
         job_attempted(job.pk, model=model)
         job.attempts += 1
         job.model = model[:100]
-    return JobRun(job=job, purge_generation=generation, learning_paused=paused, held=held)
+    quotes = [
+        (fact.key, fact.evidence)
+        for fact in facts
+        if fact.evidence_origin == "agent" and fact.evidence
+        and job.queued_at - timedelta(hours=1) <= fact.updated_at <= job.queued_at
+    ]
+    return JobRun(job=job, purge_generation=generation, learning_paused=paused, held=held,
+                  agent_quotes=quotes)
 
 
 def job_succeed(
@@ -381,8 +421,8 @@ def job_finish(
 def _wipe_transcripts(subject_ids: list[str]) -> int:
     """One statement for any number of travellers; returns how many transcripts were wiped."""
     return ExtractionJob.objects.filter(
-        subject_id__in=subject_ids, transcript__isnull=False
-    ).update(transcript=None)
+        Q(transcript__isnull=False) | Q(used__isnull=False), subject_id__in=subject_ids
+    ).update(transcript=None, used=None)
 
 
 def extraction_erase(erased: Erased) -> None:

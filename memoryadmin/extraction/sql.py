@@ -18,7 +18,7 @@ JOB_COLUMNS = (
     "id", "public_id", "subject_id", "session_tag", "turn_id", "status", "reason", "proposed",
     "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid", "cut_by_cap",
     "model", "input_tokens", "output_tokens", "attempts", "queued_at", "started_at",
-    "finished_at", "sent_at", "sends", "retryable", "created_by_label", "transcript",
+    "finished_at", "sent_at", "sends", "retryable", "created_by_label", "transcript", "used",
 )
 
 # Starts the job and reads all its extraction needs, in one statement: the job's columns, the
@@ -30,6 +30,14 @@ JOB_COLUMNS = (
 # set_config(..., true) lasts until the end of the statement's own transaction (autocommit),
 # whose commit then does not wait for the WAL flush (see services.job_begin). Inside a caller's
 # transaction the caller's commit decides: SQL_BEGIN_IN_TRANSACTION, the same without it.
+# save_memory's quotes saved in the hour before the turn was posted, still the assistant's
+# (evidence origin 'agent'): the turn is what they are checked against (runtime._confirm_quotes).
+AGENT_QUOTES = f"""(SELECT json_agg(json_build_array(f.key, f.evidence) ORDER BY f.key)::text
+           FROM {MEMORY_FACT} f
+           WHERE f.subject_id = j.subject_id AND f.evidence_origin = 'agent'
+             AND f.evidence <> '' AND f.updated_at <= j.queued_at
+             AND f.updated_at >= j.queued_at - interval '1 hour')"""
+
 SQL_BEGIN = f"""
 UPDATE {EXTRACTION_JOB} AS j
 SET status = 'running',
@@ -53,14 +61,15 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
           j.proposed, j.stored, j.updated, j.duplicates, j.blocked, j.sent_to_review,
           j.invalid, j.cut_by_cap, j.model, j.input_tokens, j.output_tokens, j.attempts,
           j.queued_at, j.started_at, j.finished_at, j.sent_at, j.sends, j.retryable,
-          j.created_by_label, j.transcript,
+          j.created_by_label, j.transcript, j.used,
           coalesce((SELECT s.purge_generation FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), 0),
           coalesce((SELECT s.memory_paused FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), false),
           (SELECT json_agg(json_build_array(f.key, f.value, f.category, f.status)
                            ORDER BY f.category, f.key)::text
-           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id)
+           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id),
+          {AGENT_QUOTES}
 """
 
 SQL_BEGIN_IN_TRANSACTION = f"""
@@ -85,14 +94,15 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
           j.proposed, j.stored, j.updated, j.duplicates, j.blocked, j.sent_to_review,
           j.invalid, j.cut_by_cap, j.model, j.input_tokens, j.output_tokens, j.attempts,
           j.queued_at, j.started_at, j.finished_at, j.sent_at, j.sends, j.retryable,
-          j.created_by_label, j.transcript,
+          j.created_by_label, j.transcript, j.used,
           coalesce((SELECT s.purge_generation FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), 0),
           coalesce((SELECT s.memory_paused FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), false),
           (SELECT json_agg(json_build_array(f.key, f.value, f.category, f.status)
                            ORDER BY f.category, f.key)::text
-           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id)
+           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id),
+          {AGENT_QUOTES}
 """
 
 # The counts SQL_SUCCEED sets, each its own parameter.
@@ -125,6 +135,7 @@ SELECT extraction_job_must_end(EXISTS (SELECT FROM ended), %(job)s)
 # `services.extraction_erase` as a part of the erasing statement (facts/erasure.py splices it
 # in after `erased_subjects`, which it reads); registered with on_facts=False.
 SQL_ERASE_TRANSCRIPTS = f"""
-UPDATE {EXTRACTION_JOB} SET transcript = NULL
-WHERE subject_id IN (SELECT subject_id FROM erased_subjects) AND transcript IS NOT NULL
+UPDATE {EXTRACTION_JOB} SET transcript = NULL, used = NULL
+WHERE subject_id IN (SELECT subject_id FROM erased_subjects)
+  AND (transcript IS NOT NULL OR used IS NOT NULL)
 """

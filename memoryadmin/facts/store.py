@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from types import TracebackType
 from typing import Any
@@ -339,8 +339,14 @@ class DjangoMemoryStore:
         [(generation,)] = await _fetch(SQL_PURGE_GENERATION, {"subject": subject_id})
         return generation
 
-    async def upsert_facts(self, subject_id: str, facts: list[MemoryFact]) -> None:
-        drafts = [services.FactDraft(f.key, f.value, f.category) for f in facts]
+    async def upsert_facts(
+        self, subject_id: str, facts: list[MemoryFact], *,
+        evidence: Mapping[str, str] | None = None,
+    ) -> None:
+        """`evidence`: save_memory's quotes by key (see HttpMemoryStore.upsert_facts)."""
+        quotes = evidence or {}
+        drafts = [services.FactDraft(f.key, f.value, f.category, evidence=quotes.get(f.key, ""))
+                  for f in facts]
         if not self.native:
             await sync_to_async(services.fact_upsert)(
                 subject_id=subject_id,

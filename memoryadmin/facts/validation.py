@@ -44,7 +44,9 @@ __all__ = [
 
 CATEGORIES = frozenset(Category.values)
 REASON_MAX_LENGTH = 500  # every reason a person or a system gives for a change
-EVIDENCE_MAX_LENGTH = 200  # a quote of the traveller's own words behind a fact
+# A quote of the traveller's own words behind a fact (memoryadmin_client.types says the same
+# for save_memory; tests/usage/test_agent_quotes.py checks they agree).
+EVIDENCE_MAX_LENGTH = 200
 _WHITESPACE = re.compile(r"\s+")
 
 

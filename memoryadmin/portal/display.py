@@ -110,9 +110,11 @@ def source_sentence(fact: Fact, event: selectors.FactSource | None) -> str:
 
 def why_sentence(fact: Fact) -> str | None:
     """Why the assistant knows this, when the current words say more than `source_sentence`:
-    the traveller's own quote, or their correction. Escaped; None to keep the source line."""
+    the traveller's own quote, or their correction. Escaped; None to keep the source line.
+    save_memory's quote not (yet) found in a turn the traveller posted ("saved") is the
+    assistant's, never shown as their words: the source line says the assistant saved it."""
     why = why_known(fact)
-    if why.quote and why.kind in ("said", "saved"):
+    if why.quote and why.kind == "said":
         sentence = _("Why the assistant knows this: you said on %(date)s: “%(quote)s”")
         return mark_safe(escape(str(sentence)) % {  # noqa: S308 - both parts escaped
             "date": when_html(why.on), "quote": escape(why.quote),

@@ -2,7 +2,8 @@
 
 A receipt is its own append-only record (who had which fact in which turn), written by the
 agent host through the API; recording one writes no FactEvent (that would double every turn's
-writes). Each entry point is one statement whatever the batch size."""
+writes). A batch costs two statements whatever its size: a SELECT of the named facts and one
+COPY (PostgreSQL) or multi-row INSERT (SQLite)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.facts.db import is_postgresql
 from memoryadmin.facts.erasure import Erased
 from memoryadmin.facts.keyhash import history_hashes, key_digest
@@ -24,70 +26,102 @@ from memoryadmin.facts.services import use_retention_days
 from memoryadmin.facts.validation import normalize_key, sanitize_text, session_tag
 
 from .models import TURN_ID_MAX_LENGTH, MemoryUse, UseHow
-from .sql import SQL_RECORD_USES, SQL_SWEEP_USES
+from .sql import SQL_COPY_USES, SQL_FACT_IDS, SQL_SWEEP_USES, SQL_TAKE_JOB_USES
 
 MAX_KEYS_PER_TURN = 200  # more than any prompt holds; the rest of a longer list is ignored
 
 
 @dataclass(frozen=True)
 class TurnUse:
-    """What the agent had in one turn, as the host reports it (keys as it knows them)."""
+    """What the agent had in one turn, as the host reports it (keys as it knows them).
+    `tag` is the session's tag when only that is known (receipts that rode with a posted
+    turn's job): then `session_id` is not read."""
 
     session_id: str
     turn_id: str
     injected: Sequence[str] = ()
     recalled: Sequence[str] = ()
+    tag: str | None = None
 
 
-def _rows(subject_id: str, uses: Iterable[TurnUse]) -> list[dict[str, str]]:
-    """One row per (turn, how, key); each distinct key cleaned and hashed once per batch (a
-    burst of turns names the same few facts over and over)."""
-    rows: list[dict[str, str]] = []
-    keys_seen: dict[str, tuple[str, str]] = {}
+# A batch as rows: per turn (tag, turn id), per key (how, key). Keys are cleaned once per batch.
+_Turn = tuple[str, str, list[tuple[str, str]]]
+
+
+def _turns(uses: Iterable[TurnUse]) -> tuple[list[_Turn], set[str]]:
+    """Each turn's distinct (how, key) pairs, keys normalised once per batch (a burst of turns
+    names the same few facts over and over), and every key named."""
+    turns: list[_Turn] = []
+    cleaned: dict[str, str] = {}
+    named: set[str] = set()
     for use in uses:
-        tag = session_tag(use.session_id)
+        tag = use.tag if use.tag is not None else session_tag(use.session_id)
         turn = sanitize_text(use.turn_id)[:TURN_ID_MAX_LENGTH]
-        for how, keys in ((UseHow.INJECTED, use.injected), (UseHow.RECALLED, use.recalled)):
+        pairs: list[tuple[str, str]] = []
+        for how, keys in ((UseHow.INJECTED.value, use.injected),
+                          (UseHow.RECALLED.value, use.recalled)):
             seen: set[str] = set()
             for raw in list(keys)[:MAX_KEYS_PER_TURN]:
                 if not isinstance(raw, str):
                     continue
-                known = keys_seen.get(raw)
-                if known is None:
-                    key = normalize_key(raw)
-                    known = keys_seen[raw] = (key, key_digest(subject_id, key) if key else "")
-                key, digest = known
-                if not key or key in seen:
-                    continue
-                seen.add(key)
-                rows.append({"key": key, "key_hash": digest,
-                             "session_tag": tag, "turn_id": turn, "how": str(how)})
-    return rows
+                key = cleaned.get(raw)
+                if key is None:
+                    key = cleaned[raw] = normalize_key(raw)
+                if key and key not in seen:
+                    seen.add(key)
+                    pairs.append((how, key))
+        if pairs:
+            named.update(key for _, key in pairs)
+            turns.append((tag, turn, pairs))
+    return turns, named
+
+
+def _copy_text(value: str) -> str:
+    """A value in COPY's text format: backslash, tab, newline and carriage return escaped."""
+    return (value.replace("\\", "\\\\").replace("\t", "\\t")
+            .replace("\n", "\\n").replace("\r", "\\r"))
 
 
 def uses_record(*, subject_id: str, uses: Iterable[TurnUse]) -> int:
-    """Append the receipts of one or many turns of one traveller: one multi-row INSERT (keys the
-    traveller has no fact under are dropped by it). Returns how many rows were offered."""
-    rows = _rows(subject_id, uses)
-    if not rows:
+    """Append the receipts of one or many turns of one traveller, in one transaction: one
+    SELECT resolves the named keys to the traveller's facts (unknown keys are dropped; the
+    facts are share-locked so an erasure waits for the receipts and then takes them), then one
+    COPY on PostgreSQL or one multi-row INSERT on SQLite. Returns the receipts written."""
+    turns, named = _turns(uses)
+    if not turns:
         return 0
     now = timezone.now()
-    if is_postgresql():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                SQL_RECORD_USES, {"subject": subject_id, "now": now, "uses": json.dumps(rows)}
-            )
-        return len(rows)
-    known = dict(MemoryFact.objects.filter(
-        subject_id=subject_id, key__in={row["key"] for row in rows}
-    ).values_list("key", "id"))
-    MemoryUse.objects.bulk_create([
-        MemoryUse(subject_id=subject_id, key_hash=row["key_hash"], fact_id=known[row["key"]],
-                  session_tag=row["session_tag"], turn_id=row["turn_id"], how=row["how"],
-                  used_at=now)
-        for row in rows if row["key"] in known
-    ])
-    return len(rows)
+    with transaction.atomic():
+        if is_postgresql():
+            with connection.cursor() as cursor:
+                cursor.execute(SQL_FACT_IDS, {"subject": subject_id, "keys": sorted(named)})
+                known = dict(cursor.fetchall())
+        else:
+            known = dict(MemoryFact.objects.filter(subject_id=subject_id, key__in=named)
+                         .values_list("key", "id"))
+        if not known:
+            return 0
+        # The per-key part of a row (its keyed hash and fact row id), hashed once per batch.
+        ids = {key: (key_digest(subject_id, key), fact_id) for key, fact_id in known.items()}
+        if not is_postgresql():
+            rows = [MemoryUse(subject_id=subject_id, key_hash=ids[key][0], fact_id=ids[key][1],
+                              session_tag=tag, turn_id=turn, how=how, used_at=now)
+                    for tag, turn, pairs in turns for how, key in pairs if key in ids]
+            MemoryUse.objects.bulk_create(rows)
+            return len(rows)
+        # COPY text: the per-turn prefix and the per-key suffix are built once each, so a
+        # receipt costs one string join (the batch goes to the server as one buffer).
+        suffix = {key: f"\t{digest}\t{fact_id}\t" for key, (digest, fact_id) in ids.items()}
+        head = f"{_copy_text(subject_id)}\t"
+        stamp = now.isoformat()
+        lines: list[str] = []
+        for tag, turn, pairs in turns:
+            prefix = f"{head}{tag}\t{_copy_text(turn)}\t{stamp}"
+            lines.extend(f"{prefix}{suffix[key]}{how}\n" for how, key in pairs if key in suffix)
+        if lines:
+            with connection.cursor() as cursor, cursor.copy(SQL_COPY_USES) as copy:
+                copy.write("".join(lines))
+        return len(lines)
 
 
 def record_turn_bodies(subject_id: str, turns: Sequence[dict[str, Any]]) -> int:
@@ -102,6 +136,42 @@ def record_turn_bodies(subject_id: str, turns: Sequence[dict[str, Any]]) -> int:
         for turn in turns if isinstance(turn, dict) and turn.get("turn_id")
     ]
     return uses_record(subject_id=subject_id, uses=uses)
+
+
+def _keys(used: Any, how: str) -> list[str]:
+    keys = used.get(how) if isinstance(used, dict) else None
+    return [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else []
+
+
+def uses_take_from_jobs(*, job_id: int | None = None, limit: int = 1000) -> tuple[int, bool]:
+    """Record the receipts that rode with posted turns (`ExtractionJob.used`) and empty them,
+    in one transaction: the given job's (its task calls this), or a chunk of any job's (the
+    beat sweep: skipped jobs have no task). One COPY per traveller in the chunk. Returns
+    (receipts written, more left)."""
+    with transaction.atomic():
+        if is_postgresql():
+            with connection.cursor() as cursor:
+                cursor.execute(SQL_TAKE_JOB_USES, {"job": job_id, "limit": limit})
+                taken = cursor.fetchall()
+        else:
+            waiting = ExtractionJob.objects.select_for_update().filter(used__isnull=False)
+            if job_id is not None:
+                waiting = waiting.filter(pk=job_id)
+            ids = list(waiting.order_by("pk").values_list("pk", flat=True)[:limit])
+            taken = list(ExtractionJob.objects.filter(pk__in=ids).order_by("pk")
+                         .values_list("subject_id", "session_tag", "turn_id", "used"))
+            ExtractionJob.objects.filter(pk__in=ids).update(used=None)
+        by_subject: dict[str, list[TurnUse]] = {}
+        for subject_id, tag, turn_id, used in taken:
+            if isinstance(used, str):
+                used = json.loads(used)
+            by_subject.setdefault(subject_id, []).append(TurnUse(
+                session_id="", turn_id=turn_id, tag=tag,
+                injected=_keys(used, "injected"), recalled=_keys(used, "recalled"),
+            ))
+        written = sum(uses_record(subject_id=subject_id, uses=uses)
+                      for subject_id, uses in by_subject.items())
+    return written, len(taken) >= limit
 
 
 def uses_retention_days() -> int:
@@ -131,6 +201,15 @@ def usage_erase_facts(erased: Erased) -> None:
         MemoryUse.objects.filter(
             subject_id=subject_id, key_hash__in=history_hashes(subject_id, key)
         ).delete()
+
+
+def usage_erase_waiting(erased: Erased) -> None:
+    """Eraser (SQLite path of USAGE_ERASE_WAITING_SQL): the receipts still waiting on the jobs
+    of a traveller one of whose facts went, since they name keys."""
+    subjects = {subject_id for subject_id, _ in erased.facts}
+    if subjects:
+        ExtractionJob.objects.filter(subject_id__in=subjects, used__isnull=False).update(
+            used=None)
 
 
 def usage_erase_subjects(erased: Erased) -> None:

@@ -3,20 +3,35 @@ placeholders aside). `tests/facts/test_sql.py` runs EXPLAIN on each."""
 
 from __future__ import annotations
 
+from memoryadmin.extraction.tables import EXTRACTION_JOB
 from memoryadmin.facts.tables import MEMORY_FACT
 
 from .tables import MEMORY_USE
 
-# One multi-row INSERT for any number of receipts of one traveller: the batch travels as one
-# JSON document; keys the traveller has no fact under are dropped by the join (unknown keys are
-# ignored), each found through the fact's unique index. Only the keyed hash and the row id are
-# stored, never the key.
-SQL_RECORD_USES = f"""
-INSERT INTO {MEMORY_USE} (subject_id, key_hash, fact_id, session_tag, turn_id, how, used_at)
-SELECT %(subject)s, r.key_hash, f.id, r.session_tag, r.turn_id, r.how, %(now)s
-FROM jsonb_to_recordset(%(uses)s::jsonb)
-     AS r(key text, key_hash text, session_tag text, turn_id text, how text)
-JOIN {MEMORY_FACT} f ON f.subject_id = %(subject)s AND f.key = r.key
+# The facts a batch of receipts names (unknown keys are ignored), found through the fact's
+# unique index; share-locked so a concurrent erasure waits for the batch and then takes it too.
+SQL_FACT_IDS = f"""
+SELECT key, id FROM {MEMORY_FACT}
+WHERE subject_id = %(subject)s AND key = ANY(%(keys)s)
+FOR KEY SHARE
+"""
+
+# The batch itself, as COPY text (services.uses_record builds the rows): only the keyed hash
+# and the fact's row id are stored, never the key. Not a plannable statement (no EXPLAIN).
+SQL_COPY_USES = f"""COPY {MEMORY_USE}
+(subject_id, session_tag, turn_id, used_at, key_hash, fact_id, how) FROM STDIN"""
+
+# Take the receipts that rode with posted turns off their jobs (one job, or a chunk of any):
+# emptied and returned in one statement, rows a concurrent taker holds are skipped.
+SQL_TAKE_JOB_USES = f"""
+WITH taken AS (
+  SELECT id, subject_id, session_tag, turn_id, used FROM {EXTRACTION_JOB}
+  WHERE used IS NOT NULL AND (%(job)s::bigint IS NULL OR id = %(job)s::bigint)
+  ORDER BY id LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+)
+UPDATE {EXTRACTION_JOB} AS j SET used = NULL
+FROM taken AS t WHERE j.id = t.id
+RETURNING t.subject_id, t.session_tag, t.turn_id, t.used
 """
 
 # Receipts past their retention, a chunk at a time (the sweep re-runs until none is left).
@@ -35,3 +50,10 @@ WHERE u.subject_id = e.subject_id AND u.key_hash = e.key_hash"""
 
 USAGE_ERASE_SUBJECTS_SQL = f"""DELETE FROM {MEMORY_USE}
 WHERE subject_id IN (SELECT subject_id FROM erased_subjects)"""
+
+# Receipts still riding on posted turns' jobs (`extraction_job.used`) name keys: when a fact of
+# a traveller goes, that traveller's waiting ones go too (they would be recorded within
+# seconds; losing them is the price of never keeping an erased key). "Forget everything" wipes
+# them with the transcripts (extraction's eraser).
+USAGE_ERASE_WAITING_SQL = f"""UPDATE {EXTRACTION_JOB} SET used = NULL
+WHERE used IS NOT NULL AND subject_id IN (SELECT DISTINCT subject_id FROM erased_facts)"""

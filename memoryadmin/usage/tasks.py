@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .services import uses_sweep_expired
+from .services import uses_sweep_expired, uses_take_from_jobs
 
 
 @shared_task(bind=True, ignore_result=True)
@@ -14,6 +14,21 @@ def sweep_uses_task(self) -> int:
     while True:
         deleted, more = uses_sweep_expired()
         total += deleted
+        if not more:
+            return total
+        if not self.request.is_eager:
+            self.apply_async()
+            return total
+
+
+@shared_task(bind=True, ignore_result=True)
+def record_waiting_uses_task(self) -> int:
+    """Periodic: receipts that rode with posted turns and were not taken by the job's own task
+    (a job born skipped has none; one waiting for the broker runs later)."""
+    total = 0
+    while True:
+        written, more = uses_take_from_jobs()
+        total += written
         if not more:
             return total
         if not self.request.is_eager:

@@ -28,12 +28,21 @@ def server_command(base_url: str, *extra: str, module: str = SERVER_MODULE) -> l
     return ["-m", module, "--base-url", base_url, "--subject", SUBJECT, *extra]
 
 
+def server_env(token: str) -> dict[str, str]:
+    """The token, and this test run's PYTHONPATH when it sets one (a checkout whose code is
+    not the installed one), so the server runs the code under test."""
+    env = {"MEMORYADMIN_TOKEN": token}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
 async def drive_disabled(base_url: str, token: str, errlog) -> dict:
     """The three tools once each, with memory switched off, through the old module path."""
     params = StdioServerParameters(
         command=sys.executable,
         args=server_command(base_url, module=OLD_SERVER_MODULE),
-        env={"MEMORYADMIN_TOKEN": token},
+        env=server_env(token),
         cwd=str(ROOT),
     )
     with anyio.fail_after(60):
@@ -55,7 +64,7 @@ async def drive(base_url: str, token: str, errlog) -> dict:
     params = StdioServerParameters(
         command=sys.executable,
         args=server_command(base_url, "--session-id", "sess-mcp"),
-        env={"MEMORYADMIN_TOKEN": token},
+        env=server_env(token),
         cwd=str(ROOT),
     )
     seen: dict = {}
@@ -69,7 +78,8 @@ async def drive(base_url: str, token: str, errlog) -> dict:
             seen["tools"] = {tool.name: tool for tool in listed.tools}
             seen["empty_profile"] = await session.call_tool("saved_memory", {})
             seen["save"] = await session.call_tool(
-                "save_memory", {"key": "Seat Preference", "value": "Prefers aisle seats"}
+                "save_memory", {"key": "Seat Preference", "value": "Prefers aisle seats",
+                                "evidence": "aisle seat for me, always"}
             )
             seen["constraint"] = await session.call_tool(
                 "save_memory",
@@ -107,6 +117,8 @@ def test_mcp_server_saves_recalls_and_serves_the_profile(live_server, api_token,
     key_schema = tools["save_memory"].input_schema["properties"]["key"]
     assert key_schema["maxLength"] == 64
     assert tools["save_memory"].input_schema["required"] == ["key", "value"]
+    evidence_schema = tools["save_memory"].input_schema["properties"]["evidence"]
+    assert evidence_schema["maxLength"] == 200 and "own words" in evidence_schema["description"]
     assert tools["recall_memories"].input_schema["properties"]["topic"]["maxLength"] == 100
     assert tools["saved_memory"].input_schema.get("properties", {}) == {}
 
@@ -132,6 +144,9 @@ def test_mcp_server_saves_recalls_and_serves_the_profile(live_server, api_token,
     assert set(MemoryFact.objects.filter(subject_id=SUBJECT).values_list("key", flat=True)) == {
         "seat_preference", "overnight_flights", "note",
     }
+    seat = MemoryFact.objects.get(subject_id=SUBJECT, key="seat_preference")
+    # the assistant's quote, kept as its own until a posted turn shows the traveller said it
+    assert (seat.evidence, seat.evidence_origin) == ("aisle seat for me, always", "agent")
     event = FactEvent.objects.get(subject_id=SUBJECT, key="seat_preference")
     assert (event.actor_kind, event.actor_label) == (ActorKind.AGENT, f"token:{TOKEN_NAME}")
     assert event.session_tag == session_tag("sess-mcp")

@@ -153,3 +153,32 @@ def test_model_down_the_turn_is_accepted_and_the_job_fails(live: FakeAnthropic) 
     assert job["status"] == "failed"
     assert job["attempts"] == 6 and "gave up after 6 attempts" in job["reason"]
     assert client.get("/api/v1/subjects/int-4/facts").json()["facts"] == []
+
+
+def test_a_turns_receipts_and_the_assistants_quote_are_handled_by_the_worker(
+    live: FakeAnthropic,
+) -> None:
+    """Issue 21: the `used` member rides on the job and the worker records it; save_memory's
+    quote, found in the traveller's message of the posted turn, becomes their words."""
+    from memoryadmin.facts import selectors
+    from memoryadmin.facts import services as fact_services
+    from memoryadmin.facts.actors import Actor
+    from memoryadmin.usage.models import MemoryUse
+
+    fact_services.fact_upsert(
+        subject_id="int-use", actor=Actor.agent("integration-host"),
+        facts=[fact_services.FactDraft("seat_preference", "Prefers aisle seats",
+                                       evidence="I always take the aisle")],
+    )
+    live.script(tool_use([]))
+    client = agent()
+    response = client.post("/api/v1/subjects/int-use/turns", {
+        **body(), "used": {"injected": ["seat_preference"], "recalled": ["unknown"]},
+    }, format="json")
+    assert response.status_code == 202
+    assert finished(client, response.json()["job_id"])["status"] == "succeeded"
+    assert list(MemoryUse.objects.filter(subject_id="int-use").values_list("how", "turn_id")) \
+        == [("injected", "turn-1")]
+    assert ExtractionJob.objects.get(subject_id="int-use").used is None
+    fact = selectors.subject_fact("int-use", "seat_preference")
+    assert (fact.evidence, fact.evidence_origin) == ("I always take the aisle", "extraction")

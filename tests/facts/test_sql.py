@@ -25,7 +25,8 @@ SUBJECT = {"subject": "s-1", "now": NOW}
 JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m"}
 
 # Module constants that are not statements.
-NOT_STATEMENTS = {"ERASERS_GO_HERE"}
+# (COPY has no plan, tests/usage runs it; AGENT_QUOTES is a part of SQL_BEGIN, planned in it)
+NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES", "AGENT_QUOTES"}
 
 SAMPLES: dict[str, Any] = {
     "SQL_FACTS": SUBJECT,
@@ -50,19 +51,22 @@ SAMPLES: dict[str, Any] = {
     # An eraser's part reads `erased_subjects`: it is planned inside the erasing statement.
     "SQL_ERASE_TRANSCRIPTS": SUBJECT,
     # Use receipts (usage/sql.py).
-    "SQL_RECORD_USES": {**SUBJECT, "uses": '[{"key": "seat", "key_hash": "#0", '
-                        '"session_tag": "0123456789ab", "turn_id": "t1", "how": "injected"}]'},
+    "SQL_FACT_IDS": {"subject": "s-1", "keys": ["seat", "meal"]},
     "SQL_SWEEP_USES": {"cutoff": NOW, "limit": 1000},
+    "SQL_TAKE_JOB_USES": {"job": None, "limit": 1000},
     # The receipts' eraser parts read `erased_facts` / `erased_subjects`.
     "USAGE_ERASE_FACTS_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
                               "reason": "", "now": NOW},
     "USAGE_ERASE_SUBJECTS_SQL": SUBJECT,
+    "USAGE_ERASE_WAITING_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
+                                "reason": "", "now": NOW},
 }
 # An eraser's part -> the erasing statement it is planned inside.
 ERASER_PARTS = {
     "SQL_ERASE_TRANSCRIPTS": "SQL_ERASE_SUBJECT",
     "USAGE_ERASE_FACTS_SQL": "SQL_ERASE_FACTS",
     "USAGE_ERASE_SUBJECTS_SQL": "SQL_ERASE_SUBJECT",
+    "USAGE_ERASE_WAITING_SQL": "SQL_ERASE_FACTS",
 }
 
 

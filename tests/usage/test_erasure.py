@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memoryadmin.extraction.services import job_create_or_get
 from memoryadmin.facts import erasure, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import MemoryFact
@@ -45,6 +46,9 @@ def learn(subject_id: str, *, sensitive: bool = False) -> None:
     uses_record(subject_id=subject_id, uses=[
         TurnUse(session_id="s-1", turn_id=TURN, injected=[KEY, "meal"], recalled=[KEY]),
     ])
+    # a later turn's receipts, still riding on its job (not yet recorded): they name the key
+    job_create_or_get(subject_id=subject_id, session_tag="0123456789ab", turn_id="t-wait",
+                      messages=[], skip_reason="test", used={"injected": [KEY], "recalled": []})
     assert all(marker in pg_dump_text() for marker in MARKERS)
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
 
 from ..actors import Actor
+from ..choices import Origin
 from ..corrections import Corrected, notify_corrected
 from ..counting import actor_label, count_blocked
 from ..errors import (
@@ -250,3 +251,40 @@ def facts_bulk_apply(
             raise FactNotFound("A selected fact no longer exists; nothing was changed.")
         done += 1
     return done
+
+
+@transaction.atomic
+def fact_quotes_confirm(
+    *,
+    subject_id: str,
+    quotes: Mapping[str, str],
+    actor: Actor,
+    session_tag: str = "",
+    reason: str = "",
+) -> int:
+    """save_memory's quotes (evidence origin "agent": never shown as the traveller's words)
+    that the caller found in the traveller's messages of a posted turn (extraction's check,
+    `clean_evidence` with the turn as its sources) become the traveller's words (evidence
+    origin "extraction": "you said on ..."). `quotes` maps a key to the quote checked; a fact
+    whose quote changed since is left alone. The version is not bumped (the fact did not
+    change, so a host's If-Match stays good); each confirmation is an event. Returns how many
+    were confirmed."""
+    if not quotes:
+        return 0
+    confirmed = 0
+    facts = (MemoryFact.objects.select_for_update()
+             .filter(subject_id=subject_id, key__in=list(quotes), evidence_origin=Origin.AGENT)
+             .order_by("key"))
+    for fact in facts:
+        if not fact.evidence or fact.evidence != quotes.get(fact.key):
+            continue
+        before = snapshot(fact)
+        fact.evidence_origin = Origin.EXTRACTION
+        fact.save(update_fields=["evidence_origin"])
+        record_event(
+            subject_id=subject_id, key=fact.key, action=EventAction.UPDATED, actor=actor,
+            reason=clean_reason(reason or "the assistant's quote is the traveller's words"),
+            before=before, after=snapshot(fact), session_tag=session_tag,
+        )
+        confirmed += 1
+    return confirmed
