@@ -137,9 +137,33 @@ def _erased_async(actor: Actor, rows: list[Any]) -> bool:
 
 
 def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> FactEvent:
+    """Erase everything, then keep per fact what a single deletion keeps (category, when
+    learned, how many changes; the path and receipt): never its key or value. The summaries are
+    read under the traveller's lock, before the erasing statement, and written after it (so its
+    redaction, which skips events already under their hash, leaves them alone)."""
     clean_subject_id(subject_id)
     subject = lock_subject(subject_id)
+    kept = list(
+        MemoryFact.objects.filter(subject_id=subject_id)
+        .order_by("created_at", "id")
+        .values_list("key", "category", "created_at", "version")
+    )
     deleted = erasure.erase_subject(subject_id)
+    reason = clean_reason(reason)
+    path = {"path": "forget_everything" if receipt else "clear", "receipt": receipt}
+    FactEvent.objects.bulk_create([
+        FactEvent(
+            subject_id=subject_id, key=erasure.key_digest(subject_id, key),
+            key_hash=erasure.key_digest(subject_id, key), action=EventAction.FORGOTTEN,
+            actor_kind=actor.kind, actor_user=actor.user, actor_label=actor.label[:200],
+            reason=reason,
+            after={"erased_fact": {
+                **erasure.erased_fact_summary(category, created_at, version)["erased_fact"],
+                **path,
+            }},
+        )
+        for key, category, created_at, version in kept
+    ])
     count_erased("clear", deleted)
     subject.purge_generation += 1
     subject.save(update_fields=["purge_generation", "updated_at"])

@@ -31,7 +31,11 @@ from .common import (
 
 VALUE_FIELDS = ("value", "evidence")  # the quote is masked with the value
 CATEGORY_WORDS = {str(value): str(label) for value, label in Category.choices}
-ERASING_ACTIONS = (EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED)
+ERASING_ACTIONS = (
+    EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED, EventAction.FORGOTTEN
+)
+# How a fact erased with everything else went, in words.
+PATH_WORDS = {"forget_everything": "“Forget everything”", "clear": "Everything cleared by staff"}
 # Snapshot fields in the words of the pages; None = bookkeeping staff need not read.
 FIELD_LABELS: dict[str, str | None] = {
     "value": "Value",
@@ -79,6 +83,8 @@ def erased_summary(after: dict) -> dict[str, Any] | None:
         "category": CATEGORY_WORDS.get(kept.get("category"), "unknown category"),
         "learned_at": learned,
         "changes": kept.get("changes") if isinstance(kept.get("changes"), int) else None,
+        "path": PATH_WORDS.get(str(kept.get("path") or ""), ""),
+        "receipt": str(kept.get("receipt") or ""),
     }
 
 
@@ -175,14 +181,19 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     fact = fact_selectors.subject_fact(subject_id, key)
     if fact is None:
         return _deleted_fact(request, subject, key)
-    latest = selectors.staff_events(subject_id, key=fact.key).first()
+    # The event that made the current version: a reveal is an access, not a version.
+    latest = (
+        selectors.staff_events(subject_id, key=fact.key)
+        .exclude(action=EventAction.VALUE_REVEALED)
+        .first()
+    )
     revealed = revealed_keys(request, subject_id)
     record_access(request, AccessKind.FACT_HISTORY, [subject_id])
     context = {
         "subject": subject,
         "fact": fact,
         "masked": fact.sensitive and fact.key not in revealed,
-        "version_at": latest.created_at if latest else fact.updated_at,
+        "version_at": latest.created_at if latest else fact.changed_at,
         "version_action": latest.get_action_display() if latest else "",
         "why": why_known(fact),
         "use": usage_selectors.fact_use_summary(fact),
