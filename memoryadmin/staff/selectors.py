@@ -159,7 +159,7 @@ def staff_travellers(query: str = "", *, show: str = "") -> QuerySet[Subject]:
         fact_count=Count("facts"),
         pending_count=Count("facts", filter=Q(facts__status=FactStatus.PENDING_REVIEW)),
         sensitive_count=Count("facts", filter=Q(facts__sensitive=True)),
-        last_change=Max("facts__updated_at"),
+        last_change=Max("facts__changed_at"),  # any change, as the traveller page shows
     )
     query = query.strip()
     if query:
