@@ -50,7 +50,8 @@ def test_the_fact_page_shows_the_quote_the_counts_and_the_last_20_uses(client, v
     assert XSS not in body
     assert "Used in 15 conversations (injected 20, recalled 10), last used <time" in body
     assert body.count(f"/staff/travellers/{T}/turns/{session_tag('session-14')}/") == 2
-    assert body.count("<td>Given in the prompt</td>") + body.count("<td>Recalled</td>") == 20
+    assert (body.count('<td data-label="How">Given in the prompt</td>')
+            + body.count('<td data-label="How">Recalled</td>')) == 20
 
 
 def test_a_sensitive_facts_quote_is_masked_until_revealed(client, editor):
