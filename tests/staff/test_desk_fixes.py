@@ -15,7 +15,7 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent, MemoryFact, RetentionRule
 from memoryadmin.staff.roles import PRIVACY_ADMIN
-from memoryadmin.staff.templatetags.staff_time import day
+from memoryadmin.staff.templatetags.staff_time import day, exact_time
 from tests.factories import FactFactory
 from tests.support.bulk import Row, load_facts
 
@@ -141,3 +141,20 @@ def test_the_edit_form_focuses_the_value(client, editor):
     body = client.get(f"/staff/travellers/{S}/facts/seat/edit/").content.decode()
     textarea = re.search(r"<textarea[^>]*>", body).group(0)
     assert 'name="value"' in textarea and "autofocus" in textarea
+
+
+def test_the_history_shows_labels_and_the_one_time_format(client, viewer):
+    FactFactory(subject_id=S, key="health_note", value="Diabetic, carries insulin",
+                actor=Actor.agent("host"), category="constraint")
+    expires = timezone.now() + timedelta(days=40)
+    services.fact_set_expiry(subject_id=S, key="health_note", expires_at=expires,
+                             actor=Actor.system("t"), reason="t")
+    client.force_login(viewer)
+
+    body = client.get(f"/staff/travellers/{S}/timeline/").content.decode()
+
+    diff = body[body.index("<tbody>"):]
+    assert "<ins>Waiting for review</ins>" in diff and "pending_review" not in diff
+    assert "<ins>Constraint</ins>" in diff
+    assert f"<ins>{exact_time(expires)}</ins>" in diff
+    assert not re.search(r"\d{4}-\d\d-\d\d", re.sub(r"<[^>]*>", " ", diff))
