@@ -72,3 +72,12 @@ def test_no_staff_template_prints_a_moment_another_way(path):
         assert not _outside_tags(text, match.start()), (
             f"{path.name}: {match.group(0)} prints a date; use staff/_when.html or |day"
         )
+
+
+def test_the_policy_history_shows_dates_in_the_same_format():
+    from memoryadmin.staff.templatetags.policy_format import policy_value
+
+    assert policy_value("2027-01-02") == "2 Jan 2027"
+    assert policy_value("2026-12-01T13:05:09+00:00") == "1 Dec 2026, 13:05:09 UTC"
+    assert policy_value("2026-13-45") == "2026-13-45"  # not a date: as written
+    assert policy_value("Trip context") == "Trip context"
