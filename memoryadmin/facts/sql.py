@@ -200,13 +200,15 @@ erased_facts AS (SELECT m.subject_id, m.hash AS key_hash
 """
 
 # Forget everything about one traveller: every fact, and every event still showing a key.
+# Returns what each fact leaves (its key only to hash it in Python; never stored in plain).
 SQL_ERASE_SUBJECT = f"""
-WITH gone AS (DELETE FROM {MEMORY_FACT} WHERE subject_id = %(subject)s RETURNING 1),
+WITH gone AS (DELETE FROM {MEMORY_FACT} WHERE subject_id = %(subject)s
+              RETURNING key, category, created_at, version),
 redacted AS (UPDATE {FACT_EVENT}
              SET key = key_hash, before = NULL, after = NULL,
                  redacted_at = COALESCE(redacted_at, %(now)s)
              WHERE subject_id = %(subject)s AND key <> '' AND key <> key_hash),
 erased_subjects AS (SELECT %(subject)s::text AS subject_id),
 erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE false)
-{ERASERS_GO_HERE}SELECT count(*) FROM gone
+{ERASERS_GO_HERE}SELECT key, category, created_at, version FROM gone
 """

@@ -81,12 +81,17 @@ def test_the_retention_sweep_keeps_the_same_summary(client, viewer):
 
 
 @pytest.mark.django_db
+@pytest.mark.embedded  # the ORM path of the SQLite default too
 def test_staff_clear_keeps_summaries_and_an_empty_traveller_records_none(client, viewer):
     FactFactory(subject_id=S, key="seat_choice_zq", value="Window seat zq")
     services.subject_clear(subject_id=S, actor=Actor.system("desk"), reason="GDPR request")
     [event] = FactEvent.objects.filter(subject_id=S, action=EventAction.FORGOTTEN)
     assert event.after["erased_fact"]["path"] == "clear"
     assert event.reason == "GDPR request"
+    assert event.after["erased_fact"]["category"] == "preference"
+    client.force_login(viewer)
+    body = client.get(f"{BASE}/facts/seat_choice_zq/").content.decode()
+    assert "Everything cleared by staff" in body and "Window seat zq" not in body
 
     services.subject_clear(subject_id=S, actor=Actor.system("desk"), reason="again")
     assert FactEvent.objects.filter(subject_id=S, action=EventAction.FORGOTTEN).count() == 1
