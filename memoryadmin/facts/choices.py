@@ -49,6 +49,9 @@ class EventAction(models.TextChoices):
     REJECTED = "rejected", "Rejected"
     DELETED = "deleted", "Deleted"
     SUBJECT_CLEARED = "subject_cleared", "All facts cleared"
+    # One per fact that a clear ("forget everything") erased, beside its subject_cleared event:
+    # what support may still say about that fact (category, learned, changes), as a deletion does.
+    FORGOTTEN = "forgotten", "Erased with everything else"
     PREFERENCES_CHANGED = "preferences_changed", "Memory preferences changed"
     LEGAL_HOLD_PLACED = "legal_hold_placed", "Legal hold placed"
     LEGAL_HOLD_LIFTED = "legal_hold_lifted", "Legal hold lifted"

@@ -276,24 +276,27 @@ def _after_commit(*, on_facts: bool) -> None:
             transaction.on_commit(registration.after_commit)
 
 
-def erase_subject(subject_id: str) -> int:
+def erase_subject(subject_id: str) -> list[tuple[str, str, datetime, int]]:
     """Forget everything about one traveller: every fact, every value in their history (any
-    event still showing a key in plain), every copy elsewhere. Records no per-fact event (the
-    caller records one "cleared" event). The caller has locked the subject. Returns how many
-    facts were deleted."""
+    event still showing a key in plain), every copy elsewhere. Records no event (the caller
+    records the "cleared" event and, from what this returns, one summary per fact). The caller
+    has locked the subject. Returns (key, category, created_at, version) of each fact deleted:
+    the key only so that the caller can hash it."""
     now = timezone.now()
     in_sql, in_python = _split(on_facts=False)
     if is_postgresql():
         sql = _with_erasers(SQL_ERASE_SUBJECT, in_sql)
         with connection.cursor() as cursor:
             cursor.execute(sql, {"subject": subject_id, "now": now})
-            [(deleted,)] = cursor.fetchall()
+            gone = [tuple(row) for row in cursor.fetchall()]
     else:
         in_python += in_sql
-        deleted, _ = MemoryFact.objects.filter(subject_id=subject_id).delete()
+        facts = MemoryFact.objects.filter(subject_id=subject_id)
+        gone = list(facts.values_list("key", "category", "created_at", "version"))
+        facts.delete()
         _redact_orm(Q(subject_id=subject_id) & ~Q(key=""), now)
     erased = Erased(cleared_subjects=(subject_id,))
     for registration in in_python:
         registration.erase(erased)
     _after_commit(on_facts=False)
-    return deleted
+    return gone

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Now
 
 from memoryadmin_client.types import KEY_MAX_LENGTH, SESSION_ID_MAX_LENGTH, VALUE_MAX_LENGTH
 
@@ -68,7 +69,14 @@ class MemoryFact(models.Model):
     key = models.CharField(max_length=KEY_MAX_LENGTH)
     value = models.CharField(max_length=VALUE_MAX_LENGTH)
     category = models.CharField(max_length=16, choices=Category.choices)
+    # Retention counts from `updated_at` (the value's last change): flagging or expiring a fact
+    # must not extend how long it is kept. `changed_at` moves on any change by anyone (value,
+    # category, status, sensitivity, expiry: every new version) and is what the desk shows as
+    # "Updated". A database default: the import's COPY and the bench generator do not name it.
     updated_at = models.DateTimeField(help_text="When the value last changed.")
+    changed_at = models.DateTimeField(
+        db_default=Now(), help_text="When anything about the fact last changed (its version)."
+    )
     source_session_id = models.CharField(
         max_length=SESSION_ID_MAX_LENGTH,
         blank=True,

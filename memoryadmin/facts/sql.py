@@ -106,11 +106,11 @@ WHERE subject_id = %s AND key = ANY(%s)
 # document each (jsonb_to_recordset), not as arrays: psycopg dumps arrays element by element in
 # Python, which cost more than running the statements.
 SQL_INSERT_FACTS = f"""
-INSERT INTO {MEMORY_FACT} (subject_id, key, value, category, updated_at, source_session_id,
-                           created_at, origin, status, sensitive, expires_at, expiry_pinned,
-                           version, evidence, evidence_origin)
-SELECT %s, r.key, r.value, r.category, r.updated_at, %s, %s, %s, r.status, r.sensitive,
-       r.expires_at, false, 1, r.evidence, r.evidence_origin
+INSERT INTO {MEMORY_FACT} (subject_id, key, value, category, updated_at, changed_at,
+                           source_session_id, created_at, origin, status, sensitive,
+                           expires_at, expiry_pinned, version, evidence, evidence_origin)
+SELECT %s, r.key, r.value, r.category, r.updated_at, r.updated_at, %s, %s, %s, r.status,
+       r.sensitive, r.expires_at, false, 1, r.evidence, r.evidence_origin
 FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category text,
                                                   status text, sensitive boolean,
                                                   expires_at timestamptz,
@@ -123,7 +123,7 @@ ORDER BY r.n
 
 SQL_UPDATE_FACTS = f"""
 UPDATE {MEMORY_FACT} AS f
-SET value = r.value, category = r.category, updated_at = r.updated_at,
+SET value = r.value, category = r.category, updated_at = r.updated_at, changed_at = r.updated_at,
     source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,
     expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version,
     evidence = r.evidence, evidence_origin = r.evidence_origin
@@ -200,13 +200,15 @@ erased_facts AS (SELECT m.subject_id, m.hash AS key_hash
 """
 
 # Forget everything about one traveller: every fact, and every event still showing a key.
+# Returns what each fact leaves (its key only to hash it in Python; never stored in plain).
 SQL_ERASE_SUBJECT = f"""
-WITH gone AS (DELETE FROM {MEMORY_FACT} WHERE subject_id = %(subject)s RETURNING 1),
+WITH gone AS (DELETE FROM {MEMORY_FACT} WHERE subject_id = %(subject)s
+              RETURNING key, category, created_at, version),
 redacted AS (UPDATE {FACT_EVENT}
              SET key = key_hash, before = NULL, after = NULL,
                  redacted_at = COALESCE(redacted_at, %(now)s)
              WHERE subject_id = %(subject)s AND key <> '' AND key <> key_hash),
 erased_subjects AS (SELECT %(subject)s::text AS subject_id),
 erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE false)
-{ERASERS_GO_HERE}SELECT count(*) FROM gone
+{ERASERS_GO_HERE}SELECT key, category, created_at, version FROM gone
 """

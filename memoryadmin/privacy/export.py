@@ -55,7 +55,9 @@ def _why(kind: str) -> str:
 def _what(event: FactEvent) -> str:
     if event.action == EventAction.SUBJECT_CLEARED:
         return _("you asked the assistant to forget everything")
-    deleted = event.action in (EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED)
+    deleted = event.action in (
+        EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED, EventAction.FORGOTTEN
+    )
     if deleted and event.actor_kind == ActorKind.CUSTOMER:
         return _("a fact you deleted on %(date)s") % {"date": _day(event.created_at)}
     if deleted:

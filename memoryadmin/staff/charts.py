@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .templatetags.staff_time import day as format_day
+
 WIDTH = 720
 HEIGHT = 160
 TOP = 18  # room for the scale label
@@ -37,7 +39,7 @@ def activity_chart(
                         "width": round(bar, 1),
                         "height": height,
                         "series": name,
-                        "title": f"{day['day']:%d %b}: {day[name]} {name}",
+                        "title": f"{format_day(day['day'])}: {day[name]} {name}",
                     }
                 )
         if (days - 1 - index) % label_every == 0:  # today, and every week (or two) before it

@@ -34,7 +34,9 @@ CHANGED_ACTIONS = (
     "unflagged_sensitive",
     "approved",
 )
-DELETED_ACTIONS = ("deleted", "rejected", "subject_cleared")
+# Facts deleted: "forget everything" counts each fact it erased (its `forgotten` events), not
+# the one subject_cleared event, which may have erased none or thousands.
+DELETED_ACTIONS = ("deleted", "rejected", "forgotten")
 
 
 def staff_overview_counts() -> dict[str, object]:
@@ -157,7 +159,7 @@ def staff_travellers(query: str = "", *, show: str = "") -> QuerySet[Subject]:
         fact_count=Count("facts"),
         pending_count=Count("facts", filter=Q(facts__status=FactStatus.PENDING_REVIEW)),
         sensitive_count=Count("facts", filter=Q(facts__sensitive=True)),
-        last_change=Max("facts__updated_at"),
+        last_change=Max("facts__changed_at"),  # any change, as the traveller page shows
     )
     query = query.strip()
     if query:
@@ -179,7 +181,7 @@ STAFF_FACT_SORTS = {
     "key": ("key",),
     "category": ("category", "created_at", "id"),
     "status": ("status", "created_at", "id"),
-    "updated": ("-updated_at", "id"),
+    "updated": ("-changed_at", "id"),  # what the "Updated" column shows
     "expiry": ("expires_at", "id"),
 }
 

@@ -51,7 +51,7 @@ def test_an_editors_reads_reach_the_access_record_and_the_traveller(new_page, li
     today = timezone.localdate()
     for lang, header, expected in (
         ("en", "en", "A member of our support team looked at your memory on"),
-        ("zh-hant", "zh-Hant", "我們的一位客服人員於"),
+        ("zh-hant", "zh-Hant", "我們的客服人員在"),
     ):
         phone = new_page(viewport=PHONE, extra_http_headers={"Accept-Language": header})
         secret = portal_link_issue(subject_id=S, issued_by="browser test").secret

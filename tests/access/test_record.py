@@ -186,7 +186,7 @@ def test_the_traveller_sees_when_support_looked_in_both_languages(traveller, edi
     assert "A member of our support team looked at your memory on" in english
     assert "eddie" not in english
     chinese = signed_in(S, language="zh-hant").get("/portal/looked").content.decode()
-    assert "我們的一位客服人員於" in chinese and "查看了您的記憶" in chinese
+    assert "我們的客服人員在" in chinese and "查看過您的記憶" in chinese
     assert "No one from our support team" in signed_in("T-2").get("/portal/looked").content.decode()
 
 

@@ -4,12 +4,16 @@ phone, and one task done with the keyboard alone. axe on every page, screenshots
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
+from memoryadmin.staff.templatetags.staff_time import day
 from tests.factories import FactFactory
 from tests.staff.conftest import PASSWORD, make_staff
 from tests.support.browser import (
@@ -19,6 +23,7 @@ from tests.support.browser import (
     screenshot,
     staff_login,
 )
+from tests.support.bulk import Row, load_facts
 from tests.support.dbscan import occurrences
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -74,6 +79,63 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     expect(page.locator(".flash")).to_contain_text("Rejected health_note")
     assert selectors.subject_fact(S, "health_note") is None
     assert occurrences("carries insulin in cabin baggage") == {}
+
+
+@pytest.mark.parametrize("size", ["desk", "phone"])
+def test_updated_moves_when_a_fact_is_flagged(new_page, live_server, size):
+    learned = timezone.now() - timedelta(days=10)
+    load_facts([Row(S, "seat_preference", "Aisle", updated_at=learned),
+                Row(S, "meal_preference", "Vegetarian", updated_at=learned)])
+    page = _editor(new_page, live_server, size)
+    page.goto(f"{live_server.url}/staff/travellers/{S}/")
+    updated = page.locator("#fact-meal_preference td[data-label=Updated] time")
+    expect(updated).to_have_text(day(learned))
+
+    page.locator("#fact-meal_preference summary").click()
+    page.locator("#fact-meal_preference").get_by_role("link", name="Flag sensitive").click()
+    page.get_by_label("Reason").fill("Religious diet: special category")
+    page.get_by_role("button", name="Flag sensitive").click()
+    expect(page.locator(".flash")).to_contain_text("Flagged meal_preference")
+
+    expect(updated).to_have_text("just now")
+    assert day(timezone.now()) in updated.get_attribute("title")  # the exact time, on hover
+    expect(page.locator("#fact-seat_preference td[data-label=Updated] time")).to_have_text(
+        day(learned))
+    assert selectors.subject_fact(S, "meal_preference").updated_at == learned  # retention basis
+    _fits(page)
+    assert_no_serious_axe_violations(page)
+    screenshot(page, f"traveller-updated-{size}")
+
+
+@pytest.mark.parametrize("size", ["desk", "phone"])
+def test_forget_everything_leaves_what_support_may_say_of_each_fact(new_page, live_server, size):
+    FactFactory(subject_id=S, key="meal_preference", value="Kosher meals please")
+    services.fact_edit(subject_id=S, key="meal_preference", value="Halal meals please",
+                       actor=Actor.system("t"), reason="t", expected_version=1)
+    FactFactory(subject_id=S, key="seat_rule", value="Never a middle seat", category="constraint")
+    receipt = services.subject_forget(subject_id=S, actor=Actor.customer(S),
+                                      reason="forget everything in the privacy portal")
+    page = _editor(new_page, live_server, size)
+
+    page.goto(f"{live_server.url}/staff/travellers/{S}/timeline/")
+    expect(page.get_by_text("Deleted preference fact")).to_be_visible()
+    expect(page.get_by_text("Deleted constraint fact")).to_be_visible()
+    expect(page.locator("span.a-forgotten").first).to_have_text("Erased with everything else")
+    for words in ("Kosher", "Halal", "middle seat", "meal_preference", "seat_rule"):
+        assert words not in page.content()
+    _fits(page)
+    assert_no_serious_axe_violations(page)
+    screenshot(page, f"timeline-forgotten-{size}")
+
+    page.get_by_role("link", name="deleted fact · preference").first.click()
+    summary = page.locator("[data-deleted-fact]")
+    expect(summary).to_contain_text("Preference")
+    expect(summary).to_contain_text("“Forget everything”")
+    expect(summary).to_contain_text(receipt.number)
+    expect(summary).to_contain_text("The traveller, in the privacy portal")
+    _fits(page)
+    assert_no_serious_axe_violations(page)
+    screenshot(page, f"fact-forgotten-{size}")
 
 
 @pytest.mark.parametrize("size", ["desk", "phone"])

@@ -44,14 +44,16 @@ def load_facts(rows: Iterable[Row], *, held: Iterable[str] = ()) -> int:
             for subject_id in subjects:
                 copy.write_row((subject_id, 0, False, False, subject_id in held, now, now))
         with raw.copy(
-            "COPY memory_fact (subject_id, key, value, category, updated_at, source_session_id, "
-            "created_at, origin, status, sensitive, expires_at, expiry_pinned, version) "
+            "COPY memory_fact (subject_id, key, value, category, updated_at, changed_at, "
+            "source_session_id, created_at, origin, status, sensitive, expires_at, "
+            "expiry_pinned, version) "
             "FROM STDIN"
         ) as copy:
             for row in rows:
                 updated = row.updated_at or now
                 copy.write_row((
-                    row.subject_id, row.key, row.value, row.category, updated, "", updated,
+                    row.subject_id, row.key, row.value, row.category, updated, updated, "",
+                    updated,
                     "import", "active", row.sensitive, row.expires_at, row.expiry_pinned, 1,
                 ))
     return len(rows)

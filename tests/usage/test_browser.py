@@ -32,8 +32,8 @@ WORDS = {
            "deleted": "Deleted. The assistant no longer remembers it."},
     "zh-hant": {"locale": "zh-TW", "quote": "我每次都要靠走道的位子",
                 "value": "偏好靠走道座位", "other": "吃素",
-                "why": "AI 客服為什麼知道：您在", "used": "用在 2 次對話中",
-                "dont": "不要再用這個", "delete": "刪除",
+                "why": "AI 客服為什麼知道：您在", "used": "已在 2 次對話中使用",
+                "dont": "不要再使用這筆資料", "delete": "刪除",
                 "deleted": "已刪除。AI 客服不會再記得這件事。"},
 }
 

@@ -48,9 +48,10 @@ def test_the_fact_page_shows_the_quote_the_counts_and_the_last_20_uses(client, v
     body = client.get(f"/staff/travellers/{T}/facts/seat_preference/").content.decode()
     assert "<q class=\"evidence\">aisle &lt;script&gt;alert(1)&lt;/script&gt; please</q>" in body
     assert XSS not in body
-    assert "Used in 15 conversations (injected 20, recalled 10), last on" in body
+    assert "Used in 15 conversations (injected 20, recalled 10), last used <time" in body
     assert body.count(f"/staff/travellers/{T}/turns/{session_tag('session-14')}/") == 2
-    assert body.count("<td>Given in the prompt</td>") + body.count("<td>Recalled</td>") == 20
+    assert (body.count('<td data-label="How">Given in the prompt</td>')
+            + body.count('<td data-label="How">Recalled</td>')) == 20
 
 
 def test_a_sensitive_facts_quote_is_masked_until_revealed(client, editor):
@@ -135,8 +136,8 @@ def test_the_turn_view_needs_a_staff_role(client, no_role):
 @pytest.mark.parametrize(("language", "why", "count", "wrong", "dont"), [
     ("en", "Why the assistant knows this: you said on", "Used in 2 conversations, last on",
      "This is wrong", "Don't use this"),
-    ("zh-hant", "AI 客服為什麼知道：您在", "用在 2 次對話中，最近一次是",
-     "這不對", "不要再用這個"),
+    ("zh-hant", "AI 客服為什麼知道：您在", "已在 2 次對話中使用，最近一次是",
+     "內容有誤", "不要再使用這筆資料"),
 ])
 def test_each_card_says_why_and_how_often(signed_in, language, why, count, wrong, dont,
                                            django_assert_max_num_queries):

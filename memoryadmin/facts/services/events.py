@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
+
 from .. import retention
 from ..actors import Actor
 from ..errors import FactConflict, FactInvalid, FactNotFound
@@ -115,8 +117,11 @@ def load_for_update(subject_id: str, key: str, expected_version: int | None) -> 
 def commit_change(
     fact: MemoryFact, *, before: dict[str, Any], action: EventAction, actor: Actor, reason: str
 ) -> MemoryFact:
-    """Bump the version, save, and record the event with both snapshots."""
+    """Bump the version, save, and record the event with both snapshots. Every new version
+    moves `changed_at` (what the desk shows as "Updated"); only a value change moves
+    `updated_at`, which retention counts from."""
     fact.version += 1
+    fact.changed_at = timezone.now()
     fact.save()
     record_event(
         subject_id=fact.subject_id,

@@ -34,7 +34,6 @@ from .events import (
     clean_subject_id,
     load_for_update,
     lock_subject,
-    record_event,
 )
 
 
@@ -137,24 +136,40 @@ def _erased_async(actor: Actor, rows: list[Any]) -> bool:
 
 
 def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> FactEvent:
+    """Erase everything, then keep per fact what a single deletion keeps (category, when
+    learned, how many changes; the path and receipt): never its key or value. The erasing
+    statement returns the facts it deleted; their `forgotten` events and the one
+    `subject_cleared` event go in together in one INSERT, so a clear stays a fixed number of
+    statements (lock, erase, bump, events) whatever the number of facts."""
     clean_subject_id(subject_id)
     subject = lock_subject(subject_id)
-    deleted = erasure.erase_subject(subject_id)
-    count_erased("clear", deleted)
+    gone = erasure.erase_subject(subject_id)
+    count_erased("clear", len(gone))
     subject.purge_generation += 1
     subject.save(update_fields=["purge_generation", "updated_at"])
-    after: dict[str, Any] = {"facts_deleted": deleted, "purge_generation": subject.purge_generation}
+    reason = clean_reason(reason)
+    who = {"actor_kind": actor.kind, "actor_user": actor.user, "actor_label": actor.label[:200],
+           "reason": reason, "subject_id": subject_id}
+    path = {"path": "forget_everything" if receipt else "clear", "receipt": receipt}
+    summaries = [
+        FactEvent(
+            key=erasure.key_digest(subject_id, key), key_hash=erasure.key_digest(subject_id, key),
+            action=EventAction.FORGOTTEN, **who,
+            after={"erased_fact": {
+                **erasure.erased_fact_summary(category, created_at, version)["erased_fact"],
+                **path,
+            }},
+        )
+        for key, category, created_at, version in gone
+    ]
+    after: dict[str, Any] = {"facts_deleted": len(gone),
+                             "purge_generation": subject.purge_generation}
     if receipt:
         after["receipt"] = receipt
-    return record_event(
-        subject_id=subject_id,
-        key="",
-        action=EventAction.SUBJECT_CLEARED,
-        actor=actor,
-        reason=reason,
-        after=after,
-        receipt=receipt,
-    )
+    cleared = FactEvent(key="", action=EventAction.SUBJECT_CLEARED, after=after, receipt=receipt,
+                        **who)
+    FactEvent.objects.bulk_create([*summaries, cleared])  # the cleared event last: the newest
+    return cleared
 
 
 @transaction.atomic

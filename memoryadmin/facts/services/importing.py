@@ -204,7 +204,7 @@ def _import_chunk(
             fact = _plain_row(  # no model instance: a third of the import's time at 10^5 facts
                 MemoryFact,
                 subject_id=subject_id, key=key, value=clean.value, category=clean.category,
-                created_at=now, updated_at=when, origin=actor.origin,
+                created_at=now, updated_at=when, changed_at=when, origin=actor.origin,
                 source_session_id=draft.session_tag, sensitive=topic is not None,
                 status=FactStatus.PENDING_REVIEW if topic else FactStatus.ACTIVE, version=1,
                 expiry_pinned=False,
@@ -221,6 +221,7 @@ def _import_chunk(
         else:
             before = snapshot(fact)
             fact.value, fact.category, fact.updated_at = clean.value, clean.category, when
+            fact.changed_at = when
             fact.source_session_id = draft.session_tag or fact.source_session_id
             if fact.expiry_pinned and fact.expires_at is not None and fact.expires_at <= now:
                 fact.expiry_pinned = False  # restating an expired fact revives it, as live
@@ -235,8 +236,8 @@ def _import_chunk(
     _copy_in(MemoryFact, new_rows)
     MemoryFact.objects.bulk_update(
         [fact for fact, _ in changed],
-        ["value", "category", "updated_at", "source_session_id", "sensitive", "status",
-         "version", "expires_at", "expiry_pinned"],
+        ["value", "category", "updated_at", "changed_at", "source_session_id", "sensitive",
+         "status", "version", "expires_at", "expiry_pinned"],
         batch_size=1000,
     )
     event = {

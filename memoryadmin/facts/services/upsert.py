@@ -268,13 +268,16 @@ def _upsert_write_orm(
         [
             MemoryFact(
                 subject_id=subject_id, key=row["key"], created_at=now,
-                origin=actor.origin, **{name: row[name] for name in fields},
+                origin=actor.origin, changed_at=row["updated_at"],
+                **{name: row[name] for name in fields},
             )
             for row in inserts
         ]
     )
     for row in updates:
-        MemoryFact.objects.filter(pk=row["id"]).update(**{name: row[name] for name in fields})
+        MemoryFact.objects.filter(pk=row["id"]).update(
+            changed_at=row["updated_at"], **{name: row[name] for name in fields}
+        )
     FactEvent.objects.bulk_create(
         [
             FactEvent(

@@ -22,6 +22,7 @@ from memoryadmin.privacy.export import traveller_export_bytes
 from memoryadmin.privacy.models import WORKING, PrivacyRequest, RequestKind, RequestStatus
 
 from ..roles import EDITOR, PRIVACY_ADMIN, VIEWER, has_role
+from ..templatetags.staff_time import day
 from ..views.common import page_of, query_without_page, record_access, staff_required
 from .forms import (
     CompleteForm,
@@ -98,7 +99,7 @@ def request_record(request: HttpRequest) -> HttpResponse:
                 _put_back(form, error)
             else:
                 messages.success(request, f"Recorded {created.number}. It is due on "
-                                          f"{created.due_on:%-d %B %Y}.")
+                                          f"{day(created.due_on)}.")
                 return redirect("privacy:request", number=created.number)
     status = 400 if request.method == "POST" else 200
     return render(request, "staff/privacy/record.html", {"form": form}, status=status)

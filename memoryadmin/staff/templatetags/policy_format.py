@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from datetime import date
+
 from django import template
+from django.utils.dateparse import parse_datetime
+
+from .staff_time import day, exact_time
 
 register = template.Library()
 NAMES = {
@@ -18,6 +24,10 @@ NAMES = {
 }
 
 
+_ISO_DAY = re.compile(r"\d{4}-\d\d-\d\d")
+_ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+
+
 @register.filter
 def policy_value(value: object) -> str:
     if value is None:
@@ -28,7 +38,21 @@ def policy_value(value: object) -> str:
         return "no"
     if isinstance(value, list | tuple):
         return ", ".join(str(item) for item in value) if value else "none"
+    if isinstance(value, str):
+        return _moment(value) or value
     return str(value)
+
+
+def _moment(value: str) -> str:
+    """An ISO date or time in the staff pages' one format ("1 Dec 2026"), or "" if it is not
+    one (a malformed one stays as it was written)."""
+    try:
+        if _ISO_DAY.fullmatch(value):
+            return day(date.fromisoformat(value))
+        moment = parse_datetime(value) if _ISO_MOMENT.match(value) else None
+    except ValueError:
+        return ""
+    return exact_time(moment) if moment else ""
 
 
 @register.filter

@@ -22,6 +22,7 @@ from memoryadmin.facts.validation import classify_sensitive, normalize_key
 from .. import selectors
 from ..forms import BulkForm, ExpiryForm, FactAddForm, FactEditForm
 from ..roles import EDITOR
+from ..templatetags.staff_time import day as format_day
 from .common import (
     FACTS_PER_PAGE,
     fact_or_404,
@@ -124,7 +125,7 @@ def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         context["fact"] = fact_selectors.subject_fact(subject_id, key) or fact
         return render(request, "staff/fact_expiry.html", context, status=409)
     if expires_at:
-        messages.success(request, f"{fact.key} now expires on {day:%d %b %Y}.")
+        messages.success(request, f"{fact.key} now expires on {format_day(day)}.")
     else:
         messages.success(request, f"{fact.key} follows the retention rules again.")
     return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))

@@ -11,13 +11,14 @@ from django.utils.dateparse import parse_datetime
 from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.keyhash import DIGEST_PREFIX, is_key_digest
-from memoryadmin.facts.models import Category, EventAction
+from memoryadmin.facts.models import Category, EventAction, FactStatus
 from memoryadmin.usage import selectors as usage_selectors
 from memoryadmin.usage.display import why_known
 
 from .. import selectors
 from ..forms import EventFilterForm
 from ..roles import VIEWER
+from ..templatetags.staff_time import exact_time
 from .common import (
     EVENTS_PER_PAGE,
     RevealedKeys,
@@ -31,7 +32,11 @@ from .common import (
 
 VALUE_FIELDS = ("value", "evidence")  # the quote is masked with the value
 CATEGORY_WORDS = {str(value): str(label) for value, label in Category.choices}
-ERASING_ACTIONS = (EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED)
+ERASING_ACTIONS = (
+    EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED, EventAction.FORGOTTEN
+)
+# How a fact erased with everything else went, in words.
+PATH_WORDS = {"forget_everything": "“Forget everything”", "clear": "Everything cleared by staff"}
 # Snapshot fields in the words of the pages; None = bookkeeping staff need not read.
 FIELD_LABELS: dict[str, str | None] = {
     "value": "Value",
@@ -58,14 +63,27 @@ ACTOR_WORDS = {
 }
 
 
-def _shown(value: Any) -> Any:
-    """Snapshot values in words: yes/no for flags, a readable time for ISO timestamps."""
+# Snapshot values that are internal names, in the pages' words.
+VALUE_WORDS: dict[str, dict[str, str]] = {
+    "status": {str(value): str(label) for value, label in FactStatus.choices},
+    "category": CATEGORY_WORDS,
+}
+
+
+def _shown(value: Any, field: str = "") -> Any:
+    """Snapshot values in words: yes/no for flags, the staff pages' one time format for ISO
+    timestamps ("1 Dec 2026, 14:05:09 UTC"), labels for statuses and categories."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if value is None:
         return None
+    if field in VALUE_FIELDS:  # the traveller's words, as they are
+        return value
     if isinstance(value, str) and len(value) >= 19 and value[4] == "-" and value[10] == "T":
-        return value[:16].replace("T", " ")
+        moment = parse_datetime(value)
+        return exact_time(moment) if moment else value
+    if isinstance(value, str) and field in VALUE_WORDS:
+        return VALUE_WORDS[field].get(value, value)
     return value
 
 
@@ -79,6 +97,8 @@ def erased_summary(after: dict) -> dict[str, Any] | None:
         "category": CATEGORY_WORDS.get(kept.get("category"), "unknown category"),
         "learned_at": learned,
         "changes": kept.get("changes") if isinstance(kept.get("changes"), int) else None,
+        "path": PATH_WORDS.get(str(kept.get("path") or ""), ""),
+        "receipt": str(kept.get("receipt") or ""),
     }
 
 
@@ -97,7 +117,9 @@ def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str])
             if label is None or (before and after and old == new):
                 continue
             hide = masked and name in VALUE_FIELDS
-            changes.append({"field": label, "old": _shown(old), "new": _shown(new), "masked": hide})
+            changes.append(
+                {"field": label, "old": _shown(old, name), "new": _shown(new, name), "masked": hide}
+            )
         key_erased = event.key.startswith("#")
         rows.append(
             {
@@ -175,14 +197,19 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     fact = fact_selectors.subject_fact(subject_id, key)
     if fact is None:
         return _deleted_fact(request, subject, key)
-    latest = selectors.staff_events(subject_id, key=fact.key).first()
+    # The event that made the current version: a reveal is an access, not a version.
+    latest = (
+        selectors.staff_events(subject_id, key=fact.key)
+        .exclude(action=EventAction.VALUE_REVEALED)
+        .first()
+    )
     revealed = revealed_keys(request, subject_id)
     record_access(request, AccessKind.FACT_HISTORY, [subject_id])
     context = {
         "subject": subject,
         "fact": fact,
         "masked": fact.sensitive and fact.key not in revealed,
-        "version_at": latest.created_at if latest else fact.updated_at,
+        "version_at": latest.created_at if latest else fact.changed_at,
         "version_action": latest.get_action_display() if latest else "",
         "why": why_known(fact),
         "use": usage_selectors.fact_use_summary(fact),

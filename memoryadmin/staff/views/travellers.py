@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -21,7 +21,7 @@ from memoryadmin.usage import selectors as usage_selectors
 from .. import selectors
 from ..forms import SearchForm
 from ..roles import VIEWER
-from ..templatetags.staff_time import exact_time, relative_time
+from ..templatetags.staff_time import day, exact_time, relative_time
 from .common import (
     FACTS_PER_PAGE,
     TRAVELLERS_PER_PAGE,
@@ -104,7 +104,7 @@ def _fact_rows(
     for fact in facts:
         quoted = quote(fact.key, safe=_KEY_SAFE)
         expires = fact.expires_at
-        updated = fact.updated_at
+        updated = fact.changed_at  # any change (flag, expire too), not the retention basis
         rows.append(
             {
                 "fact": fact,
@@ -120,16 +120,10 @@ def _fact_rows(
                 "updated_exact": exact_time(updated),
                 "updated_ago": relative_time(updated),
                 "expires_iso": timezone.localtime(expires).isoformat() if expires else "",
-                "expires_day": _day(expires) if expires else "",
+                "expires_day": day(expires) if expires else "",
             }
         )
     return rows
-
-
-def _day(moment: datetime) -> str:
-    """"3 Dec 2026" in the site's time zone, as the `date:"j M Y"` filter printed it."""
-    local = timezone.localtime(moment)
-    return f"{local.day} {local.strftime('%b')} {local.year}"
 
 
 @staff_required(VIEWER)
@@ -156,7 +150,7 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     uses = usage_selectors.use_summaries(row["fact"] for row in rows)
     for row in rows:
         last = uses[row["fact"].pk].last_used_at if row["fact"].pk in uses else None
-        row["last_used"] = _day(last) if last else ""
+        row["last_used"] = day(last) if last else ""
     return render(
         request,
         "staff/traveller.html",
