@@ -87,6 +87,27 @@ class FactCard:
         return self.fact.value
 
 
+# The zones a traveller is likely to be shown in, by the name people use for them ("Taiwan
+# time", 台灣時間), not the abbreviation ("CST" is also China's and America's Central time).
+_ZONE_NAMES = {
+    "Asia/Taipei": _("Taiwan time"),
+    "Asia/Hong_Kong": _("Hong Kong time"),
+    "Asia/Tokyo": _("Japan time"),
+    "Asia/Singapore": _("Singapore time"),
+    "Europe/London": _("UK time"),
+    "UTC": _("UTC"),
+}
+
+
+def zone_label(moment: datetime) -> str:
+    """The zone of the times on a page, in words; an unnamed zone as its offset ("UTC+05:30")."""
+    named = _ZONE_NAMES.get(timezone.get_current_timezone_name())
+    if named is not None:
+        return str(named)
+    offset = timezone.localtime(moment).strftime("%z")
+    return f"UTC{offset[:3]}:{offset[3:]}"
+
+
 def when_html(moment: datetime) -> str:
     local = timezone.localtime(moment)
     return format_html(

@@ -32,7 +32,7 @@ from .auth import (
     portal_session_required,
     set_session_cookie,
 )
-from .display import traveller_view
+from .display import traveller_view, zone_label
 from .forms import ChoicesForm, FactEditForm, ForgetForm, LanguageForm
 from .middleware import LANGUAGE_COOKIE, PORTAL_PREFIX
 from .services import (
@@ -310,6 +310,7 @@ def receipt(request: HttpRequest, number: str) -> HttpResponse:
         return not_found(request)
     context = {
         "receipt": found,
+        "zone": zone_label(found.cleared_at),
         "erasure_request": privacy_selectors.erasure_request_for_receipt(found.number),
         "deliveries": privacy_selectors.receipt_deliveries(found.number),
     }

@@ -70,11 +70,20 @@ def day(moment: datetime | date | None) -> str:
 
 @register.filter
 def exact_time(moment: datetime | None) -> str:
-    """The full local time, for tooltips and history tables: "1 Dec 2026, 14:05:09 CET"."""
+    """The full local time, for tooltips and history tables: "1 Dec 2026, 14:05:09 UTC+01:00"."""
     if moment is None:
         return ""
     local = timezone.localtime(moment)
-    return f"{day(local)}, {local:%H:%M:%S} {local.tzname()}"
+    return f"{day(local)}, {local:%H:%M:%S} {_offset(local)}"
+
+
+def _offset(local: datetime) -> str:
+    """"UTC" or "UTC+08:00": an abbreviation such as "CST" names China's, Taiwan's and
+    America's Central time alike."""
+    offset = local.strftime("%z")
+    if offset in ("", "+0000"):
+        return "UTC"
+    return f"UTC{offset[:3]}:{offset[3:]}"
 
 
 @register.filter
