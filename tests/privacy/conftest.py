@@ -6,6 +6,10 @@ import pytest
 
 from tests.facts.conftest import host_loop  # noqa: F401 - the agent host's loop, for the store
 
+# Portal links opened here count against the portal's per-address throttle: start each test
+# with no counts, as the portal's own tests do (else the order of the suite decides).
+from tests.portal.conftest import _fresh_throttle_counts  # noqa: F401
+
 from .receiver import Receiver
 
 
