@@ -101,7 +101,7 @@ def test_times_follow_the_language_asia_taipei_for_chinese(issue_link):
 
     body = _receipt_time(client)
 
-    assert "(台灣時間)" in body  # the zone by the name Taiwanese readers use, not "CST"
+    assert "（台灣時間）" in body  # the zone by the name Taiwanese readers use, not "CST"
     assert "CST" not in body
 
 
@@ -113,7 +113,7 @@ def test_a_zone_passed_by_the_issuer_wins_over_the_language(db):
 
     body = _receipt_time(client)
 
-    assert "(英國時間)" in body
+    assert "（英國時間）" in body
     assert "台灣時間" not in body
 
 
