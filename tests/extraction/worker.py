@@ -55,17 +55,33 @@ def publishing_to(broker_url: str) -> Iterator[None]:
         _reset_producer_pool()
 
 
-class Worker:
+class LoggedProcess:
+    """A process of ours (a worker, gunicorn) whose output goes to a temporary file, read by
+    the tests; `stop()` ends it and closes the file."""
+
+    def __init__(self, *, log_prefix: str) -> None:
+        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
+            prefix=log_prefix, suffix=".log", delete=False
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def output(self) -> str:
+        return Path(self.log.name).read_text("utf-8", errors="replace")
+
+    def stop(self) -> None:
+        terminate(self.process)
+        self.process = None
+        self.log.close()
+
+
+class Worker(LoggedProcess):
     """`celery -A memoryadmin worker --pool=solo` against the test database and broker."""
 
     def __init__(self, *, broker_url: str, env: dict[str, str], name: str = "test-worker") -> None:
+        super().__init__(log_prefix="celery-worker-")
         self.broker_url = broker_url
         self.env = env
         self.name = name  # distinct names let several workers run side by side
-        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
-            prefix="celery-worker-", suffix=".log", delete=False
-        )
-        self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> Worker:
         env = {
@@ -92,14 +108,6 @@ class Worker:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"celery worker did not become ready:\n{self.output()}")
-
-    def output(self) -> str:
-        return Path(self.log.name).read_text("utf-8", errors="replace")
-
-    def stop(self) -> None:
-        terminate(self.process)
-        self.process = None
-        self.log.close()
 
 
 def terminate(process: subprocess.Popen[bytes] | None) -> None:

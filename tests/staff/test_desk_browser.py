@@ -43,6 +43,13 @@ def _fits(page) -> None:
     assert width <= page.viewport_size["width"], f"scrolls sideways ({width}px)"
 
 
+def _judged(page, name: str) -> None:
+    """Every page a test reaches: no sideways scroll, nothing axe calls serious, a screenshot."""
+    _fits(page)
+    assert_no_serious_axe_violations(page)
+    screenshot(page, name)
+
+
 @pytest.mark.parametrize("size", ["desk", "phone"])
 def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, live_server, size):
     FactFactory(subject_id=S, key="pregnancy_note", actor=Actor.agent("host"),
@@ -55,9 +62,7 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text("Twenty weeks pregnant")  # shown to the editor
     expect(rows.nth(0)).to_contain_text("shown to decide")
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, f"review-queue-sensitive-{size}")
+    _judged(page, f"review-queue-sensitive-{size}")
 
     rows.nth(0).get_by_placeholder("Reason").fill("Seat request confirmed by phone")
     rows.nth(0).get_by_role("button", name="Approve").click()
@@ -72,9 +77,7 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     remaining.get_by_role("button", name="Reject…").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Reject and delete")
     assert selectors.subject_fact(S, "health_note") is not None  # not yet
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, f"review-reject-confirm-{size}")
+    _judged(page, f"review-reject-confirm-{size}")
     page.get_by_role("button", name="Reject and delete").click()
     expect(page.locator(".flash")).to_contain_text("Rejected health_note")
     assert selectors.subject_fact(S, "health_note") is None
@@ -102,9 +105,7 @@ def test_updated_moves_when_a_fact_is_flagged(new_page, live_server, size):
     expect(page.locator("#fact-seat_preference td[data-label=Updated] time")).to_have_text(
         day(learned))
     assert selectors.subject_fact(S, "meal_preference").updated_at == learned  # retention basis
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, f"traveller-updated-{size}")
+    _judged(page, f"traveller-updated-{size}")
 
 
 @pytest.mark.parametrize("size", ["desk", "phone"])
@@ -123,9 +124,7 @@ def test_forget_everything_leaves_what_support_may_say_of_each_fact(new_page, li
     expect(page.locator("span.a-forgotten").first).to_have_text("Erased with everything else")
     for words in ("Kosher", "Halal", "middle seat", "meal_preference", "seat_rule"):
         assert words not in page.content()
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, f"timeline-forgotten-{size}")
+    _judged(page, f"timeline-forgotten-{size}")
 
     page.get_by_role("link", name="deleted fact · preference").first.click()
     summary = page.locator("[data-deleted-fact]")
@@ -133,9 +132,7 @@ def test_forget_everything_leaves_what_support_may_say_of_each_fact(new_page, li
     expect(summary).to_contain_text("“Forget everything”")
     expect(summary).to_contain_text(receipt.number)
     expect(summary).to_contain_text("The traveller, in the privacy portal")
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, f"fact-forgotten-{size}")
+    _judged(page, f"fact-forgotten-{size}")
 
 
 @pytest.mark.parametrize("size", ["desk", "phone"])
@@ -152,9 +149,7 @@ def test_support_can_say_what_was_deleted_without_its_words(new_page, live_serve
     expect(page.get_by_text("Deleted preference fact")).to_be_visible()
     expect(page.get_by_text("The traveller, in the privacy portal").first).to_be_visible()
     assert "purge_generation" not in page.content() and f"traveller:{S}" not in page.content()
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, f"timeline-deleted-{size}")
+    _judged(page, f"timeline-deleted-{size}")
 
     page.get_by_role("link", name="deleted fact · preference").first.click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Deleted fact")
@@ -164,9 +159,7 @@ def test_support_can_say_what_was_deleted_without_its_words(new_page, live_serve
     expect(summary).to_contain_text("The traveller, in the privacy portal")
     assert "Kosher" not in page.content() and "Halal" not in page.content()
     assert "meal_preference" not in page.content()
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, f"fact-deleted-{size}")
+    _judged(page, f"fact-deleted-{size}")
 
     # the fact's old address, as a bookmark or an old ticket has it
     page.goto(f"{live_server.url}/staff/travellers/{S}/facts/meal_preference/")
@@ -203,9 +196,7 @@ def test_the_overview_on_a_phone_every_tile_a_link_and_a_readable_chart(new_page
     expect(page.locator("svg.chart-wide")).to_be_hidden()
     label = page.locator("svg.chart-narrow text.tick").last.bounding_box()
     assert label["height"] >= 9, "chart labels shrink below legibility"
-    _fits(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, "overview-phone")
+    _judged(page, "overview-phone")
     page.locator("ul.stats a", has_text="sensitive").click()
     expect(page.get_by_role("heading", level=1)).to_have_text(
         "Travellers with sensitive facts")

@@ -6,24 +6,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 
-from tests.extraction.worker import ROOT, subprocess_database_url, terminate
+from tests.extraction.worker import ROOT, LoggedProcess, subprocess_database_url
 
 
-class Gunicorn:
+class Gunicorn(LoggedProcess):
     def __init__(self, *, port: int, env: dict[str, str], workers: int = 2) -> None:
+        super().__init__(log_prefix="gunicorn-")
         self.port = port
         self.env = env
         self.workers = workers
-        self.log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in stop()
-            prefix="gunicorn-", suffix=".log", delete=False
-        )
-        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -58,11 +53,3 @@ class Gunicorn:
             time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"gunicorn did not come up:\n{self.output()}")
-
-    def output(self) -> str:
-        return Path(self.log.name).read_text("utf-8", errors="replace")
-
-    def stop(self) -> None:
-        terminate(self.process)
-        self.process = None
-        self.log.close()

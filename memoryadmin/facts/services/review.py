@@ -6,10 +6,9 @@ from django.db import transaction
 
 from ..actors import Actor
 from ..errors import FactInvalid
-from ..models import EventAction
 from ..validation import clean_reason
-from .changes import fact_approve
-from .events import load_for_update, record_event
+from .changes import fact_approve, fact_reveal
+from .events import load_for_update
 from .forgetting import fact_reject
 
 DECISIONS = ("approve", "reject")
@@ -34,13 +33,7 @@ def fact_review_decide(
         raise FactInvalid("Give a reason.", fields={"reason": "Required."})
     fact = load_for_update(subject_id, key, expected_version)
     if fact.sensitive:
-        record_event(
-            subject_id=fact.subject_id,
-            key=fact.key,
-            action=EventAction.VALUE_REVEALED,
-            actor=actor,
-            reason=reason,
-        )
+        fact_reveal(subject_id=subject_id, key=key, actor=actor, reason=reason)
     decide = fact_approve if decision == "approve" else fact_reject
     decide(
         subject_id=subject_id,
