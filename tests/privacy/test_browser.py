@@ -153,6 +153,9 @@ def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(
     staff.get_by_role("link", name=req.number).click()
     assert staff.locator('[data-evidence="receipt"]').inner_text() == number
     assert staff.locator('[data-evidence="rows_remaining"]').inner_text().startswith("0 rows")
+    timeline = staff.locator("main table").last.inner_text()
+    assert "The traveller, in the privacy portal" in timeline
+    assert "traveller:" not in timeline  # the internal label stays out of sight
     check(staff, "privacy-request-erasure-from-portal")
 
 

@@ -18,6 +18,7 @@ from memoryadmin.usage.display import why_known
 from .. import selectors
 from ..forms import EventFilterForm
 from ..roles import VIEWER
+from ..templatetags.actors import ACTOR_WORDS
 from ..templatetags.staff_time import exact_time
 from .common import (
     EVENTS_PER_PAGE,
@@ -54,12 +55,6 @@ FIELD_LABELS: dict[str, str | None] = {
     "purge_generation": None,
     "version": None,
     "erased_fact": None,
-}
-# Who acted, in words: the internal label ("traveller:FF-1") stays out of sight.
-ACTOR_WORDS = {
-    "customer": "The traveller, in the privacy portal",
-    "retention": "Retention policy",
-    "system": "The system",
 }
 
 

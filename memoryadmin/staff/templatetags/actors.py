@@ -1,0 +1,28 @@
+"""Who acted, in the words staff read: the internal label ("traveller:FF-1") stays out of sight."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+register = template.Library()
+
+ACTOR_WORDS = {
+    "customer": "The traveller, in the privacy portal",
+    "retention": "Retention policy",
+    "system": "The system",
+}
+
+
+@register.filter
+def who(row: Any) -> str:
+    """Any record with `actor_kind`, `actor_user` and `actor_label` (a fact event, a privacy
+    request's step): the words for its kind, else the staff member's name, else the label."""
+    words = ACTOR_WORDS.get(getattr(row, "actor_kind", ""))
+    if words:
+        return words
+    user = getattr(row, "actor_user", None)
+    if user is not None:
+        return user.get_username()
+    return row.actor_label
