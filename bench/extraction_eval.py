@@ -39,6 +39,7 @@ NO_KEY_MESSAGE = (
 
 # --- The labelled data --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ExpectedFact:
     """A fact the extraction SHOULD store, recognised by keywords rather than exact wording."""
@@ -96,6 +97,7 @@ def load_cases(path: Path = DATA_FILE) -> list[EvalCase]:
 
 
 # --- Scoring (pure) -----------------------------------------------------------------------------
+
 
 def match_facts(
     stored: Sequence[StoredFact], expected: Sequence[ExpectedFact]
@@ -242,6 +244,7 @@ def format_totals(name: str, totals: Totals) -> str:
 
 # --- Running against the model ------------------------------------------------------------------
 
+
 @dataclass
 class RunStats:
     calls: int = 0
@@ -318,8 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             anthropic.BadRequestError,
         ) as exc:
             # Every further call would fail the same way: stop instead of burning requests.
-            print(f"extraction_eval: the API refused the request ({exc.__class__.__name__}); "
-                  f"check the key, base URL and --model. Stopping.", file=sys.stderr)
+            print(
+                f"extraction_eval: the API refused the request ({exc.__class__.__name__}); "
+                f"check the key, base URL and --model. Stopping.",
+                file=sys.stderr,
+            )
             return 2
         except anthropic.APIError as exc:
             # Transient (rate limit, overload, network) after the SDK's own retries: the
@@ -344,8 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         scores.append(score)
         if args.verbose or not score.perfect:
             status = "ok  " if score.perfect else "MISS"
-            print(f"{status} {case.id} [{case.lang}] matched {score.matched}/"
-                  f"{len(score.expected)} expected, stored {len(score.stored)}")
+            print(
+                f"{status} {case.id} [{case.lang}] matched {score.matched}/"
+                f"{len(score.expected)} expected, stored {len(score.stored)}"
+            )
             for line in describe_misses(score):
                 print(line)
             if args.verbose:

@@ -60,14 +60,29 @@ class RedisServer:
 
     def start(self) -> None:
         self.process = subprocess.Popen(  # noqa: S603 - fixed argv
-            [shutil.which("redis-server") or "redis-server", "--port", str(self.port),
-             "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            ping = subprocess.run(["redis-cli", "-p", str(self.port), "ping"],  # noqa: S603,S607
-                                  capture_output=True, text=True)
+            ping = subprocess.run(
+                ["redis-cli", "-p", str(self.port), "ping"],  # noqa: S603,S607
+                capture_output=True,
+                text=True,
+            )
             if ping.stdout.strip() == "PONG":
                 return
             time.sleep(0.05)
@@ -93,19 +108,30 @@ class Outage:
         self.health_while_down: dict[str, dict] = {}
 
 
-async def turn_client(base: str, secret: str, run: str, until: float,
-                      stats: load_test.Stats, jobs: list[str], number: int,
-                      outage: Outage) -> None:
+async def turn_client(
+    base: str,
+    secret: str,
+    run: str,
+    until: float,
+    stats: load_test.Stats,
+    jobs: list[str],
+    number: int,
+    outage: Outage,
+) -> None:
     headers = {"Authorization": f"Bearer {secret}"}
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
         n = 0
         while time.monotonic() < until:
             n += 1
             started = time.perf_counter()
-            response = await client.post(f"/api/v1/subjects/FAULT-{run}-{number}/turns", json={
-                "session_id": f"s-{run}-{number}", "turn_id": f"t-{n}",
-                "messages": [{"role": "user", "text": "I always pick an aisle seat."}],
-            })
+            response = await client.post(
+                f"/api/v1/subjects/FAULT-{run}-{number}/turns",
+                json={
+                    "session_id": f"s-{run}-{number}",
+                    "turn_id": f"t-{n}",
+                    "messages": [{"role": "user", "text": "I always pick an aisle seat."}],
+                },
+            )
             stats.record("post turn", started, response)
             if response.status_code in (200, 202):
                 jobs.append(response.json()["job_id"])
@@ -128,11 +154,11 @@ async def health_during(base: str, outage: Outage, case: str, killed: tuple[str,
             await asyncio.sleep(0.25)
 
 
-async def drive(base: str, secret: str, duration: float, phases: list,
-                outage: Outage) -> tuple:
+async def drive(base: str, secret: str, duration: float, phases: list, outage: Outage) -> tuple:
     run = secrets.token_hex(3)
-    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {secret}"},
-                                 timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=60
+    ) as client:
         await load_test.seed(client, run)
     stats = load_test.Stats()
     jobs: list[str] = []
@@ -157,15 +183,17 @@ async def drive(base: str, secret: str, duration: float, phases: list,
                 outage.down = case
                 await health_during(base, outage, case, killed)
 
-    tasks = [guarded(load_test.mixed_client(base, secret, run, until, stats, n))
-             for n in range(12)]
-    tasks += [guarded(turn_client(base, secret, run, until, stats, jobs, n, outage))
-              for n in range(TURN_CLIENTS)]
+    tasks = [guarded(load_test.mixed_client(base, secret, run, until, stats, n)) for n in range(12)]
+    tasks += [
+        guarded(turn_client(base, secret, run, until, stats, jobs, n, outage))
+        for n in range(TURN_CLIENTS)
+    ]
     began = time.monotonic()
     await asyncio.gather(fault_plan(), *tasks)
     stats.elapsed = time.monotonic() - began
-    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {secret}"},
-                                 timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=60
+    ) as client:
         final = (await client.get(f"/api/v1/subjects/LOAD-{run}-C/facts")).json()["facts"]
     stats.final_counts = {fact["key"]: int(fact["value"].split()[-1]) for fact in final}
     return stats, jobs, failures
@@ -198,8 +226,9 @@ def reap() -> str:
 def setup_django(env: dict[str, str]) -> None:
     import django
 
-    os.environ.update({**env, "EXTRACTION_RESEND_AFTER_SECONDS": "0",
-                       "BROKER_VISIBILITY_TIMEOUT_SECONDS": "5"})
+    os.environ.update(
+        {**env, "EXTRACTION_RESEND_AFTER_SECONDS": "0", "BROKER_VISIBILITY_TIMEOUT_SECONDS": "5"}
+    )
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryadmin.settings")
     django.setup()
 
@@ -207,8 +236,9 @@ def setup_django(env: dict[str, str]) -> None:
 def wait_for_jobs(base: str, secret: str, jobs: list[str], timeout: float) -> dict[str, str]:
     statuses: dict[str, str] = {}
     deadline = time.monotonic() + timeout
-    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {secret}"},
-                      timeout=30) as client:
+    with httpx.Client(
+        base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=30
+    ) as client:
         while True:
             for job in jobs:
                 if statuses.get(job) not in ("succeeded", "skipped", "failed"):
@@ -228,8 +258,9 @@ CASES = {
 }
 
 
-def fault_phases(cases: list[str], duration: float, broker: RedisServer,
-                 cache: RedisServer) -> list[tuple]:
+def fault_phases(
+    cases: list[str], duration: float, broker: RedisServer, cache: RedisServer
+) -> list[tuple]:
     """Each case gets an equal window of the run: killed 10% into it, started again at 75%, so
     load runs before, during and after each outage."""
     servers = {"broker": [broker], "cache": [cache], "both": [broker, cache]}
@@ -238,10 +269,24 @@ def fault_phases(cases: list[str], duration: float, broker: RedisServer,
     for n, case in enumerate(cases):
         killed, label = CASES[case]
         group = servers[case]
-        phases.append((window * (n + 0.10), f"kill {label}",
-                       lambda g=group: [s.kill() for s in g], case, killed))
-        phases.append((window * (n + 0.75), f"start {label} again",
-                       lambda g=group: [s.start() for s in g], case, ()))
+        phases.append(
+            (
+                window * (n + 0.10),
+                f"kill {label}",
+                lambda g=group: [s.kill() for s in g],
+                case,
+                killed,
+            )
+        )
+        phases.append(
+            (
+                window * (n + 0.75),
+                f"start {label} again",
+                lambda g=group: [s.start() for s in g],
+                case,
+                (),
+            )
+        )
     return phases
 
 
@@ -249,9 +294,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=60)
     parser.add_argument("--port", type=int, default=int(os.environ.get("FAULT_PORT", "8191")))
-    parser.add_argument("--case", choices=[*CASES, "all"], default="all",
-                        help="what is killed: the broker's Redis, the cache's, both, or the three "
-                        "cases one after the other")
+    parser.add_argument(
+        "--case",
+        choices=[*CASES, "all"],
+        default="all",
+        help="what is killed: the broker's Redis, the cache's, both, or the three "
+        "cases one after the other",
+    )
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         print("Set DATABASE_URL to a PostgreSQL database.")
@@ -279,25 +328,54 @@ def main() -> int:
         broker.start()
         cache.start()
         server = subprocess.Popen(  # noqa: S603 - fixed argv; its own group, stopped below
-            ["make", "serve"], cwd=ROOT, env=env, start_new_session=True,
+            ["make", "serve"],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=open("/tmp/memoryadmin-fault-serve.log", "wb"),  # noqa: SIM115
         )
         wait_for_health(f"http://127.0.0.1:{args.port}", server)
         worker = subprocess.Popen(  # noqa: S603 - fixed argv
-            [str(ROOT / ".venv" / "bin" / "celery"), "-A", "memoryadmin", "worker",
-             "--pool=solo", "--loglevel=WARNING", "--without-heartbeat", "--without-gossip",
-             "--without-mingle"],
-            cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+            [
+                str(ROOT / ".venv" / "bin" / "celery"),
+                "-A",
+                "memoryadmin",
+                "worker",
+                "--pool=solo",
+                "--loglevel=WARNING",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
             stderr=open("/tmp/memoryadmin-fault-worker.log", "wb"),  # noqa: SIM115
         )
-        secret = load_test.manage(
-            env, "create_service_token", "fault-test", "--scope", "memory:read", "--scope",
-            "memory:write", "--scope", "turns:write", "--rate", "1000000/min",
-        ).strip().splitlines()[-1]
+        secret = (
+            load_test.manage(
+                env,
+                "create_service_token",
+                "fault-test",
+                "--scope",
+                "memory:read",
+                "--scope",
+                "memory:write",
+                "--scope",
+                "turns:write",
+                "--rate",
+                "1000000/min",
+            )
+            .strip()
+            .splitlines()[-1]
+        )
         base = f"http://127.0.0.1:{args.port}"
-        print(f"fault run: {d:.0f} s of mixed load; killed and started again: "
-              f"{', '.join(CASES[c][1] for c in cases)}")
+        print(
+            f"fault run: {d:.0f} s of mixed load; killed and started again: "
+            f"{', '.join(CASES[c][1] for c in cases)}"
+        )
         outage = Outage()
         stats, jobs, failures = asyncio.run(drive(base, secret, d, phases, outage))
         health = httpx.get(f"{base}/healthz", timeout=10).json()
@@ -321,14 +399,15 @@ def main() -> int:
     }
     for case in cases:
         seen = outage.health_while_down.get(case, {})
-        checks[f"{case}: /healthz said degraded, naming {' and '.join(CASES[case][0])}"] = (
-            seen.get("status") == "degraded"
-            and all(seen.get(k) == "error" for k in CASES[case][0])
-        )
+        checks[f"{case}: /healthz said degraded, naming {' and '.join(CASES[case][0])}"] = seen.get(
+            "status"
+        ) == "degraded" and all(seen.get(k) == "error" for k in CASES[case][0])
         checks[f"{case}: turns posted while it was down"] = outage.turns_while_down.get(case, 0) > 0
-    print(f"turns posted: {len(jobs)} ({json.dumps(outage.turns_while_down)} while down), "
-          f"finished: {finished}, model calls: {calls}, "
-          f"statuses: {json.dumps(sorted(set(statuses.values())))}")
+    print(
+        f"turns posted: {len(jobs)} ({json.dumps(outage.turns_while_down)} while down), "
+        f"finished: {finished}, model calls: {calls}, "
+        f"statuses: {json.dumps(sorted(set(statuses.values())))}"
+    )
     for name, passed in checks.items():
         print(f"  {'PASS' if passed else 'FAIL'}  {name}")
     for line in failures[:5]:

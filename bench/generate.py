@@ -49,16 +49,28 @@ HEAVY_FACTS = 500
 HEAVY_PREFIX = "H"
 
 TOPICS: list[tuple[str, str, list[str]]] = [
-    ("seat_preference", "preference", ["Prefers aisle seats", "Prefers window seats",
-                                       "偏好靠走道的座位", "喜歡靠窗的位置"]),
-    ("meal_preference", "preference", ["Vegetarian meals", "Asian vegetarian meal",
-                                       "偏好素食餐", "不吃牛肉"]),
+    (
+        "seat_preference",
+        "preference",
+        ["Prefers aisle seats", "Prefers window seats", "偏好靠走道的座位", "喜歡靠窗的位置"],
+    ),
+    (
+        "meal_preference",
+        "preference",
+        ["Vegetarian meals", "Asian vegetarian meal", "偏好素食餐", "不吃牛肉"],
+    ),
     ("overnight_flight", "constraint", ["Avoids overnight flights", "不搭紅眼航班"]),
     ("connection_limit", "constraint", ["At most one connection", "轉機最多一次"]),
-    ("travel_party", "context", ["Usually travels with spouse", "常與家人同行",
-                                 "Travels with two children"]),
-    ("home_airport", "context", ["Flies from Taipei Taoyuan (TPE)", "住在高雄，常從 KHH 出發",
-                                 "Based near Heathrow"]),
+    (
+        "travel_party",
+        "context",
+        ["Usually travels with spouse", "常與家人同行", "Travels with two children"],
+    ),
+    (
+        "home_airport",
+        "context",
+        ["Flies from Taipei Taoyuan (TPE)", "住在高雄，常從 KHH 出發", "Based near Heathrow"],
+    ),
     ("cabin_class", "preference", ["Books premium economy on long haul", "長程偏好商務艙"]),
     ("baggage", "preference", ["Travels with carry-on only", "通常託運一件行李"]),
     ("frequent_route", "context", ["Often flies TPE to NRT", "常飛台北－香港"]),
@@ -71,8 +83,12 @@ SENSITIVE_TOPICS = [
     ("medical_meal", "constraint", ["Needs a gluten-free meal (coeliac)", "糖尿病餐"]),
 ]
 ACTIONS = ["created", "updated", "updated", "expiry_changed", "approved", "flagged_sensitive"]
-ACTORS = [("agent", "prod-agent-host"), ("extraction", "extraction"), ("staff", "support1"),
-          ("customer", "portal")]
+ACTORS = [
+    ("agent", "prod-agent-host"),
+    ("extraction", "extraction"),
+    ("staff", "support1"),
+    ("customer", "portal"),
+]
 
 
 def heavy_ids(preset: Preset) -> list[str]:
@@ -103,8 +119,17 @@ def _facts_for(subject: str, count: int, rng: random.Random, now: datetime):
         created = now - timedelta(days=rng.randint(30, 700), seconds=index)
         updated = created + timedelta(days=rng.randint(0, 25))
         expires = now + timedelta(days=rng.randint(30, 365)) if rng.random() < 0.25 else None
-        yield (key, value, category, status, sensitive, expires, created, updated,
-               tag(rng.randint(0, 10**6)) if rng.random() < 0.9 else "")
+        yield (
+            key,
+            value,
+            category,
+            status,
+            sensitive,
+            expires,
+            created,
+            updated,
+            tag(rng.randint(0, 10**6)) if rng.random() < 0.9 else "",
+        )
 
 
 def _secret() -> str:
@@ -172,8 +197,21 @@ def load(conninfo: str, preset: Preset, *, seed: int = 12) -> dict[str, float]:
                     after = json.dumps({"value": value, "version": step + 1})
                     before = None if step == 0 else after
                     created = now - timedelta(days=400 - step, seconds=index)
-                    copy.write_row((subject, key, key_hash, action, kind, label, "generated",
-                                    before, after, tag(index), created))
+                    copy.write_row(
+                        (
+                            subject,
+                            key,
+                            key_hash,
+                            action,
+                            kind,
+                            label,
+                            "generated",
+                            before,
+                            after,
+                            tag(index),
+                            created,
+                        )
+                    )
                     events_written += 1
         conn.commit()
         conn.autocommit = True

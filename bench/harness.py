@@ -101,8 +101,10 @@ def make_store(*, native: bool, **kwargs: object) -> object:
 
 def print_table(rows: list[Row], title: str) -> None:
     print(f"\n{title}")
-    header = (f"| {'scenario':<22} | {'operation':<40} | {'p50 ms':>8} | {'p99 ms':>8} | "
-              f"{'ops/s':>8} | {'x base':>7} | target |")
+    header = (
+        f"| {'scenario':<22} | {'operation':<40} | {'p50 ms':>8} | {'p99 ms':>8} | "
+        f"{'ops/s':>8} | {'x base':>7} | target |"
+    )
     print(header)
     print("|" + "|".join("-" * (len(part)) for part in header.split("|")[1:-1]) + "|")
     for row in rows:
@@ -113,10 +115,15 @@ def print_table(rows: list[Row], title: str) -> None:
             verdict = f"{'met' if ok else 'MISSED'}: {row.target}"
         elif row.target:
             verdict = row.target
-        ratio_text = "" if ratio is None else (
-            f"{ratio * 100:5.0f}%" if row.throughput is not None else f"{ratio:6.2f}x")
-        print(f"| {row.scenario:<22} | {row.operation:<40} | {row.p50 * 1e3:8.3f} | "
-              f"{row.p(0.99) * 1e3:8.3f} | {row.ops:8.0f} | {ratio_text:>7} | {verdict} |")
+        ratio_text = (
+            ""
+            if ratio is None
+            else (f"{ratio * 100:5.0f}%" if row.throughput is not None else f"{ratio:6.2f}x")
+        )
+        print(
+            f"| {row.scenario:<22} | {row.operation:<40} | {row.p50 * 1e3:8.3f} | "
+            f"{row.p(0.99) * 1e3:8.3f} | {row.ops:8.0f} | {ratio_text:>7} | {verdict} |"
+        )
 
 
 class LeanHttp:
@@ -128,8 +135,9 @@ class LeanHttp:
 
     def __init__(self, host: str, port: int, headers: dict[str, str]) -> None:
         self.host, self.port = host, port
-        self._head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{port}",
-                                                          **headers}.items())
+        self._head = "".join(
+            f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{port}", **headers}.items()
+        )
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
 
@@ -137,8 +145,11 @@ class LeanHttp:
         return await self.request("GET", path)
 
     async def request(self, method: str, path: str, body: bytes | None = None) -> bytes:
-        extra = ("" if body is None else
-                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n")
+        extra = (
+            ""
+            if body is None
+            else f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        )
         message = f"{method} {path} HTTP/1.1\r\n{self._head}{extra}\r\n".encode() + (body or b"")
         for attempt in range(2):
             fresh = self._writer is None
@@ -185,20 +196,34 @@ class gunicorn_server:  # noqa: N801 - used as a context manager
     def __enter__(self) -> None:
         # `make serve`'s own gunicorn.conf.py (2 workers), its access log to /dev/null.
         # As in production, the throttle counts live in Redis (the broker's), shared by workers.
-        env = {**os.environ, "DEBUG": "false", "API_THROTTLE_RATE": "100000000/min",
-               "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL",
-                                                   "redis://127.0.0.1:6379/12"),
-               "ALLOWED_HOSTS": "127.0.0.1,localhost", "WEB_CONCURRENCY": "2",
-               "BIND": f"127.0.0.1:{HTTP_PORT}", "GUNICORN_ACCESS_LOG": "/dev/null"}
-        config = ["-c", "gunicorn.conf.py"] if (ROOT / "gunicorn.conf.py").exists() else [
-            "--workers", "2", "--bind", f"127.0.0.1:{HTTP_PORT}"]
+        env = {
+            **os.environ,
+            "DEBUG": "false",
+            "API_THROTTLE_RATE": "100000000/min",
+            "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/12"),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "WEB_CONCURRENCY": "2",
+            "BIND": f"127.0.0.1:{HTTP_PORT}",
+            "GUNICORN_ACCESS_LOG": "/dev/null",
+        }
+        config = (
+            ["-c", "gunicorn.conf.py"]
+            if (ROOT / "gunicorn.conf.py").exists()
+            else ["--workers", "2", "--bind", f"127.0.0.1:{HTTP_PORT}"]
+        )
         self.proc = subprocess.Popen(
-            [str(Path(sys.executable).parent / "gunicorn"), "bench.wsgi:application", *config,
-             "--log-level", "warning"],
-            cwd=str(ROOT), env=env, start_new_session=True,
+            [
+                str(Path(sys.executable).parent / "gunicorn"),
+                "bench.wsgi:application",
+                *config,
+                "--log-level",
+                "warning",
+            ],
+            cwd=str(ROOT),
+            env=env,
+            start_new_session=True,
         )
 
     def __exit__(self, *exc: object) -> None:
         os.killpg(self.proc.pid, signal.SIGTERM)
         self.proc.wait(20)
-

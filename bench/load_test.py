@@ -81,21 +81,38 @@ def env_for_server(port: int) -> dict[str, str]:
 def manage(env: dict[str, str], *args: str) -> str:
     out = subprocess.run(  # noqa: S603 - fixed argv
         [str(ROOT / ".venv" / "bin" / "python"), "manage.py", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return out.stdout
 
 
 def issue_token(env: dict[str, str], name: str, rate: str) -> str:
-    out = manage(env, "create_service_token", name, "--scope", "memory:read",
-                 "--scope", "memory:write", "--rate", rate)
+    out = manage(
+        env,
+        "create_service_token",
+        name,
+        "--scope",
+        "memory:read",
+        "--scope",
+        "memory:write",
+        "--rate",
+        rate,
+    )
     return out.strip().splitlines()[-1]
 
 
 def start_server(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
     server = subprocess.Popen(  # noqa: S603 - fixed argv
-        ["make", "serve"], cwd=ROOT, env=env, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=open("/tmp/memoryadmin-load-serve.log", "wb"),  # noqa: SIM115
+        ["make", "serve"],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=open("/tmp/memoryadmin-load-serve.log", "wb"),  # noqa: SIM115
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -122,8 +139,11 @@ async def seed(client: httpx.AsyncClient, run: str) -> None:
     for n in range(TRAVELLERS):
         facts = [
             {"key": "seat_preference", "value": f"Prefers aisle seats, run {run}"},
-            {"key": "overnight_flight", "value": "Avoids overnight flights",
-             "category": "constraint"},
+            {
+                "key": "overnight_flight",
+                "value": "Avoids overnight flights",
+                "category": "constraint",
+            },
             {"key": "meal", "value": "Vegetarian meals"},
         ]
         response = await client.put(f"/api/v1/subjects/LOAD-{run}-{n}/facts", json={"facts": facts})
@@ -143,8 +163,9 @@ async def increment(client: httpx.AsyncClient, run: str, stats: Stats) -> None:
         return
     count = int(current.json()["value"].split()[-1])
     started = time.perf_counter()
-    written = await client.put(url, json={"value": f"count {count + 1}"},
-                               headers={"If-Match": current.headers["ETag"]})
+    written = await client.put(
+        url, json={"value": f"count {count + 1}"}, headers={"If-Match": current.headers["ETag"]}
+    )
     stats.record("counter write (If-Match)", started, written)
     if written.status_code == 200:
         stats.increments[key] += 1
@@ -152,8 +173,9 @@ async def increment(client: httpx.AsyncClient, run: str, stats: Stats) -> None:
         stats.conflicts += 1
 
 
-async def mixed_client(base: str, secret: str, run: str, until: float, stats: Stats,
-                       number: int) -> None:
+async def mixed_client(
+    base: str, secret: str, run: str, until: float, stats: Stats, number: int
+) -> None:
     headers = {"Authorization": f"Bearer {secret}"}
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
         while time.monotonic() < until:
@@ -161,20 +183,28 @@ async def mixed_client(base: str, secret: str, run: str, until: float, stats: St
             roll = random.random()
             started = time.perf_counter()
             if roll < 0.30:
-                stats.record("get facts", started,
-                             await client.get(f"/api/v1/subjects/{subject}/facts"))
+                stats.record(
+                    "get facts", started, await client.get(f"/api/v1/subjects/{subject}/facts")
+                )
             elif roll < 0.50:
-                stats.record("tier one", started,
-                             await client.get(f"/api/v1/subjects/{subject}/tier-one"))
+                stats.record(
+                    "tier one", started, await client.get(f"/api/v1/subjects/{subject}/tier-one")
+                )
             elif roll < 0.60:
-                stats.record("search", started, await client.get(
-                    f"/api/v1/subjects/{subject}/facts/search", params={"q": "aisle"}))
+                stats.record(
+                    "search",
+                    started,
+                    await client.get(
+                        f"/api/v1/subjects/{subject}/facts/search", params={"q": "aisle"}
+                    ),
+                )
             elif roll < 0.85:
                 await increment(client, run, stats)
             else:
                 value = f"Client {number} wrote {random.randrange(10**6)}"
-                response = await client.put(f"/api/v1/subjects/{subject}/facts/note",
-                                            json={"value": value})
+                response = await client.put(
+                    f"/api/v1/subjects/{subject}/facts/note", json={"value": value}
+                )
                 stats.record("put fact", started, response)
                 if response.status_code == 200 and response.json()["value"] != value:
                     stats.own_state_mismatches += 1
@@ -196,23 +226,24 @@ async def limited_client(base: str, secret: str, run: str, until: float, stats: 
 
 async def drive(base: str, main: str, limited: str, clients: int, duration: float) -> Stats:
     run = secrets.token_hex(3)
-    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {main}"},
-                                 timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Bearer {main}"}, timeout=60
+    ) as client:
         await seed(client, run)
     stats = Stats()
     until = time.monotonic() + duration
-    tasks = [mixed_client(base, main, run, until, stats, n)
-             for n in range(clients - LIMITED_CLIENTS)]
+    tasks = [
+        mixed_client(base, main, run, until, stats, n) for n in range(clients - LIMITED_CLIENTS)
+    ]
     tasks += [limited_client(base, limited, run, until, stats) for _ in range(LIMITED_CLIENTS)]
     started = time.monotonic()
     await asyncio.gather(*tasks)
     stats.elapsed = time.monotonic() - started
-    async with httpx.AsyncClient(base_url=base, headers={"Authorization": f"Bearer {main}"},
-                                 timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=base, headers={"Authorization": f"Bearer {main}"}, timeout=60
+    ) as client:
         final = (await client.get(f"/api/v1/subjects/LOAD-{run}-C/facts")).json()["facts"]
-    stats.final_counts = {
-        fact["key"]: int(fact["value"].split()[-1]) for fact in final
-    }
+    stats.final_counts = {fact["key"]: int(fact["value"].split()[-1]) for fact in final}
     return stats
 
 
@@ -225,20 +256,27 @@ def report(stats: Stats, clients: int) -> bool:
     for op, values in sorted(stats.latencies.items()):
         ordered = sorted(values)
         p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-        print(f"{op:<26}{len(values):>8}{statistics.median(values) * 1000:>10.1f}"
-              f"{p99 * 1000:>10.1f}")
-    lost = {key: (stats.increments[key], stats.final_counts.get(key))
-            for key in stats.increments
-            if stats.final_counts.get(key) != stats.increments[key]}
+        print(
+            f"{op:<26}{len(values):>8}{statistics.median(values) * 1000:>10.1f}{p99 * 1000:>10.1f}"
+        )
+    lost = {
+        key: (stats.increments[key], stats.final_counts.get(key))
+        for key in stats.increments
+        if stats.final_counts.get(key) != stats.increments[key]
+    }
     accepted = sum(stats.limited_ok.values())
     worst_second = max(stats.limited_ok.values(), default=0)
     allowed = LIMITED_RATE * (int(elapsed) + 1)
-    print(f"counter increments: {sum(stats.increments.values())} committed, "
-          f"{stats.conflicts} refused by If-Match (412), lost: {len(lost)}")
+    print(
+        f"counter increments: {sum(stats.increments.values())} committed, "
+        f"{stats.conflicts} refused by If-Match (412), lost: {len(lost)}"
+    )
     print(f"own committed state mismatches: {stats.own_state_mismatches}")
-    print(f"limited token ({LIMITED_RATE}/s, {LIMITED_CLIENTS} clients over 2 workers): "
-          f"{accepted} accepted, {stats.limited_refused} refused (429), busiest second "
-          f"{worst_second}, ceiling {allowed}")
+    print(
+        f"limited token ({LIMITED_RATE}/s, {LIMITED_CLIENTS} clients over 2 workers): "
+        f"{accepted} accepted, {stats.limited_refused} refused (429), busiest second "
+        f"{worst_second}, ceiling {allowed}"
+    )
     checks = {
         "no 5xx": not stats.server_errors,
         "no lost update": not lost,

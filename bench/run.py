@@ -107,8 +107,10 @@ def main() -> int:
     preset = generate.PRESETS[args.preset]
     if not args.skip_load:
         loaded = generate.load(conninfo, preset)
-        print(f"loaded {loaded['facts']:,} facts, {loaded['events']:,} events in "
-              f"{loaded['seconds']:.0f} s")
+        print(
+            f"loaded {loaded['facts']:,} facts, {loaded['events']:,} events in "
+            f"{loaded['seconds']:.0f} s"
+        )
     ctx = Context(conninfo=conninfo, preset=preset, n=args.n, load_seconds=args.load_seconds)
     rng = random.Random(7)
     normal = preset.travellers - preset.heavy
@@ -117,17 +119,24 @@ def main() -> int:
     only = set(args.only.split(","))
     rows = asyncio.run(run_async(ctx, only))
     # The sweep last: it erases every fact.
-    for name, scenario in (("5", scenario_pages), ("6", scenario_extraction),
-                           ("filter", scenario_filter), ("4", scenario_sweep)):
+    for name, scenario in (
+        ("5", scenario_pages),
+        ("6", scenario_extraction),
+        ("filter", scenario_filter),
+        ("4", scenario_sweep),
+    ):
         if name in only:
             try:
                 scenario(ctx, rows)
             except Exception as exc:  # noqa: BLE001 - report, and still print the table
                 print(f"scenario {name} failed: {type(exc).__name__}: {exc}")
-    print_table(rows, f"preset {args.preset}: {preset.travellers:,} travellers, "
-                      f"{preset.facts:,} facts; {os.cpu_count()} cores; "
-                      f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-                      f"scenarios took {time.perf_counter() - started:.0f} s")
+    print_table(
+        rows,
+        f"preset {args.preset}: {preset.travellers:,} travellers, "
+        f"{preset.facts:,} facts; {os.cpu_count()} cores; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"scenarios took {time.perf_counter() - started:.0f} s",
+    )
     return 0
 
 

@@ -20,11 +20,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 TOPICS = [
-    ("seat_preference", "preference", ["Prefers aisle seats", "Prefers window seats",
-                                       "偏好靠走道座位", "Likes exit row seats"]),
+    (
+        "seat_preference",
+        "preference",
+        ["Prefers aisle seats", "Prefers window seats", "偏好靠走道座位", "Likes exit row seats"],
+    ),
     ("overnight_flights", "constraint", ["Avoids overnight flights", "不搭紅眼班機"]),
-    ("travel_party", "context", ["Usually travels with spouse", "常和家人一起旅行",
-                                 "Travels with two children"]),
+    (
+        "travel_party",
+        "context",
+        ["Usually travels with spouse", "常和家人一起旅行", "Travels with two children"],
+    ),
     ("meal_preference", "preference", ["Vegetarian meals by choice", "No spicy food"]),
     ("home_airport", "context", ["Flies from Taoyuan (TPE)", "Flies from Heathrow"]),
     ("connection_limit", "constraint", ["At most one connection", "Layovers under 3 hours"]),
@@ -42,18 +48,23 @@ def build(facts: int, seed: int = 7) -> dict[str, list[dict[str, object]]]:
     document: dict[str, list[dict[str, object]]] = {}
     for index in range(facts):
         subject = f"FF-{index // 10:07d}"
-        key, category, values = TOPICS[rng.randrange(len(TOPICS) - 2)] if rng.random() < 0.98 \
+        key, category, values = (
+            TOPICS[rng.randrange(len(TOPICS) - 2)]
+            if rng.random() < 0.98
             else TOPICS[rng.choice([-1, -2])]
+        )
         entries = document.setdefault(subject, [])
         if any(entry["key"] == key for entry in entries):
             key = f"{key}_{index % 10}"
-        entries.append({
-            "key": key,
-            "value": rng.choice(values),
-            "category": category,
-            "updated_at": (start + timedelta(minutes=rng.randrange(500_000))).isoformat(),
-            "source_session_id": f"{rng.getrandbits(48):012x}",
-        })
+        entries.append(
+            {
+                "key": key,
+                "value": rng.choice(values),
+                "category": category,
+                "updated_at": (start + timedelta(minutes=rng.randrange(500_000))).isoformat(),
+                "source_session_id": f"{rng.getrandbits(48):012x}",
+            }
+        )
     return document
 
 
@@ -75,8 +86,10 @@ def version_2(document: dict[str, list[dict[str, object]]]) -> dict[str, object]
     traveller (the import skips and names them)."""
     return {
         "version": 2,
-        "facts": {subject: {str(fact["key"]): fact for fact in facts}
-                  for subject, facts in document.items()},
+        "facts": {
+            subject: {str(fact["key"]): fact for fact in facts}
+            for subject, facts in document.items()
+        },
         "purges": {subject: 1 + n % 3 for n, subject in enumerate(document) if n % 10 == 0},
     }
 

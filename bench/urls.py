@@ -28,8 +28,7 @@ urlpatterns = [
     path("api/bench/constant", constant),
     # Tier one outside /api/v1/: the same view and middleware, but not recorded in the metrics
     # (memoryadmin_agent_request_seconds): what recording costs a tier-one read (scenario 1).
-    path("api/bench/unrecorded/subjects/<subject_id:subject_id>/tier-one",
-         TierOneView.as_view()),
+    path("api/bench/unrecorded/subjects/<subject_id:subject_id>/tier-one", TierOneView.as_view()),
     path("api/bench/one-query", one_query),
     *app_urlpatterns,
 ]

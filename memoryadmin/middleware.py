@@ -75,9 +75,13 @@ class ApiHttpsRequiredMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if settings.SECURE_SSL_REDIRECT and is_api_request(request) and not request.is_secure():
             return JsonResponse(
-                {"error": {"code": "https_required",
-                           "message": "Use HTTPS: the agent API is not served over plain HTTP.",
-                           "fields": {}}},
+                {
+                    "error": {
+                        "code": "https_required",
+                        "message": "Use HTTPS: the agent API is not served over plain HTTP.",
+                        "fields": {},
+                    }
+                },
                 status=403,
             )
         return self.get_response(request)
@@ -132,8 +136,14 @@ class StripNulQueryMiddleware:
 
 
 # What a view (django-csp's decorators) sets on a response to change or drop its policy.
-_CSP_RESPONSE_CHANGES = ("_csp_config", "_csp_update", "_csp_replace",
-                         "_csp_config_ro", "_csp_update_ro", "_csp_replace_ro")
+_CSP_RESPONSE_CHANGES = (
+    "_csp_config",
+    "_csp_update",
+    "_csp_replace",
+    "_csp_config_ro",
+    "_csp_update_ro",
+    "_csp_replace_ro",
+)
 _CSP_RESPONSE_EXEMPTIONS = ("_csp_exempt", "_csp_exempt_ro")
 _site_policy: tuple[object, str] | None = None  # (the setting's value, its header)
 
@@ -161,8 +171,9 @@ class CSPMiddleware(_CSPMiddleware):
     once per process instead of on every answer. Building it was half of what the whole
     middleware stack cost an agent request. Every other answer goes through django-csp."""
 
-    def process_response(self, request: HttpRequest,
-                         response: HttpResponseBase) -> HttpResponseBase:
+    def process_response(
+        self, request: HttpRequest, response: HttpResponseBase
+    ) -> HttpResponseBase:
         if not self._uses_the_site_policy(request, response):
             return super().process_response(request, response)
         header = site_policy_header()

@@ -325,7 +325,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": BROKER_VISIBILITY_TIMEO
 # reaper sends it later) instead of holding the agent host's request.
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TASK_PUBLISH_RETRY_POLICY = {
-    "max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5,
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
 }
 
 # --- The shared cache: throttle counts and anything else two web processes must agree on.

@@ -58,7 +58,8 @@ def shared_cache_failed(what: str, exc: BaseException) -> None:
         _warned_at[what] = now
     logger.warning(
         "shared cache unreachable (%s): %s falls back to per-process counts for now",
-        type(exc).__name__, what,
+        type(exc).__name__,
+        what,
     )
 
 

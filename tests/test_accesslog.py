@@ -38,13 +38,22 @@ def test_the_logger_applies_the_redaction_to_what_it_writes():
 
     logger = RedactingLogger(Config())
     request = SimpleNamespace(
-        headers=[], method="GET", uri="/portal/open/pl_secret?x=1", query="x=1",
-        path="/portal/open/pl_secret", version=(1, 1),
+        headers=[],
+        method="GET",
+        uri="/portal/open/pl_secret?x=1",
+        query="x=1",
+        path="/portal/open/pl_secret",
+        version=(1, 1),
     )
     response = SimpleNamespace(status="302 Found", response_length=0, sent=0, headers=[])
-    environ = {"REMOTE_ADDR": "127.0.0.1", "RAW_URI": "/portal/open/pl_secret?x=1",
-               "PATH_INFO": "/portal/open/pl_secret", "QUERY_STRING": "x=1",
-               "SERVER_PROTOCOL": "HTTP/1.1", "REQUEST_METHOD": "GET"}
+    environ = {
+        "REMOTE_ADDR": "127.0.0.1",
+        "RAW_URI": "/portal/open/pl_secret?x=1",
+        "PATH_INFO": "/portal/open/pl_secret",
+        "QUERY_STRING": "x=1",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REQUEST_METHOD": "GET",
+    }
     import datetime
 
     atoms = logger.atoms(response, request, environ, datetime.timedelta(seconds=0.01))
@@ -91,8 +100,9 @@ def test_gunicorn_access_log_has_no_fact_key_link_secret_or_query_string():
             put = agent.put(fact, json={"value": "Prefers aisle seats"})
             assert put.status_code in (200, 201), put.text
             assert agent.get(fact).status_code == 200
-            search = agent.get(f"{web.url}/api/v1/subjects/{SUBJECT}/facts/search",
-                               params={"q": MARKER_QUERY})  # a traveller's words, in a query
+            search = agent.get(
+                f"{web.url}/api/v1/subjects/{SUBJECT}/facts/search", params={"q": MARKER_QUERY}
+            )  # a traveller's words, in a query
             assert search.status_code == 200, search.text
             assert agent.delete(fact).status_code in (200, 204)
             assert agent.get(fact).status_code == 404
@@ -101,8 +111,9 @@ def test_gunicorn_access_log_has_no_fact_key_link_secret_or_query_string():
             assert page.status_code == 200
             csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
             assert csrf is not None
-            spent = traveller.post(f"{web.url}/portal/open/{secret}",
-                                   data={"csrfmiddlewaretoken": csrf.group(1)})
+            spent = traveller.post(
+                f"{web.url}/portal/open/{secret}", data={"csrfmiddlewaretoken": csrf.group(1)}
+            )
             assert spent.status_code == 302, spent.text[:300]
             assert spent.headers["Location"] == "/portal/" and spent.cookies  # signed in
         deadline = time.monotonic() + 10
@@ -111,12 +122,18 @@ def test_gunicorn_access_log_has_no_fact_key_link_secret_or_query_string():
     finally:
         web.stop()
     log = web.output()
-    access = [line for line in log.splitlines() if " HTTP/1.1\" " in line]
+    access = [line for line in log.splitlines() if ' HTTP/1.1" ' in line]
     digest = key_digest(SUBJECT, MARKER_KEY)
-    facts_lines = [line for line in access
-                   if f"/api/v1/subjects/{SUBJECT}/facts/" in line and "/search " not in line]
+    facts_lines = [
+        line
+        for line in access
+        if f"/api/v1/subjects/{SUBJECT}/facts/" in line and "/search " not in line
+    ]
     assert [line.split('"')[1].split()[0] for line in facts_lines] == [
-        "PUT", "GET", "DELETE", "GET"
+        "PUT",
+        "GET",
+        "DELETE",
+        "GET",
     ]
     assert all(f"/facts/{digest} " in line for line in facts_lines)
     assert sum("/facts/search " in line for line in access) == 1

@@ -12,8 +12,12 @@ pytestmark = pytest.mark.browser
 
 def _violations(page: Any) -> list[str]:
     seen: list[str] = []
-    page.on("console", lambda message: seen.append(message.text)
-            if "Content Security Policy" in message.text else None)
+    page.on(
+        "console",
+        lambda message: (
+            seen.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
     return seen
 
 

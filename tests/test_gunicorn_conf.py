@@ -36,14 +36,28 @@ def test_an_agent_host_keeps_one_connection_for_many_calls():
     """The sync worker closed every connection after one answer; an agent host then paid a TCP
     connect on each call. Several calls now travel on one connection."""
     port = _free_port()
-    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(50),
-           "ALLOWED_HOSTS": "127.0.0.1", "BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1",
-           "GUNICORN_ACCESS_LOG": "/dev/null"}
+    env = {
+        **os.environ,
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "1",
+        "GUNICORN_ACCESS_LOG": "/dev/null",
+    }
     env.pop("GUNICORN_CMD_ARGS", None)
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "memoryadmin.wsgi", "-c",
-         "gunicorn.conf.py", "--log-level", "warning"],
-        cwd=str(ROOT), env=env, start_new_session=True,
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "memoryadmin.wsgi",
+            "-c",
+            "gunicorn.conf.py",
+            "--log-level",
+            "warning",
+        ],
+        cwd=str(ROOT),
+        env=env,
+        start_new_session=True,
     )
     try:
         _wait_up(port, proc)

@@ -54,8 +54,9 @@ def test_every_page_has_a_strict_content_security_policy(viewer_client, url):
 
 
 @pytest.mark.parametrize("url", ["/login/", "/staff/", "/api/v1/subjects/FF-1/tier-one"])
-def test_the_site_policy_header_is_the_one_django_csp_builds(viewer_client, agent_for_policies,
-                                                              url, settings):
+def test_the_site_policy_header_is_the_one_django_csp_builds(
+    viewer_client, agent_for_policies, url, settings
+):
     """The header is built once per process; it must say what django-csp would say, and follow
     the setting when it changes."""
     from csp.utils import build_policy
@@ -182,8 +183,11 @@ def test_request_errors_are_logged_with_debug_off(settings):
 def test_plain_http_to_the_api_is_a_json_403_never_a_redirect(client, settings):
     """A 301 makes clients re-send a PUT as a GET: the write would be lost (issue 19)."""
     settings.SECURE_SSL_REDIRECT = True
-    response = client.put("/api/v1/subjects/FF-1/facts/seat", data='{"value": "Aisle"}',
-                          content_type="application/json")
+    response = client.put(
+        "/api/v1/subjects/FF-1/facts/seat",
+        data='{"value": "Aisle"}',
+        content_type="application/json",
+    )
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "https_required"
     assert client.get("/staff/").status_code == 301  # pages still go to HTTPS
@@ -197,15 +201,27 @@ def test_the_proxy_header_is_trusted_only_behind_a_declared_tls_proxy():
     import sys
     from pathlib import Path
 
-    code = ("import django; django.setup(); from django.conf import settings as s; "
-            "print(s.SECURE_PROXY_SSL_HEADER)")
-    base = {"PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
-            "DEBUG": "true", "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto"}
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "print(s.SECURE_PROXY_SSL_HEADER)"
+    )
+    base = {
+        "PATH": os.environ.get("PATH", ""),
+        "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
+        "DEBUG": "true",
+        "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto",
+    }
     root = Path(__file__).resolve().parent.parent
 
     def header(**extra: str) -> str:
-        return subprocess.run([sys.executable, "-c", code], cwd=root, env={**base, **extra},
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=root,
+            env={**base, **extra},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
 
     assert header() == "None"
     assert header(BEHIND_TLS_PROXY="true") == "('HTTP_X_FORWARDED_PROTO', 'https')"

@@ -28,8 +28,12 @@ def production_env() -> dict[str, str]:
 def run_django(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     base = {"PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "memoryadmin.settings"}
     return subprocess.run(  # noqa: S603 - fixed argv
-        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env},
-        capture_output=True, text=True, timeout=120,
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -77,15 +81,28 @@ def test_the_proxy_ssl_header_and_hsts_come_from_the_environment():
 
     on = subprocess.run(  # noqa: S603 - fixed argv
         [sys.executable, "-c", "import django; django.setup();" + code],
-        cwd=ROOT, env={**base, **production_env()}, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        env={**base, **production_env()},
+        capture_output=True,
+        text=True,
+        check=True,
     )
     off = subprocess.run(  # noqa: S603 - fixed argv
         [sys.executable, "-c", "import django; django.setup();" + code],
-        cwd=ROOT, env={**base, "DEBUG": "true"}, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        env={**base, "DEBUG": "true"},
+        capture_output=True,
+        text=True,
+        check=True,
     )
 
     assert on.stdout.split() == [
-        "('HTTP_X_FORWARDED_PROTO',", "'https')", "31536000", "True", "True", "True"
+        "('HTTP_X_FORWARDED_PROTO',",
+        "'https')",
+        "31536000",
+        "True",
+        "True",
+        "True",
     ]
     assert off.stdout.split() == ["None", "0", "False", "False", "False"]
 
@@ -98,9 +115,17 @@ def test_the_readme_token_command_works_on_a_fresh_checkout(tmp_path):
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'dev.sqlite3'}"}
     migrated = run_django(env, "migrate", "--noinput", "-v", "0")
     assert migrated.returncode == 0, migrated.stderr
-    result = run_django(env, "create_service_token", "airline-agent",
-                        "--scope", "memory:read", "--scope", "memory:write",
-                        "--scope", "turns:write")
+    result = run_django(
+        env,
+        "create_service_token",
+        "airline-agent",
+        "--scope",
+        "memory:read",
+        "--scope",
+        "memory:write",
+        "--scope",
+        "turns:write",
+    )
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1].startswith("mat_")

@@ -13,16 +13,28 @@ from bench import generate
 from bench.harness import ROOT, Context, Row
 
 EXTRACTED = [
-    {"key": "seat_preference", "value": "Prefers a window seat on night flights",
-     "category": "preference"},
-    {"key": "bench_meal_note", "value": "Asks for the fruit platter instead of dessert",
-     "category": "preference"},
-    {"key": "bench_connection", "value": "Wants at least 90 minutes to connect",
-     "category": "constraint"},
+    {
+        "key": "seat_preference",
+        "value": "Prefers a window seat on night flights",
+        "category": "preference",
+    },
+    {
+        "key": "bench_meal_note",
+        "value": "Asks for the fruit platter instead of dessert",
+        "category": "preference",
+    },
+    {
+        "key": "bench_connection",
+        "value": "Wants at least 90 minutes to connect",
+        "category": "constraint",
+    },
 ]
 TURN = [
-    {"role": "user", "text": "I always take the window on night flights, and please no tight "
-                             "connections, 90 minutes at least. Fruit instead of dessert."},
+    {
+        "role": "user",
+        "text": "I always take the window on night flights, and please no tight "
+        "connections, 90 minutes at least. Fruit instead of dessert.",
+    },
     {"role": "assistant", "text": "Noted: window seat at night, 90-minute connections, fruit."},
 ]
 
@@ -77,30 +89,66 @@ def scenario_extraction(ctx: Context, rows: list[Row], workers: int = 2) -> None
         start = time.perf_counter()
         services.fact_upsert(
             subject_id=subjects[(index * 7 + 5) % len(subjects)],
-            facts=[services.FactDraft(f["key"], f["value"] + f" {index}", f["category"])
-                   for f in extracted],
-            actor=Actor.extraction(), reason="bench", session_tag=generate.tag(index),
+            facts=[
+                services.FactDraft(f["key"], f["value"] + f" {index}", f["category"])
+                for f in extracted
+            ],
+            actor=Actor.extraction(),
+            reason="bench",
+            session_tag=generate.tag(index),
         )
         if index >= 5:  # warm-up
             pipeline.append(took)
             write.append(time.perf_counter() - start)
     base = Row("6 extraction", "fact_upsert of the same 3 facts", write)
     rows.append(base)
-    rows.append(Row("6 extraction", "pipeline per turn (fake model, at once)", pipeline,
-                    baseline=base, target="p50 <= 3x the write", limit=3.0))
-    in_process = Row("6 extraction", "turns/s, pipeline in one process", pipeline,
-                     throughput=len(pipeline) / sum(pipeline))
+    rows.append(
+        Row(
+            "6 extraction",
+            "pipeline per turn (fake model, at once)",
+            pipeline,
+            baseline=base,
+            target="p50 <= 3x the write",
+            limit=3.0,
+        )
+    )
+    in_process = Row(
+        "6 extraction",
+        "turns/s, pipeline in one process",
+        pipeline,
+        throughput=len(pipeline) / sum(pipeline),
+    )
     rows.append(in_process)
 
     # Through Celery: enqueue a batch, time until every job has finished.
-    env = {**os.environ, "CELERY_BROKER_URL": broker, "ANTHROPIC_API_KEY": "bench-fake-key",
-           "ANTHROPIC_BASE_URL": fake.base_url, "DEBUG": "false"}
+    env = {
+        **os.environ,
+        "CELERY_BROKER_URL": broker,
+        "ANTHROPIC_API_KEY": "bench-fake-key",
+        "ANTHROPIC_BASE_URL": fake.base_url,
+        "DEBUG": "false",
+    }
     log = open(os.devnull, "wb")  # noqa: SIM115 - closed below
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "memoryadmin", "worker", f"--concurrency={workers}",
-         "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         f"--hostname=bench-{os.getpid()}@%h"],
-        cwd=str(ROOT), env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "memoryadmin",
+            "worker",
+            f"--concurrency={workers}",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            f"--hostname=bench-{os.getpid()}@%h",
+        ],
+        cwd=str(ROOT),
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         from memoryadmin.celery import app as celery_app
@@ -118,16 +166,22 @@ def scenario_extraction(ctx: Context, rows: list[Row], workers: int = 2) -> None
         _wait_jobs(ExtractionJob, FINISHED_STATUSES, batch, timeout=600)
         seconds = time.perf_counter() - start
         failed = ExtractionJob.objects.filter(pk__in=batch, status="failed").count()
-        rows.append(Row("6 extraction", f"turns/s, Celery worker ({workers} processes)",
-                        [seconds / len(batch)], throughput=len(batch) / seconds,
-                        baseline=in_process, target=f"({failed} failed)" if failed else ""))
+        rows.append(
+            Row(
+                "6 extraction",
+                f"turns/s, Celery worker ({workers} processes)",
+                [seconds / len(batch)],
+                throughput=len(batch) / seconds,
+                baseline=in_process,
+                target=f"({failed} failed)" if failed else "",
+            )
+        )
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(30)
         log.close()
         fake.stop()
         connection.close()
-
 
 
 def _wait_jobs(model, finished, ids: list[int], *, timeout: float) -> None:
@@ -137,4 +191,3 @@ def _wait_jobs(model, finished, ids: list[int], *, timeout: float) -> None:
             return
         time.sleep(0.05)
     raise RuntimeError("extraction jobs did not finish in time")
-

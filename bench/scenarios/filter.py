@@ -19,9 +19,16 @@ from bench.harness import Row
 
 # Patterns that take exponential time on a backtracking engine, and plain ones around them.
 CATASTROPHIC = [
-    r"(a+)+$", r"(a|aa)+$", r"(a|a?)+b$", r"(.*a){12}$", r"(a*)*b", r"(x+x+)+y",
-    r"^(\w+\s?)+$", r"^([a-zA-Z0-9])(([\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}$",
-    r"(\d+)*\.$", r"^(([a-z])+.)+[A-Z]([a-z])+$",
+    r"(a+)+$",
+    r"(a|aa)+$",
+    r"(a|a?)+b$",
+    r"(.*a){12}$",
+    r"(a*)*b",
+    r"(x+x+)+y",
+    r"^(\w+\s?)+$",
+    r"^([a-zA-Z0-9])(([\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}$",
+    r"(\d+)*\.$",
+    r"^(([a-z])+.)+[A-Z]([a-z])+$",
 ]
 PLAIN = [rf"loyalty\s*code\s*{n:02d}\w+" for n in range(40)]
 PATTERNS = CATASTROPHIC + PLAIN  # 50
@@ -54,8 +61,15 @@ def scenario_filter(ctx: object, rows: list[Row]) -> None:
     samples = measure(max(200, getattr(ctx, "n", 400)))
     base = Row("filter", "built-in rules, 200-char hostile value", samples["builtin"])
     rows.append(base)
-    rows.append(Row("filter", "50 patterns (10 catastrophic), same value", samples["hostile"],
-                    baseline=base, target=f"worst <= 1 ms: {max(samples['hostile']) * 1e3:.3f} ms"))
+    rows.append(
+        Row(
+            "filter",
+            "50 patterns (10 catastrophic), same value",
+            samples["hostile"],
+            baseline=base,
+            target=f"worst <= 1 ms: {max(samples['hostile']) * 1e3:.3f} ms",
+        )
+    )
 
 
 def main() -> None:
@@ -65,9 +79,11 @@ def main() -> None:
     django.setup()
     samples = measure(int(os.environ.get("BENCH_FILTER_N", "2000")))
     for name, got in samples.items():
-        print(f"{name:8} p50 {statistics.median(got) * 1e3:.3f} ms  "
-              f"p99 {sorted(got)[int(0.99 * len(got))] * 1e3:.3f} ms  "
-              f"worst {max(got) * 1e3:.3f} ms  ({len(got)} checks)")
+        print(
+            f"{name:8} p50 {statistics.median(got) * 1e3:.3f} ms  "
+            f"p99 {sorted(got)[int(0.99 * len(got))] * 1e3:.3f} ms  "
+            f"worst {max(got) * 1e3:.3f} ms  ({len(got)} checks)"
+        )
 
 
 if __name__ == "__main__":

@@ -60,10 +60,18 @@ def scenario_pages(ctx: Context, rows: list[Row]) -> None:
         big_samples, big_queries = measure(*opener(heavy))
         base = Row("5 pages", f"{name}, 10 facts ({base_queries} queries)", base_samples)
         rows.append(base)
-        rows.append(Row("5 pages", f"{name}, 500 facts ({big_queries} queries)", big_samples,
-                        baseline=base, target="<= 3x the 10-fact page, same queries"
-                        if big_queries == base_queries else
-                        f"QUERIES DIFFER ({base_queries} vs {big_queries})", limit=3.0))
+        rows.append(
+            Row(
+                "5 pages",
+                f"{name}, 500 facts ({big_queries} queries)",
+                big_samples,
+                baseline=base,
+                target="<= 3x the 10-fact page, same queries"
+                if big_queries == base_queries
+                else f"QUERIES DIFFER ({base_queries} vs {big_queries})",
+                limit=3.0,
+            )
+        )
 
 
 def _staff_pages() -> list[tuple[str, Callable[[str], tuple[object, str]]]]:
@@ -71,8 +79,10 @@ def _staff_pages() -> list[tuple[str, Callable[[str], tuple[object, str]]]]:
     from django.urls import NoReverseMatch, reverse
 
     found = []
-    for label, names in (("staff traveller page", ("staff:traveller", "staff:subject")),
-                         ("staff timeline", ("staff:timeline", "staff:subject-timeline"))):
+    for label, names in (
+        ("staff traveller page", ("staff:traveller", "staff:subject")),
+        ("staff timeline", ("staff:timeline", "staff:subject-timeline")),
+    ):
         for name in names:
             try:
                 reverse(name, args=["x"])
@@ -99,7 +109,6 @@ def _staff_pages() -> list[tuple[str, Callable[[str], tuple[object, str]]]]:
     return found
 
 
-
 def _recording_case(rows: list[Row], measure, staff, subject: str) -> None:
     """The staff traveller page with the access record off (the baseline, as before issue 24)
     and on, measured alternately in the same run: "no slower than before, within noise"."""
@@ -120,9 +129,19 @@ def _recording_case(rows: list[Row], measure, staff, subject: str) -> None:
                 queries[recording] = count
     finally:
         settings.STAFF_ACCESS_RECORDING = True
-    base = Row("5 pages", f"staff traveller page, access record off ({queries[False]} queries)",
-               samples[False])
+    base = Row(
+        "5 pages",
+        f"staff traveller page, access record off ({queries[False]} queries)",
+        samples[False],
+    )
     rows.append(base)
-    rows.append(Row("5 pages", f"staff traveller page, access record on ({queries[True]} queries)",
-                    samples[True], baseline=base, target="<= 1.1x the page without the record",
-                    limit=1.1))
+    rows.append(
+        Row(
+            "5 pages",
+            f"staff traveller page, access record on ({queries[True]} queries)",
+            samples[True],
+            baseline=base,
+            target="<= 1.1x the page without the record",
+            limit=1.1,
+        )
+    )

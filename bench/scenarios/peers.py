@@ -33,8 +33,12 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
 
         async def peer_put(i: int) -> object:
             ns = ("facts", subjects[(i + 11) % len(subjects)])
-            return await peer.abatch([PutOp(ns, k, {"value": f"peer {i} {k}"})
-                                      for k in ("seat_preference", "bench_meal", "bench_party")])
+            return await peer.abatch(
+                [
+                    PutOp(ns, k, {"value": f"peer {i} {k}"})
+                    for k in ("seat_preference", "bench_meal", "bench_party")
+                ]
+            )
 
         async def ours_get(i: int) -> object:
             return await store.get_facts(subjects[i % len(subjects)])
@@ -42,24 +46,38 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
         async def ours_put(i: int) -> object:
             return await store.upsert_facts(
                 subjects[(i + 13) % len(subjects)],
-                [MemoryFact(key=k, value=f"ours {i} {k}")
-                 for k in ("seat_preference", "bench_meal", "bench_party")],
+                [
+                    MemoryFact(key=k, value=f"ours {i} {k}")
+                    for k in ("seat_preference", "bench_meal", "bench_party")
+                ],
             )
 
         async def raw_get(i: int) -> object:
-            return await (await ctx.raw.execute(RAW_READ, [subjects[i % len(subjects)]])
-                          ).fetchall()
+            return await (await ctx.raw.execute(RAW_READ, [subjects[i % len(subjects)]])).fetchall()
 
-        got = await take_turns({"peer_get": peer_get, "peer_put": peer_put, "ours_get": ours_get,
-                                "ours_put": ours_put, "raw_get": raw_get}, ctx.n)
+        got = await take_turns(
+            {
+                "peer_get": peer_get,
+                "peer_put": peer_put,
+                "ours_get": ours_get,
+                "ours_put": ours_put,
+                "raw_get": raw_get,
+            },
+            ctx.n,
+        )
         base = Row("7 peers", "raw get", got["raw_get"])
         rows.append(base)
-        rows.append(Row("7 peers", "LangGraph AsyncPostgresStore.asearch", got["peer_get"],
-                        baseline=base))
-        rows.append(Row("7 peers", "DjangoMemoryStore.get_facts", got["ours_get"],
-                        baseline=base))
+        rows.append(
+            Row("7 peers", "LangGraph AsyncPostgresStore.asearch", got["peer_get"], baseline=base)
+        )
+        rows.append(Row("7 peers", "DjangoMemoryStore.get_facts", got["ours_get"], baseline=base))
         put_base = Row("7 peers", "LangGraph abatch 3 puts (no audit)", got["peer_put"])
         rows.append(put_base)
-        rows.append(Row("7 peers", "DjangoMemoryStore.upsert_facts 3 (audit)", got["ours_put"],
-                        baseline=put_base))
-
+        rows.append(
+            Row(
+                "7 peers",
+                "DjangoMemoryStore.upsert_facts 3 (audit)",
+                got["ours_put"],
+                baseline=put_base,
+            )
+        )

@@ -24,7 +24,14 @@ async def scenario_heavy_search(ctx: Context, rows: list[Row]) -> None:
     got = await take_turns(cases, max(50, ctx.n // 4))
     base = Row("3 search", "raw search, 500-fact traveller", got["raw"])
     rows.append(base)
-    rows.append(Row("3 search", "search_facts, 500-fact traveller", got["store"], baseline=base,
-                    target="p50 <= 2x raw", limit=2.0))
+    rows.append(
+        Row(
+            "3 search",
+            "search_facts, 500-fact traveller",
+            got["store"],
+            baseline=base,
+            target="p50 <= 2x raw",
+            limit=2.0,
+        )
+    )
     rows.append(Row("3 search", "get_facts, 500-fact traveller", got["get"], baseline=base))
-

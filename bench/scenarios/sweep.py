@@ -44,9 +44,23 @@ def scenario_sweep(ctx: Context, rows: list[Row]) -> None:
     swept = time.perf_counter() - start
     base = Row("4 sweep", f"raw DELETE of {count:,} expired facts", [raw], throughput=count / raw)
     rows.append(base)
-    rows.append(Row("4 sweep", f"floor: INSERT of {count:,} erasure events alone", [floor],
-                    throughput=count / floor, baseline=base))
-    rows.append(Row("4 sweep", f"facts_sweep_expired: {erased:,} erased, redaction incl.",
-                    [swept], throughput=erased / swept, baseline=base,
-                    target="facts/s >= 20% of the raw DELETE (<= 5x)", limit=0.2))
-
+    rows.append(
+        Row(
+            "4 sweep",
+            f"floor: INSERT of {count:,} erasure events alone",
+            [floor],
+            throughput=count / floor,
+            baseline=base,
+        )
+    )
+    rows.append(
+        Row(
+            "4 sweep",
+            f"facts_sweep_expired: {erased:,} erased, redaction incl.",
+            [swept],
+            throughput=erased / swept,
+            baseline=base,
+            target="facts/s >= 20% of the raw DELETE (<= 5x)",
+            limit=0.2,
+        )
+    )

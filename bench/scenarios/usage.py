@@ -30,15 +30,28 @@ async def scenario_usage(ctx: Context, rows: list[Row]) -> None:
 
     subjects = ctx.subjects
     store = make_store(native=True)
-    got = await take_turns({
-        "without": lambda i: saved_memory_prompt(store, subjects[i % len(subjects)]),
-        "with": lambda i: saved_memory_prompt(store, subjects[i % len(subjects)],
-                                              session_id="bench", turn_id=f"in-{i}"),
-    }, ctx.n)
+    got = await take_turns(
+        {
+            "without": lambda i: saved_memory_prompt(store, subjects[i % len(subjects)]),
+            "with": lambda i: saved_memory_prompt(
+                store, subjects[i % len(subjects)], session_id="bench", turn_id=f"in-{i}"
+            ),
+        },
+        ctx.n,
+    )
     await flush_uses(store)
     base = Row("8 use receipts", "saved_memory_prompt, in-process", got["without"])
-    rows += [base, Row("8 use receipts", "  ... recording on", got["with"], baseline=base,
-                       target="p50 <= 1.1x", limit=1.1)]
+    rows += [
+        base,
+        Row(
+            "8 use receipts",
+            "  ... recording on",
+            got["with"],
+            baseline=base,
+            target="p50 <= 1.1x",
+            limit=1.1,
+        ),
+    ]
 
     _, secret = await asyncio.to_thread(_issue_token)
     with gunicorn_server():
@@ -51,15 +64,28 @@ async def scenario_usage(ctx: Context, rows: list[Row]) -> None:
                     break
                 except Exception:  # noqa: BLE001 - not up yet
                     await asyncio.sleep(0.2)
-            got = await take_turns({
-                "without": lambda i: saved_memory_prompt(http, subjects[i % len(subjects)]),
-                "with": lambda i: saved_memory_prompt(
-                    http, subjects[i % len(subjects)], session_id="bench", turn_id=f"h-{i}"),
-            }, ctx.n)
+            got = await take_turns(
+                {
+                    "without": lambda i: saved_memory_prompt(http, subjects[i % len(subjects)]),
+                    "with": lambda i: saved_memory_prompt(
+                        http, subjects[i % len(subjects)], session_id="bench", turn_id=f"h-{i}"
+                    ),
+                },
+                ctx.n,
+            )
             await flush_uses(http)
             base = Row("8 use receipts", "saved_memory_prompt, HTTP", got["without"])
-            rows += [base, Row("8 use receipts", "  ... recording on", got["with"],
-                               baseline=base, target="p50 <= 1.1x", limit=1.1)]
+            rows += [
+                base,
+                Row(
+                    "8 use receipts",
+                    "  ... recording on",
+                    got["with"],
+                    baseline=base,
+                    target="p50 <= 1.1x",
+                    limit=1.1,
+                ),
+            ]
             await _throughput(ctx, http, rows)
             await _turns(ctx, http, rows)
         finally:
@@ -70,11 +96,22 @@ async def _throughput(ctx: Context, http, rows: list[Row]) -> None:
     """1,000 turns x 20 facts of one traveller in one POST (written with COPY), against one raw
     INSERT of as many rows (the floor of any writer)."""
     subject = ctx.subjects[0]
-    keys = [r[0] for r in await (await ctx.raw.execute(
-        "SELECT key FROM memory_fact WHERE subject_id = %s", [subject])).fetchall()]
+    keys = [
+        r[0]
+        for r in await (
+            await ctx.raw.execute("SELECT key FROM memory_fact WHERE subject_id = %s", [subject])
+        ).fetchall()
+    ]
     keys = (keys * 20)[:20] if keys else ["none"]
-    turns = [{"session_id": f"s{n % 50}", "turn_id": f"bulk-{n}", "injected": keys[:15],
-              "recalled": keys[15:]} for n in range(1000)]
+    turns = [
+        {
+            "session_id": f"s{n % 50}",
+            "turn_id": f"bulk-{n}",
+            "injected": keys[:15],
+            "recalled": keys[15:],
+        }
+        for n in range(1000)
+    ]
     uses = sum(len(set(turn["injected"])) + len(set(turn["recalled"])) for turn in turns)
     samples, raw_samples = [], []
     for _ in range(5):
@@ -85,14 +122,28 @@ async def _throughput(ctx: Context, http, rows: list[Row]) -> None:
         await ctx.raw.execute(
             "INSERT INTO memory_use (subject_id, key_hash, fact_id, session_tag, turn_id, how,"
             " used_at) SELECT %s, '#x', 0, 's', 'raw', 'injected', now()"
-            " FROM generate_series(1, %s)", [subject, uses])
+            " FROM generate_series(1, %s)",
+            [subject, uses],
+        )
         raw_samples.append(time.perf_counter() - start)
     await ctx.raw.execute("DELETE FROM memory_use WHERE turn_id = 'raw'")
-    base = Row("8 use receipts", f"raw INSERT of {uses:,} rows", raw_samples,
-               throughput=uses / sorted(raw_samples)[2])
-    rows += [base, Row("8 use receipts", f"POST .../usage, {uses:,} receipts", samples,
-                       throughput=uses / sorted(samples)[2], baseline=base,
-                       target=f">= 20,000/s: {uses / sorted(samples)[2]:,.0f}/s")]
+    base = Row(
+        "8 use receipts",
+        f"raw INSERT of {uses:,} rows",
+        raw_samples,
+        throughput=uses / sorted(raw_samples)[2],
+    )
+    rows += [
+        base,
+        Row(
+            "8 use receipts",
+            f"POST .../usage, {uses:,} receipts",
+            samples,
+            throughput=uses / sorted(samples)[2],
+            baseline=base,
+            target=f">= 20,000/s: {uses / sorted(samples)[2]:,.0f}/s",
+        ),
+    ]
 
 
 async def _turns(ctx: Context, http, rows: list[Row]) -> None:
@@ -101,16 +152,35 @@ async def _turns(ctx: Context, http, rows: list[Row]) -> None:
     run = uuid.uuid4().hex[:8]  # new turns each run: a replay (200) is another, cheaper path
 
     async def post(i: int, used: bool) -> object:
-        body = {"session_id": "bench-turns", "turn_id": f"{run}-{'u' if used else 'p'}-{i}",
-                "messages": message}
+        body = {
+            "session_id": "bench-turns",
+            "turn_id": f"{run}-{'u' if used else 'p'}-{i}",
+            "messages": message,
+        }
         if used:
-            body["used"] = {"injected": ["seat_preference", "meal_preference"],
-                            "recalled": ["home_airport"]}
-        return await http.request("POST", f"/api/v1/subjects/{subjects[i % len(subjects)]}/turns",
-                                  json=json.loads(json.dumps(body)), idempotency_key=None)
+            body["used"] = {
+                "injected": ["seat_preference", "meal_preference"],
+                "recalled": ["home_airport"],
+            }
+        return await http.request(
+            "POST",
+            f"/api/v1/subjects/{subjects[i % len(subjects)]}/turns",
+            json=json.loads(json.dumps(body)),
+            idempotency_key=None,
+        )
 
-    got = await take_turns({"without": lambda i: post(i, False),
-                            "with": lambda i: post(i, True)}, max(200, ctx.n))
+    got = await take_turns(
+        {"without": lambda i: post(i, False), "with": lambda i: post(i, True)}, max(200, ctx.n)
+    )
     base = Row("8 use receipts", "POST .../turns", got["without"])
-    rows += [base, Row("8 use receipts", "  ... with `used`", got["with"], baseline=base,
-                       target="p50 <= 1.1x", limit=1.1)]
+    rows += [
+        base,
+        Row(
+            "8 use receipts",
+            "  ... with `used`",
+            got["with"],
+            baseline=base,
+            target="p50 <= 1.1x",
+            limit=1.1,
+        ),
+    ]

@@ -14,6 +14,7 @@ async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
     from memoryadmin.facts import services
     from memoryadmin.facts.actors import Actor
     from memoryadmin_client.types import MemoryFact
+
     store = make_store(native=True, session_id="bench")
     actor = Actor.agent("bench")
     subjects = ctx.subjects
@@ -56,10 +57,26 @@ async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
     )
     base = Row("2 agent write", "raw INSERT .. ON CONFLICT, 3 facts", upserts["raw"])
     rows.append(base)
-    rows.append(Row("2 agent write", "fact_upsert, 3 facts (service)", upserts["service"],
-                    baseline=base, target="p50 <= 3x raw", limit=3.0))
-    rows.append(Row("2 agent write", "DjangoMemoryStore.upsert_facts, 3", upserts["store"],
-                    baseline=base, target="p50 <= 3x raw", limit=3.0))
+    rows.append(
+        Row(
+            "2 agent write",
+            "fact_upsert, 3 facts (service)",
+            upserts["service"],
+            baseline=base,
+            target="p50 <= 3x raw",
+            limit=3.0,
+        )
+    )
+    rows.append(
+        Row(
+            "2 agent write",
+            "DjangoMemoryStore.upsert_facts, 3",
+            upserts["store"],
+            baseline=base,
+            target="p50 <= 3x raw",
+            limit=3.0,
+        )
+    )
 
     delete_samples: dict[str, list[float]] = {"raw": [], "store": []}
     n = max(50, ctx.n // 4)
@@ -72,6 +89,13 @@ async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
             delete_samples[name].append(time.perf_counter() - start)
     base = Row("2 agent write", "raw DELETE of one fact", delete_samples["raw"])
     rows.append(base)
-    rows.append(Row("2 agent write", "DjangoMemoryStore.delete_fact (erase)",
-                    delete_samples["store"], baseline=base, target="p50 <= 3x raw", limit=3.0))
-
+    rows.append(
+        Row(
+            "2 agent write",
+            "DjangoMemoryStore.delete_fact (erase)",
+            delete_samples["store"],
+            baseline=base,
+            target="p50 <= 3x raw",
+            limit=3.0,
+        )
+    )

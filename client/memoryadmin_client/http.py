@@ -337,7 +337,11 @@ class HttpMemoryStore:
                     delay = self.backoff * (2 ** (attempt - 1))
                     logger.info(
                         "memory api %s %s: %s, retry %d in %.2fs",
-                        method, path, type(exc).__name__, attempt, delay,
+                        method,
+                        path,
+                        type(exc).__name__,
+                        attempt,
+                        delay,
                     )
                     await anyio.sleep(delay)
                     continue
@@ -398,7 +402,11 @@ class HttpMemoryStore:
         return self._facts(await self._json("GET", _subject_path(subject_id, "facts")))
 
     async def upsert_facts(
-        self, subject_id: str, facts: Sequence[MemoryFact], *, session_id: str | None = None,
+        self,
+        subject_id: str,
+        facts: Sequence[MemoryFact],
+        *,
+        session_id: str | None = None,
         evidence: Mapping[str, str] | None = None,
     ) -> None:
         """Replace by key. An empty list is a no-op and sends nothing. `evidence` maps a fact's
@@ -407,7 +415,8 @@ class HttpMemoryStore:
         if not facts:
             return
         quotes = evidence or {}
-        body = {"facts": [_as_sent(fact, quotes.get(fact.key)) for fact in facts],
+        body = {
+            "facts": [_as_sent(fact, quotes.get(fact.key)) for fact in facts],
             **self._session_field(session_id),
         }
         await self.request("PUT", _subject_path(subject_id, "facts"), json=body)
@@ -463,9 +472,7 @@ class HttpMemoryStore:
 
     async def read_fact(self, subject_id: str, key: str) -> VersionedFact | None:
         try:
-            response = await self.request(
-                "GET", _subject_path(subject_id, "facts", _segment(key))
-            )
+            response = await self.request("GET", _subject_path(subject_id, "facts", _segment(key)))
         except NotFound:
             return None
         return VersionedFact(
@@ -528,7 +535,9 @@ class HttpMemoryStore:
         (an append-only receipt is not worth a retry on the agent's time)."""
         if turns:
             await self.request(
-                "POST", _subject_path(subject_id, "usage"), json={"turns": list(turns)},
+                "POST",
+                _subject_path(subject_id, "usage"),
+                json={"turns": list(turns)},
                 idempotency_key=None,
             )
 

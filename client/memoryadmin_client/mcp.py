@@ -159,7 +159,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--session-id", default=None, help="tags the facts saved in this session")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per API call")
     parser.add_argument(
-        "--no-use-receipts", action="store_true",
+        "--no-use-receipts",
+        action="store_true",
         help="do not report which facts the agent had in each turn",
     )
     return parser.parse_args(argv)
@@ -170,7 +171,9 @@ async def serve(args: argparse.Namespace, token: str) -> None:
         args.base_url, token, timeout=args.timeout, session_id=args.session_id
     ) as store:
         tools = MemoryTools(
-            store, args.subject, args.session_id,
+            store,
+            args.subject,
+            args.session_id,
             turn_id=None if args.no_use_receipts else "mcp-0",
         )
         try:

@@ -214,8 +214,11 @@ class MemoryTools:
     def _note(self, how: str, facts: Sequence[MemoryFact]) -> None:
         if self.turn_id and facts:
             recorder_for(self.store).note(
-                self.subject_id, session_id=self.session_id or "", turn_id=self.turn_id,
-                how=how, keys=[fact.key for fact in facts],
+                self.subject_id,
+                session_id=self.session_id or "",
+                turn_id=self.turn_id,
+                how=how,
+                keys=[fact.key for fact in facts],
             )
 
     async def _memory_enabled(self) -> bool:

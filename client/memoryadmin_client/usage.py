@@ -32,8 +32,12 @@ class _Turn:
     recalled: list[str] = field(default_factory=list)
 
     def body(self) -> dict[str, Any]:
-        return {"session_id": self.session_id, "turn_id": self.turn_id,
-                "injected": self.injected, "recalled": self.recalled}
+        return {
+            "session_id": self.session_id,
+            "turn_id": self.turn_id,
+            "injected": self.injected,
+            "recalled": self.recalled,
+        }
 
 
 class UseRecorder:

@@ -26,9 +26,9 @@ def access_sweep(*, actor: str, now: datetime | None = None, chunk: int = SWEEP_
             with connection.cursor() as cursor:
                 cursor.execute(SQL_SWEEP_MODE)
         ids = list(
-            StaffAccess.objects.filter(at__lt=cutoff).order_by("at").values_list("id", flat=True)[
-                :chunk
-            ]
+            StaffAccess.objects.filter(at__lt=cutoff)
+            .order_by("at")
+            .values_list("id", flat=True)[:chunk]
         )
         deleted, _ = StaffAccess.objects.filter(id__in=ids).delete()
     if deleted:

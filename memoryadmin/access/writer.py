@@ -34,8 +34,15 @@ def _buffer() -> list[StaffAccess]:
     return rows
 
 
-def record(*, staff_user_id: int | None, staff_username: str, what: AccessKind | str,
-           subject_ids: Iterable[str], address: str | None, login_method: str = "") -> int:
+def record(
+    *,
+    staff_user_id: int | None,
+    staff_username: str,
+    what: AccessKind | str,
+    subject_ids: Iterable[str],
+    address: str | None,
+    login_method: str = "",
+) -> int:
     """Buffer one row per traveller (a traveller listed twice counts once). Returns how many."""
     if not settings.STAFF_ACCESS_RECORDING:
         return 0
@@ -43,11 +50,17 @@ def record(*, staff_user_id: int | None, staff_username: str, what: AccessKind |
     rows = _buffer()
     added = 0
     for subject_id in dict.fromkeys(subject_ids):
-        rows.append(StaffAccess(
-            at=now, staff_user_id=staff_user_id, staff_username=staff_username[:150],
-            subject_id=subject_id, what=str(what), login_method=login_method,
-            address=address or None,
-        ))
+        rows.append(
+            StaffAccess(
+                at=now,
+                staff_user_id=staff_user_id,
+                staff_username=staff_username[:150],
+                subject_id=subject_id,
+                what=str(what),
+                login_method=login_method,
+                address=address or None,
+            )
+        )
         added += 1
     return added
 

@@ -24,4 +24,3 @@ class SubjectIdConverter(_Segment):
 
 class FactKeyConverter(_Segment):
     """A fact key, e.g. seat_preference or 座位偏好 (validated to 64 characters by the view)."""
-

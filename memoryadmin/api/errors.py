@@ -158,7 +158,10 @@ def _api_exception_response(exc: exceptions.APIException) -> Response:
     if isinstance(exc, ApiError):
         headers.update(exc.headers)
         return error_response(
-            status=exc.status_code, code=exc.code, message=exc.message, fields=exc.fields,
+            status=exc.status_code,
+            code=exc.code,
+            message=exc.message,
+            fields=exc.fields,
             headers=headers,
         )
     fields: dict[str, str] = {}

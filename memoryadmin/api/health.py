@@ -51,7 +51,7 @@ def write_filter_status() -> str:
 
 
 def broker_status() -> str:
-    """"eager" when no broker is configured (tasks run in-process), else "ok" or "error"."""
+    """ "eager" when no broker is configured (tasks run in-process), else "ok" or "error"."""
     url = settings.CELERY_BROKER_URL
     if not url:
         return "eager"
@@ -70,7 +70,7 @@ def broker_status() -> str:
 
 
 def cache_status() -> str:
-    """"local" when the cache is process memory (no Redis configured), else "ok" or "error"."""
+    """ "local" when the cache is process memory (no Redis configured), else "ok" or "error"."""
     backend = caches["default"]
     if not isinstance(backend, RedisCache):
         return "local"

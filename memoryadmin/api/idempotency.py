@@ -78,8 +78,9 @@ def idempotency_purge_expired() -> int:
     total = 0
     while True:
         ids = list(
-            IdempotencyRecord.objects.filter(created_at__lte=cutoff)
-            .values_list("pk", flat=True)[:PURGE_BATCH_SIZE]
+            IdempotencyRecord.objects.filter(created_at__lte=cutoff).values_list("pk", flat=True)[
+                :PURGE_BATCH_SIZE
+            ]
         )
         if not ids:
             return total

@@ -32,16 +32,22 @@ class ServiceToken(models.Model):
     name = models.CharField(max_length=TOKEN_NAME_MAX_LENGTH)
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
     prefix = models.CharField(
-        max_length=8, editable=False,
+        max_length=8,
+        editable=False,
         help_text="First characters of the secret, for recognising it.",
     )
     scopes = models.JSONField(default=list)
     throttle_rate = models.CharField(
-        max_length=32, blank=True, default="",
+        max_length=32,
+        blank=True,
+        default="",
         help_text="Requests allowed, e.g. 1200/min; empty means the API_THROTTLE_RATE setting.",
     )
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -80,7 +86,8 @@ class IdempotencyRecord(models.Model):
     response_body = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
     response_headers = models.JSONField(default=dict, blank=True)
     reply_erased_at = models.DateTimeField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="When the reply (which may quote facts) was erased; the key stays recognised.",
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -48,8 +48,12 @@ def loads_json(text: str | bytes) -> Any:
 class SafeJSONParser(JSONParser):
     """DRF's JSONParser (same media type, same strictness) with the depth limit."""
 
-    def parse(self, stream: Any, media_type: str | None = None,
-              parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: dict[str, Any] | None = None,
+    ) -> Any:
         raw = stream.read() if stream is not None else b""
         return loads_json(decode_body(raw, parser_context or {}))
 

@@ -29,7 +29,7 @@ class PortalLinkRequestSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         max_length=64,
-        help_text="The traveller's IANA time zone (\"Europe/London\"); the portal shows times "
+        help_text='The traveller\'s IANA time zone ("Europe/London"); the portal shows times '
         "in it. Without it, times follow the page's language (Asia/Taipei for Chinese).",
     )
 
@@ -38,7 +38,7 @@ class PortalLinkRequestSerializer(serializers.Serializer):
             return value and _clean_zone(value)
         except BadTimeZone as exc:
             raise serializers.ValidationError(
-                "Not an IANA time zone name; use one like \"Asia/Taipei\"."
+                'Not an IANA time zone name; use one like "Asia/Taipei".'
             ) from exc
 
 

@@ -54,7 +54,8 @@ class WireFactSerializer(serializers.Serializer):
     category = CategoryField()
     updated_at = serializers.DateTimeField()
     source_session_id = serializers.CharField(
-        max_length=SESSION_ID_MAX_LENGTH, allow_null=True,
+        max_length=SESSION_ID_MAX_LENGTH,
+        allow_null=True,
         help_text="12-hex tag of the session that last wrote the fact (never the raw id).",
     )
 
@@ -85,7 +86,10 @@ class FactInSerializer(serializers.Serializer):
     value = StrictCharField(max_length=VALUE_MAX_LENGTH, trim_whitespace=False)
     category = CategoryField(required=False, allow_null=True)
     evidence = StrictCharField(
-        required=False, allow_blank=True, max_length=1000, trim_whitespace=False,
+        required=False,
+        allow_blank=True,
+        max_length=1000,
+        trim_whitespace=False,
         help_text="Optional: the traveller's own words behind the fact (save_memory's quote). "
         "Kept as the assistant's (never shown as the traveller's words) when at most 200 "
         "characters and allowed by the write filter; otherwise dropped, never the fact. When "
@@ -96,14 +100,18 @@ class FactInSerializer(serializers.Serializer):
 
 class FactsPutSerializer(serializers.Serializer):
     facts = serializers.ListField(
-        child=FactInSerializer(), max_length=MAX_FACTS_PER_WRITE,
+        child=FactInSerializer(),
+        max_length=MAX_FACTS_PER_WRITE,
         error_messages={
             "not_a_list": "Must be a list of facts.",
             "max_length": f"At most {MAX_FACTS_PER_WRITE} facts per request.",
         },
     )
     session_id = StrictCharField(
-        required=False, allow_blank=True, allow_null=True, max_length=RAW_SESSION_ID_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=RAW_SESSION_ID_MAX_LENGTH,
         trim_whitespace=False,
         help_text="The conversation's session id; only a 12-hex tag of it is stored.",
     )
@@ -113,7 +121,10 @@ class FactPutSerializer(serializers.Serializer):
     value = StrictCharField(max_length=VALUE_MAX_LENGTH, trim_whitespace=False)
     category = CategoryField(required=False, allow_null=True)
     session_id = StrictCharField(
-        required=False, allow_blank=True, allow_null=True, max_length=RAW_SESSION_ID_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=RAW_SESSION_ID_MAX_LENGTH,
         trim_whitespace=False,
         help_text="The conversation's session id; only a 12-hex tag of it is stored.",
     )
@@ -121,7 +132,10 @@ class FactPutSerializer(serializers.Serializer):
 
 class SearchQuerySerializer(serializers.Serializer):
     q = StrictCharField(
-        required=False, allow_blank=True, max_length=TOPIC_MAX_LENGTH, trim_whitespace=False,
+        required=False,
+        allow_blank=True,
+        max_length=TOPIC_MAX_LENGTH,
+        trim_whitespace=False,
         help_text="Words to look for in key, value and category; empty returns every fact.",
     )
 

@@ -59,7 +59,7 @@ _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 @functools.lru_cache(maxsize=64)
 def parse_rate(rate: str) -> tuple[int, int]:
-    """"600/min" -> (600, 60): DRF's notation, the period read from its first letter."""
+    """ "600/min" -> (600, 60): DRF's notation, the period read from its first letter."""
     count, period = rate.split("/")
     return int(count), _PERIODS[period.strip()[0]]
 
@@ -90,8 +90,17 @@ class _RedisCounts:
         self.lock = threading.Lock()
         self.leases: dict[str, tuple[str, int]] = {}  # slot -> (window key, numbers left)
 
-    def take(self, slot: str, key: str, previous_key: str, *, limit: int, overlap: float,
-             timeout: int, make_key: Callable[[str], str]) -> bool:
+    def take(
+        self,
+        slot: str,
+        key: str,
+        previous_key: str,
+        *,
+        limit: int,
+        overlap: float,
+        timeout: int,
+        make_key: Callable[[str], str],
+    ) -> bool:
         """`key` and `previous_key` as the throttle names them; `make_key` gives the cache's
         full keys, needed (and validated) only when Redis is asked."""
         with self.lock:
@@ -100,8 +109,12 @@ class _RedisCounts:
                 self.leases[slot] = (key, left - 1)
                 return True
         want = max(1, min(int(getattr(settings, "API_THROTTLE_LEASE_MAX", 50)), limit // 100))
-        granted = int(self.script(keys=[make_key(key), make_key(previous_key)],
-                                  args=[limit, repr(overlap), timeout, want]))
+        granted = int(
+            self.script(
+                keys=[make_key(key), make_key(previous_key)],
+                args=[limit, repr(overlap), timeout, want],
+            )
+        )
         if granted > 1:
             with self.lock:
                 window, left = self.leases.get(slot, ("", 0))
@@ -128,26 +141,32 @@ def throttle_leases_clear() -> None:
         _redis_counts.clear()
 
 
-def _allow(slot: str, key: str, previous_key: str, *, limit: int, overlap: float,
-           timeout: int) -> bool:
+def _allow(
+    slot: str, key: str, previous_key: str, *, limit: int, overlap: float, timeout: int
+) -> bool:
     """Count this request in its window if the sliding count stays within `limit`."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         if shared_cache_up():
             try:
                 return _counts_for(backend).take(
-                    slot, key, previous_key, limit=limit, overlap=overlap, timeout=timeout,
+                    slot,
+                    key,
+                    previous_key,
+                    limit=limit,
+                    overlap=overlap,
+                    timeout=timeout,
                     make_key=backend.make_and_validate_key,
                 )
             except CACHE_ERRORS as exc:
                 shared_cache_failed("the API throttle", exc)
         backend = local_cache()
-    return _allow_local(backend, key, previous_key, limit=limit, overlap=overlap,
-                        timeout=timeout)
+    return _allow_local(backend, key, previous_key, limit=limit, overlap=overlap, timeout=timeout)
 
 
-def _allow_local(cache: BaseCache, key: str, previous_key: str, *, limit: int, overlap: float,
-                 timeout: int) -> bool:
+def _allow_local(
+    cache: BaseCache, key: str, previous_key: str, *, limit: int, overlap: float, timeout: int
+) -> bool:
     """Process-local cache (the embedded default, one process; or Redis is down): take a
     number, give it back if it is over the limit."""
     cache.add(key, 0, timeout=timeout)
@@ -176,8 +195,14 @@ class TokenRateThrottle(BaseThrottle):
         window = int(now // period)
         overlap = 1.0 - (now - window * period) / period  # share of the previous window in view
         slot = f"throttle:token:{token.pk}:{period}"
-        if _allow(slot, f"{slot}:{window}", f"{slot}:{window - 1}", limit=limit,
-                  overlap=overlap, timeout=2 * period + 1):
+        if _allow(
+            slot,
+            f"{slot}:{window}",
+            f"{slot}:{window - 1}",
+            limit=limit,
+            overlap=overlap,
+            timeout=2 * period + 1,
+        ):
             return True
         self._wait = max(1.0, (window + 1) * period - now)
         return False

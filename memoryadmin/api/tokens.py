@@ -77,8 +77,10 @@ def clean_scopes(scopes: Iterable[str]) -> list[str]:
     unknown = sorted({scope for scope in wanted if scope not in Scope.values})
     if unknown:
         raise ValidationError(
-            {"scopes": f"Unknown scope(s): {', '.join(unknown)}. "
-                       f"Choose from: {', '.join(Scope.values)}."}
+            {
+                "scopes": f"Unknown scope(s): {', '.join(unknown)}. "
+                f"Choose from: {', '.join(Scope.values)}."
+            }
         )
     if not wanted:
         raise ValidationError({"scopes": "Choose at least one scope."})
@@ -89,7 +91,7 @@ _RATE = re.compile(r"([1-9][0-9]{0,8})/(s|sec|second|m|min|minute|h|hour|d|day)"
 
 
 def clean_throttle_rate(rate: str) -> str:
-    """"" (use the API_THROTTLE_RATE setting) or DRF's "<count>/<period>" form."""
+    """ "" (use the API_THROTTLE_RATE setting) or DRF's "<count>/<period>" form."""
     rate = (rate or "").strip()
     if rate and not _RATE.fullmatch(rate):
         raise ValidationError(

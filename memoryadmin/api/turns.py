@@ -61,8 +61,12 @@ class TurnJSONParser(BaseParser):
     media_type = "application/json"
     renderer_class = renderers.JSONRenderer
 
-    def parse(self, stream: Any, media_type: str | None = None,
-              parser_context: dict[str, Any] | None = None) -> Any:
+    def parse(
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: dict[str, Any] | None = None,
+    ) -> Any:
         context = parser_context or {}
         request = context.get("request")
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
@@ -84,25 +88,32 @@ def _too_large() -> ApiError:
 
 # --- serializers ---------------------------------------------------------------------------------
 
+
 class TurnMessageSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=["user", "assistant"])
     text = StrictCharField(
-        max_length=MAX_TEXT_LENGTH, allow_blank=True, trim_whitespace=False,
+        max_length=MAX_TEXT_LENGTH,
+        allow_blank=True,
+        trim_whitespace=False,
         help_text="What was said, as plain text.",
     )
 
 
 class TurnSerializer(serializers.Serializer):
     session_id = StrictCharField(
-        max_length=SESSION_ID_MAX_LENGTH, trim_whitespace=False,
+        max_length=SESSION_ID_MAX_LENGTH,
+        trim_whitespace=False,
         help_text="The conversation's id. Only its 12-hex SHA-256 tag is stored.",
     )
     turn_id = StrictCharField(
-        max_length=TURN_ID_MAX_LENGTH, trim_whitespace=False,
+        max_length=TURN_ID_MAX_LENGTH,
+        trim_whitespace=False,
         help_text="Unique within the session; posting the same turn again returns the same job.",
     )
     messages = serializers.ListField(
-        child=TurnMessageSerializer(), min_length=1, max_length=MAX_MESSAGES,
+        child=TurnMessageSerializer(),
+        min_length=1,
+        max_length=MAX_MESSAGES,
         help_text="The turn's messages in order, oldest first.",
     )
     used = UsedSerializer(
@@ -181,8 +192,10 @@ def _used(used: dict[str, Any] | None) -> dict[str, list[str]] | None:
     """The `used` member as stored on the job (validated keys, as posted), None when empty."""
     if not used or not (used.get("injected") or used.get("recalled")):
         return None
-    return {"injected": list(used.get("injected") or ()),
-            "recalled": list(used.get("recalled") or ())}
+    return {
+        "injected": list(used.get("injected") or ()),
+        "recalled": list(used.get("recalled") or ()),
+    }
 
 
 def poster_label(request: Request) -> str:
@@ -192,6 +205,7 @@ def poster_label(request: Request) -> str:
 
 
 # --- views ---------------------------------------------------------------------------------------
+
 
 def _errors(**descriptions: str) -> dict[int, OpenApiResponse]:
     return {
@@ -297,7 +311,8 @@ class JobView(APIView):
         job = extraction_selectors.job_for_poster(job_id, created_by_label=poster_label(request))
         if job is None:
             raise ApiError(
-                status_code=status.HTTP_404_NOT_FOUND, code="not_found",
+                status_code=status.HTTP_404_NOT_FOUND,
+                code="not_found",
                 message="There is no extraction job with this id.",
             )
         return Response(job_body(job))

@@ -29,9 +29,7 @@ urlpatterns = [
     # inline styles (never inline scripts).
     path(
         "redoc/",
-        csp_update({"style-src": ["'unsafe-inline'"]})(
-            RedocView.as_view(url_name="api-schema")
-        ),
+        csp_update({"style-src": ["'unsafe-inline'"]})(RedocView.as_view(url_name="api-schema")),
         name="api-redoc",
     ),
     path("memory", views.MemoryStatusView.as_view(), name="api-memory-status"),

@@ -43,8 +43,11 @@ SESSION_ID_MAX_LENGTH = 128
 
 def _keys(help_text: str) -> serializers.ListField:
     return serializers.ListField(
-        child=StrictCharField(max_length=KEY_MAX_LENGTH * 2), required=False, default=list,
-        max_length=MAX_KEYS_PER_TURN, help_text=help_text,
+        child=StrictCharField(max_length=KEY_MAX_LENGTH * 2),
+        required=False,
+        default=list,
+        max_length=MAX_KEYS_PER_TURN,
+        help_text=help_text,
     )
 
 
@@ -56,22 +59,26 @@ class UsedSerializer(serializers.Serializer):
 
 
 class TurnUseSerializer(UsedSerializer):
-    session_id = StrictCharField(max_length=SESSION_ID_MAX_LENGTH, trim_whitespace=False,
-                                 help_text="The conversation; only its 12-hex tag is stored.")
+    session_id = StrictCharField(
+        max_length=SESSION_ID_MAX_LENGTH,
+        trim_whitespace=False,
+        help_text="The conversation; only its 12-hex tag is stored.",
+    )
     turn_id = StrictCharField(max_length=TURN_ID_MAX_LENGTH, trim_whitespace=False)
 
 
 class UsageSerializer(serializers.Serializer):
     """One turn inline, or `turns`: many."""
 
-    session_id = StrictCharField(max_length=SESSION_ID_MAX_LENGTH, required=False,
-                                 trim_whitespace=False)
-    turn_id = StrictCharField(max_length=TURN_ID_MAX_LENGTH, required=False,
-                              trim_whitespace=False)
+    session_id = StrictCharField(
+        max_length=SESSION_ID_MAX_LENGTH, required=False, trim_whitespace=False
+    )
+    turn_id = StrictCharField(max_length=TURN_ID_MAX_LENGTH, required=False, trim_whitespace=False)
     injected = _keys("Keys given in the prompt.")
     recalled = _keys("Keys a memory tool returned.")
-    turns = serializers.ListField(child=TurnUseSerializer(), required=False,
-                                  max_length=MAX_TURNS_PER_POST)
+    turns = serializers.ListField(
+        child=TurnUseSerializer(), required=False, max_length=MAX_TURNS_PER_POST
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "turns" not in attrs and not ("session_id" in attrs and "turn_id" in attrs):
@@ -107,13 +114,22 @@ def _plain_turns(data: Any) -> list[TurnUse] | None:
             return None
         session, turn_id = turn.get("session_id"), turn.get("turn_id")
         injected, recalled = turn.get("injected", []), turn.get("recalled", [])
-        if not (isinstance(session, str) and 0 < len(session) <= SESSION_ID_MAX_LENGTH
-                and isinstance(turn_id, str) and 0 < len(turn_id) <= TURN_ID_MAX_LENGTH
-                and isinstance(injected, list) and isinstance(recalled, list)
-                and len(injected) <= MAX_KEYS_PER_TURN and len(recalled) <= MAX_KEYS_PER_TURN
-                and all(isinstance(key, str) and 0 < len(key) <= KEY_MAX_LENGTH * 2
-                        and "\x00" not in key for key in (*injected, *recalled))
-                and "\x00" not in session and "\x00" not in turn_id):
+        if not (
+            isinstance(session, str)
+            and 0 < len(session) <= SESSION_ID_MAX_LENGTH
+            and isinstance(turn_id, str)
+            and 0 < len(turn_id) <= TURN_ID_MAX_LENGTH
+            and isinstance(injected, list)
+            and isinstance(recalled, list)
+            and len(injected) <= MAX_KEYS_PER_TURN
+            and len(recalled) <= MAX_KEYS_PER_TURN
+            and all(
+                isinstance(key, str) and 0 < len(key) <= KEY_MAX_LENGTH * 2 and "\x00" not in key
+                for key in (*injected, *recalled)
+            )
+            and "\x00" not in session
+            and "\x00" not in turn_id
+        ):
             return None
         uses.append(TurnUse(session, turn_id, injected, recalled))
     return uses
@@ -127,8 +143,12 @@ def turn_uses_from(data: dict[str, Any]) -> list[TurnUse]:
     if "session_id" in data and "turn_id" in data:
         turns.append(data)
     return [
-        TurnUse(session_id=turn["session_id"], turn_id=turn["turn_id"],
-                injected=turn.get("injected") or (), recalled=turn.get("recalled") or ())
+        TurnUse(
+            session_id=turn["session_id"],
+            turn_id=turn["turn_id"],
+            injected=turn.get("injected") or (),
+            recalled=turn.get("recalled") or (),
+        )
         for turn in turns
     ]
 

@@ -188,25 +188,37 @@ IF_MATCH_PARAM = OpenApiParameter(
     description='Only write if the fact is still at this ETag (e.g. `"3"`); otherwise 412.',
 )
 ETAG_HEADER = OpenApiParameter(
-    "ETag", OpenApiTypes.STR, OpenApiParameter.HEADER, response=[200, 201],
+    "ETag",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[200, 201],
     description='The fact\'s version, e.g. `"3"`; send it back in If-Match.',
 )
 
 
 def replayed(*codes: int) -> OpenApiParameter:
     return OpenApiParameter(
-        REPLAYED_HEADER, OpenApiTypes.STR, OpenApiParameter.HEADER, response=list(codes),
+        REPLAYED_HEADER,
+        OpenApiTypes.STR,
+        OpenApiParameter.HEADER,
+        response=list(codes),
         description="`true` when this is the stored response to an earlier request with the "
         "same Idempotency-Key.",
     )
 
 
 WWW_AUTHENTICATE = OpenApiParameter(
-    "WWW-Authenticate", OpenApiTypes.STR, OpenApiParameter.HEADER, response=[401],
+    "WWW-Authenticate",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[401],
     description="`Bearer realm=...`: this API wants a bearer token.",
 )
 RETRY_AFTER = OpenApiParameter(
-    "Retry-After", OpenApiTypes.INT, OpenApiParameter.HEADER, response=[429],
+    "Retry-After",
+    OpenApiTypes.INT,
+    OpenApiParameter.HEADER,
+    response=[429],
     description="Seconds to wait before retrying.",
 )
 COMMON = [WWW_AUTHENTICATE, RETRY_AFTER]
@@ -281,8 +293,10 @@ class LeanGetMixin:
         for throttle in self.get_throttles():  # type: ignore[attr-defined]
             if not throttle.allow_request(request, self):
                 return None
-        response = HttpResponse(_LEAN_RENDERER.render(self.lean_data(subject_id)),
-                                content_type=_LEAN_RENDERER.media_type)
+        response = HttpResponse(
+            _LEAN_RENDERER.render(self.lean_data(subject_id)),
+            content_type=_LEAN_RENDERER.media_type,
+        )
         response["Allow"] = ", ".join(self.allowed_methods)  # type: ignore[attr-defined]
         return response
 
@@ -341,8 +355,12 @@ class FactsView(LeanGetMixin, SubjectView):
             result = services.fact_upsert(
                 subject_id=subject_id,
                 facts=[
-                    services.FactDraft(fact["key"], fact["value"], fact.get("category"),
-                                       evidence=fact.get("evidence", ""))
+                    services.FactDraft(
+                        fact["key"],
+                        fact["value"],
+                        fact.get("category"),
+                        evidence=fact.get("evidence", ""),
+                    )
                     for fact in data["facts"]
                 ],
                 actor=agent_actor(request),
@@ -350,12 +368,12 @@ class FactsView(LeanGetMixin, SubjectView):
                 session_tag=session_tag(data.get("session_id")),
                 agent_view=may_read,  # read inside the write's transaction: this write's state
             )
-            facts = result.agent_facts if may_read else [
-                state for state in result.states.values() if state.agent_visible
-            ]
-            return Response(
-                {"facts": wire_facts(facts), "pending_review": result.sent_to_review}
+            facts = (
+                result.agent_facts
+                if may_read
+                else [state for state in result.states.values() if state.agent_visible]
             )
+            return Response({"facts": wire_facts(facts), "pending_review": result.sent_to_review})
 
         return run_idempotent(request, subject_id=subject_id, perform=perform)
 
@@ -403,14 +421,24 @@ class FactSearchView(SubjectView):
             "happens only if the fact is still at that ETag (412 otherwise, nothing written). A "
             "fact held for review, or not visible to the agent, answers 202.",
         ),
-        parameters=[SUBJECT_PARAM, KEY_PARAM, IF_MATCH_PARAM, IDEMPOTENCY_PARAM, ETAG_HEADER,
-                    replayed(200, 201, 202), *COMMON],
+        parameters=[
+            SUBJECT_PARAM,
+            KEY_PARAM,
+            IF_MATCH_PARAM,
+            IDEMPOTENCY_PARAM,
+            ETAG_HEADER,
+            replayed(200, 201, 202),
+            *COMMON,
+        ],
         request=s.FactPutSerializer,
         responses={
             200: s.WireFactSerializer,
             201: s.WireFactSerializer,
-            202: OpenApiResponse(s.FactHeldSerializer, description="Stored, but not visible to "
-                                 "the agent (held for review, or memory use paused)."),
+            202: OpenApiResponse(
+                s.FactHeldSerializer,
+                description="Stored, but not visible to "
+                "the agent (held for review, or memory use paused).",
+            ),
             **_errors(*SAVE_ERRORS, 412),
         },
     ),
@@ -422,8 +450,14 @@ class FactSearchView(SubjectView):
             "Erase the fact (its past values are redacted from the history too). 404 when there "
             "was none. If-Match makes the delete conditional.",
         ),
-        parameters=[SUBJECT_PARAM, KEY_PARAM, IF_MATCH_PARAM, IDEMPOTENCY_PARAM, replayed(204),
-                    *COMMON],
+        parameters=[
+            SUBJECT_PARAM,
+            KEY_PARAM,
+            IF_MATCH_PARAM,
+            IDEMPOTENCY_PARAM,
+            replayed(204),
+            *COMMON,
+        ],
         responses={204: None, **_errors(*WRITE_ERRORS, 412)},
     ),
 )
@@ -486,8 +520,11 @@ class FactDetailView(SubjectView):
             if "If-Match" in request.headers:
                 version = expected_version(request, selectors.fact_for_agent(subject_id, key))
             deleted = services.fact_delete(
-                subject_id=subject_id, key=key, actor=agent_actor(request),
-                reason="deleted by the agent", expected_version=version,
+                subject_id=subject_id,
+                key=key,
+                actor=agent_actor(request),
+                reason="deleted by the agent",
+                expected_version=version,
             )
             if not deleted:
                 raise FactNotFound("There is no fact with this key.")

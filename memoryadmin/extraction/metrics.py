@@ -27,8 +27,7 @@ def job_outcome(job: ExtractionJob) -> str:
 
 def record_job(job: ExtractionJob | None) -> None:
     """Count a job that just ended (None, or a job still queued for a retry: nothing)."""
-    if job is None or job.status not in (JobStatus.SUCCEEDED, JobStatus.FAILED,
-                                         JobStatus.SKIPPED):
+    if job is None or job.status not in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.SKIPPED):
         return
     outcome = job_outcome(job)
     metrics.count_extraction_job(outcome)
@@ -47,10 +46,9 @@ def record_job(job: ExtractionJob | None) -> None:
 def queue_oldest() -> Iterable[Reading]:
     """`memoryadmin_extraction_queue_oldest_seconds`: the oldest job queued or running."""
     now = timezone.now()
-    oldest = (
-        ExtractionJob.objects.filter(status__in=(JobStatus.QUEUED, JobStatus.RUNNING))
-        .aggregate(oldest=Min("queued_at"))["oldest"]
-    )
+    oldest = ExtractionJob.objects.filter(
+        status__in=(JobStatus.QUEUED, JobStatus.RUNNING)
+    ).aggregate(oldest=Min("queued_at"))["oldest"]
     return [((), max(0.0, (now - oldest).total_seconds()) if oldest else 0.0)]
 
 

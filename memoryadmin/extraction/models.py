@@ -45,7 +45,9 @@ class ExtractionJob(models.Model):
     turn_id = models.CharField(max_length=TURN_ID_MAX_LENGTH)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED)
     reason = models.CharField(
-        max_length=REASON_MAX_LENGTH, blank=True, default="",
+        max_length=REASON_MAX_LENGTH,
+        blank=True,
+        default="",
         help_text="Why the job was skipped, failed or retried. Never contains a fact value.",
     )
     proposed = models.PositiveIntegerField(default=0, help_text="record_fact calls the model made.")
@@ -66,7 +68,8 @@ class ExtractionJob(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="When the job was last handed to the broker; empty while it never was.",
     )
     sends = models.PositiveIntegerField(
@@ -99,8 +102,11 @@ class ExtractionJob(models.Model):
         indexes = [
             models.Index(fields=["status", "queued_at"], name="extraction_job_status"),
             # The few jobs whose receipts wait (usage's sweep), found without a scan.
-            models.Index(fields=["id"], condition=models.Q(used__isnull=False),
-                         name="extraction_job_used_waiting"),
+            models.Index(
+                fields=["id"],
+                condition=models.Q(used__isnull=False),
+                name="extraction_job_used_waiting",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -133,8 +133,11 @@ RECORD_FACT_TOOL: dict[str, Any] = {
             },
             "category": {
                 "type": "string",
-                "enum": [Category.PREFERENCE.value, Category.CONSTRAINT.value,
-                         Category.CONTEXT.value],
+                "enum": [
+                    Category.PREFERENCE.value,
+                    Category.CONSTRAINT.value,
+                    Category.CONTEXT.value,
+                ],
             },
             "evidence": {
                 "type": "string",

@@ -58,6 +58,7 @@ def _sdk() -> Any:
 
     return anthropic
 
+
 logger = logging.getLogger(__name__)
 
 MAX_TOKENS = 600
@@ -110,6 +111,7 @@ class Proposal:
 
 # --- the request -------------------------------------------------------------------------------
 
+
 def transcript_turns(messages: Sequence[dict[str, str]]) -> list[tuple[str, str]]:
     """(speaker, text) per message, each sanitized, keeping the most recent 8000 characters of
     text (the oldest kept message may be cut at its start).
@@ -149,12 +151,12 @@ def format_held(held: Sequence[HeldFact]) -> str:
 
 def user_content(messages: Sequence[dict[str, str]], held: Sequence[HeldFact]) -> str:
     return (
-        f"Already saved facts:\n{format_held(held)}\n\n"
-        f"Conversation:\n{format_transcript(messages)}"
+        f"Already saved facts:\n{format_held(held)}\n\nConversation:\n{format_transcript(messages)}"
     )
 
 
 # --- the pure pipeline -------------------------------------------------------------------------
+
 
 def _tool_inputs(message: dict[str, Any]) -> list[Any]:
     """The input of every tool_use block; a block for another tool yields None (invalid)."""
@@ -287,6 +289,7 @@ def _count(value: Any) -> int:
 
 
 # --- the job -----------------------------------------------------------------------------------
+
 
 class TransientModelError(Exception):
     """The model API failed in a way worth retrying; `reason` names no fact value."""
@@ -475,13 +478,18 @@ def _confirm_quotes(run: services.JobRun, memory: MemorySettings) -> None:
     job = run.job
     sources = user_texts(job.transcript)
     write_filter = MemoryWriteFilter(memory.blocked_patterns or [])
-    found = {key: quote for key, quote in run.agent_quotes
-             if clean_evidence(quote, write_filter=write_filter, sources=sources) == quote}
+    found = {
+        key: quote
+        for key, quote in run.agent_quotes
+        if clean_evidence(quote, write_filter=write_filter, sources=sources) == quote
+    }
     if not found:
         return
     try:
         fact_services.fact_quotes_confirm(
-            subject_id=job.subject_id, quotes=found, session_tag=job.session_tag,
+            subject_id=job.subject_id,
+            quotes=found,
+            session_tag=job.session_tag,
             actor=Actor.extraction(f"extraction job {job.pk}"),
             reason=f"the assistant's quote was found in turn {job.turn_id}",
         )
@@ -509,14 +517,16 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
     ended: list[ExtractionJob] = []
 
     def end_job(result: fact_services.UpsertResult) -> None:
-        ended.append(services.job_succeed(
-            job,
-            purge_generation=generation,
-            stored=len(result.created),
-            updated=len(result.updated),
-            sent_to_review=len(result.sent_to_review),
-            **{**outcome, "duplicates": proposal.duplicates + len(result.unchanged)},
-        ))
+        ended.append(
+            services.job_succeed(
+                job,
+                purge_generation=generation,
+                stored=len(result.created),
+                updated=len(result.updated),
+                sent_to_review=len(result.sent_to_review),
+                **{**outcome, "duplicates": proposal.duplicates + len(result.unchanged)},
+            )
+        )
 
     # Outside any transaction (a worker), fact_upsert opens its own and the job's end travels
     # with the writes and the COMMIT: two round trips in all. Inside a caller's (a test), a
@@ -562,7 +572,13 @@ def _store(job: ExtractionJob, proposal: Proposal, generation: int) -> Extractio
     logger.info(  # counts only, never values
         "extraction job %s succeeded: proposed=%d stored=%d updated=%d duplicates=%d "
         "blocked=%d invalid=%d to_review=%d",
-        job.pk, finished.proposed, finished.stored, finished.updated, finished.duplicates,
-        finished.blocked, finished.invalid, finished.sent_to_review,
+        job.pk,
+        finished.proposed,
+        finished.stored,
+        finished.updated,
+        finished.duplicates,
+        finished.blocked,
+        finished.invalid,
+        finished.sent_to_review,
     )
     return finished

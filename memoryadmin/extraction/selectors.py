@@ -21,9 +21,7 @@ def job_for_poster(public_id: str, *, created_by_label: str) -> ExtractionJob | 
         wanted = uuid.UUID(public_id)
     except (ValueError, AttributeError, TypeError):
         return None
-    return ExtractionJob.objects.filter(
-        public_id=wanted, created_by_label=created_by_label
-    ).first()
+    return ExtractionJob.objects.filter(public_id=wanted, created_by_label=created_by_label).first()
 
 
 def job_transcript(job_id: int) -> list[dict[str, str]] | None:
@@ -61,9 +59,9 @@ def skip_reason(subject_id: str) -> str | None:
 
 def subjects_with_jobs_failed_since(since: datetime):  # noqa: ANN201 - a values() queryset
     """The travellers whose jobs failed at or after `since`, as a subquery (staff list filter)."""
-    return ExtractionJob.objects.filter(
-        status=JobStatus.FAILED, finished_at__gte=since
-    ).values("subject_id")
+    return ExtractionJob.objects.filter(status=JobStatus.FAILED, finished_at__gte=since).values(
+        "subject_id"
+    )
 
 
 def jobs_failed_since(since: datetime) -> int:

@@ -34,10 +34,21 @@ from .sql import (
 
 logger = logging.getLogger(__name__)
 
-_COUNTERS = frozenset({
-    "proposed", "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid",
-    "cut_by_cap", "input_tokens", "output_tokens", "model",
-})
+_COUNTERS = frozenset(
+    {
+        "proposed",
+        "stored",
+        "updated",
+        "duplicates",
+        "blocked",
+        "sent_to_review",
+        "invalid",
+        "cut_by_cap",
+        "input_tokens",
+        "output_tokens",
+        "model",
+    }
+)
 
 
 @transaction.atomic
@@ -74,9 +85,17 @@ def job_create_or_get(
             existing.finished_at = None
             existing.sent_at = None
             existing.sends = 0
-            existing.save(update_fields=[
-                "status", "reason", "transcript", "retryable", "finished_at", "sent_at", "sends",
-            ])
+            existing.save(
+                update_fields=[
+                    "status",
+                    "reason",
+                    "transcript",
+                    "retryable",
+                    "finished_at",
+                    "sent_at",
+                    "sends",
+                ]
+            )
             return existing, True
         return existing, False
     now = timezone.now()
@@ -147,8 +166,7 @@ def turn_submit(
 
 
 BROKER_DOWN_REASON = (
-    "waiting for the broker (unreachable when the turn was posted); it is sent again "
-    "automatically"
+    "waiting for the broker (unreachable when the turn was posted); it is sent again automatically"
 )
 
 
@@ -182,8 +200,7 @@ def job_uses_take(job_id: int) -> None:
     try:
         _uses_taker(job_id)
     except Exception as exc:  # noqa: BLE001 - receipts never fail a turn
-        logger.warning("use receipts of job %s left for the sweep: %s", job_id,
-                       type(exc).__name__)
+        logger.warning("use receipts of job %s left for the sweep: %s", job_id, type(exc).__name__)
 
 
 def job_enqueue(job_id: int) -> bool:
@@ -220,9 +237,7 @@ def job_start(job_id: int) -> ExtractionJob | None:
 def job_attempted(job_id: int, *, model: str = "") -> None:
     """Count one model call before it is made (so retries show even if the worker dies) and
     note the model asked, so a failed job still says which model it tried."""
-    ExtractionJob.objects.filter(pk=job_id).update(
-        attempts=F("attempts") + 1, model=model[:100]
-    )
+    ExtractionJob.objects.filter(pk=job_id).update(attempts=F("attempts") + 1, model=model[:100])
 
 
 @transaction.atomic
@@ -268,9 +283,7 @@ def _job_from_row(row: Sequence[Any]) -> ExtractionJob:
     for index, field in enumerate(_JOB_FIELDS):
         if field.name in ("transcript", "used") and isinstance(values[index], str):
             values[index] = json.loads(values[index])  # jsonb reaches Django's cursors as text
-    return ExtractionJob.from_db(
-        connection.alias, [field.attname for field in _JOB_FIELDS], values
-    )
+    return ExtractionJob.from_db(connection.alias, [field.attname for field in _JOB_FIELDS], values)
 
 
 @dataclass(frozen=True)
@@ -306,13 +319,19 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
         return _job_begin_portable(job_id, may_call=may_call, model=model)
     sql = SQL_BEGIN_IN_TRANSACTION if connection.in_atomic_block else SQL_BEGIN
     with hot_cursor() as cursor:
-        cursor.execute(sql, {
-            "job": job_id, "now": timezone.now(), "may_call": may_call, "model": model[:100],
-        })
+        cursor.execute(
+            sql,
+            {
+                "job": job_id,
+                "now": timezone.now(),
+                "may_call": may_call,
+                "model": model[:100],
+            },
+        )
         row = cursor.fetchone()
     if row is None:
         return None
-    generation, paused, held, quotes = row[len(_JOB_FIELDS):]
+    generation, paused, held, quotes = row[len(_JOB_FIELDS) :]
     return JobRun(
         job=_job_from_row(row),
         purge_generation=int(generation),
@@ -344,11 +363,13 @@ def _job_begin_portable(job_id: int, *, may_call: bool, model: str) -> JobRun | 
     quotes = [
         (fact.key, fact.evidence)
         for fact in facts
-        if fact.evidence_origin == "agent" and fact.evidence
+        if fact.evidence_origin == "agent"
+        and fact.evidence
         and job.queued_at - timedelta(hours=1) <= fact.updated_at <= job.queued_at
     ]
-    return JobRun(job=job, purge_generation=generation, learning_paused=paused, held=held,
-                  agent_quotes=quotes)
+    return JobRun(
+        job=job, purge_generation=generation, learning_paused=paused, held=held, agent_quotes=quotes
+    )
 
 
 def job_succeed(
@@ -380,9 +401,7 @@ def job_succeed(
         return ended
     params: dict[str, Any] = dict.fromkeys(SUCCESS_COUNTS, 0)
     params.update(counts)
-    params.update(
-        job=job.pk, generation=purge_generation, model=model[:100], now=timezone.now()
-    )
+    params.update(job=job.pk, generation=purge_generation, model=model[:100], now=timezone.now())
     with hot_cursor() as cursor:
         cursor.execute(SQL_SUCCEED, params)
     ended = copy.copy(job)
@@ -502,8 +521,12 @@ def jobs_reap(*, batch_size: int = 1000) -> dict[str, int]:
             status=JobStatus.QUEUED, reason=LOST_WORKER_REASON
         )
         for job in exhausted:
-            job_finish(job.pk, status=JobStatus.FAILED, retryable=True,
-                       reason=GAVE_UP_REASON.format(sends=job.sends))
+            job_finish(
+                job.pk,
+                status=JobStatus.FAILED,
+                retryable=True,
+                reason=GAVE_UP_REASON.format(sends=job.sends),
+            )
     sent = 0
     for pk in resend:  # after the commit, so a worker never sees the job still "running"
         if not job_enqueue(pk):

@@ -15,10 +15,34 @@ from .tables import EXTRACTION_JOB
 
 # The job's columns, in the order of ExtractionJob's fields.
 JOB_COLUMNS = (
-    "id", "public_id", "subject_id", "session_tag", "turn_id", "status", "reason", "proposed",
-    "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid", "cut_by_cap",
-    "model", "input_tokens", "output_tokens", "attempts", "queued_at", "started_at",
-    "finished_at", "sent_at", "sends", "retryable", "created_by_label", "transcript", "used",
+    "id",
+    "public_id",
+    "subject_id",
+    "session_tag",
+    "turn_id",
+    "status",
+    "reason",
+    "proposed",
+    "stored",
+    "updated",
+    "duplicates",
+    "blocked",
+    "sent_to_review",
+    "invalid",
+    "cut_by_cap",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "attempts",
+    "queued_at",
+    "started_at",
+    "finished_at",
+    "sent_at",
+    "sends",
+    "retryable",
+    "created_by_label",
+    "transcript",
+    "used",
 )
 
 # Starts the job and reads all its extraction needs, in one statement: the job's columns, the
@@ -107,8 +131,16 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
 
 # The counts SQL_SUCCEED sets, each its own parameter.
 SUCCESS_COUNTS = (
-    "proposed", "stored", "updated", "duplicates", "blocked", "sent_to_review", "invalid",
-    "cut_by_cap", "input_tokens", "output_tokens",
+    "proposed",
+    "stored",
+    "updated",
+    "duplicates",
+    "blocked",
+    "sent_to_review",
+    "invalid",
+    "cut_by_cap",
+    "input_tokens",
+    "output_tokens",
 )
 
 # Ends the job, or refuses: the guard function (migration 0003) raises MA001 when the UPDATE

@@ -41,17 +41,23 @@ def extract_turn_task(self, job_id: int) -> str:
         attempt = self.request.retries + 1
         if self.request.retries >= MAX_RETRIES:
             logger.warning("extraction job %s gave up after %d attempts", job_id, attempt)
-            record_job(services.job_finish(
-                job_id,
-                status=JobStatus.FAILED,
-                reason=f"{exc.reason}; gave up after {attempt} attempts",
-                retryable=True,
-            ))
+            record_job(
+                services.job_finish(
+                    job_id,
+                    status=JobStatus.FAILED,
+                    reason=f"{exc.reason}; gave up after {attempt} attempts",
+                    retryable=True,
+                )
+            )
             return JobStatus.FAILED.value
         delay = backoff_delay(self.request.retries, exc.retry_after)
         logger.info(
             "extraction job %s: %s; retry %d of %d in %.1fs",
-            job_id, exc.reason, attempt, MAX_RETRIES, delay,
+            job_id,
+            exc.reason,
+            attempt,
+            MAX_RETRIES,
+            delay,
         )
         services.job_requeue(
             job_id, reason=f"{exc.reason}; retry {attempt} of {MAX_RETRIES} scheduled"

@@ -6,7 +6,13 @@ from __future__ import annotations
 from django.db import models
 
 __all__ = [
-    "ActorKind", "Category", "EventAction", "FactStatus", "Origin", "PolicyAction", "RunStatus",
+    "ActorKind",
+    "Category",
+    "EventAction",
+    "FactStatus",
+    "Origin",
+    "PolicyAction",
+    "RunStatus",
 ]
 
 

@@ -64,8 +64,14 @@ def _prepared_cursor_class() -> type:
     from django.db.backends.postgresql.base import ServerBindingCursor
 
     class PreparedCursor(ServerBindingCursor):
-        def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
-                    binary: bool | None = None) -> Any:
+        def execute(
+            self,
+            query: Any,
+            params: Any = None,
+            *,
+            prepare: bool | None = None,
+            binary: bool | None = None,
+        ) -> Any:
             result = super().execute(query, params, prepare=True, binary=binary)
             # Django's query log reads the last query from `_query`, which psycopg leaves
             # empty after a prepared execution: keep the statement's text there for it.
@@ -84,8 +90,14 @@ def _bare_cursor_class() -> type:
 
         django_connection: Any
 
-        def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
-                    binary: bool | None = None) -> Any:
+        def execute(
+            self,
+            query: Any,
+            params: Any = None,
+            *,
+            prepare: bool | None = None,
+            binary: bool | None = None,
+        ) -> Any:
             db = self.django_connection
             db.validate_no_broken_transaction()
             with db.wrap_database_errors:

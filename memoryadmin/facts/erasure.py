@@ -40,8 +40,16 @@ from .models import EventAction, FactEvent, MemoryFact
 from .sql import ERASERS_GO_HERE, SQL_ERASE_FACTS, SQL_ERASE_SUBJECT
 
 __all__ = [
-    "DIGEST_PREFIX", "Erased", "erase_facts", "erase_facts_async", "erase_subject",
-    "history_hashes", "is_key_digest", "key_digest", "native_ready", "register_eraser",
+    "DIGEST_PREFIX",
+    "Erased",
+    "erase_facts",
+    "erase_facts_async",
+    "erase_subject",
+    "history_hashes",
+    "is_key_digest",
+    "key_digest",
+    "native_ready",
+    "register_eraser",
     "registered_erasers",
 ]
 
@@ -114,6 +122,7 @@ def registered_erasers() -> dict[str, Eraser]:
 
 # --- PostgreSQL: one statement ------------------------------------------------------------------
 
+
 def _with_erasers(statement: str, registrations: list[_Registration]) -> str:
     """One of the erasing statements of `facts/sql.py` with the erasers' SQL spliced in: the
     one part of them composed at run time, since the apps above `facts` register it."""
@@ -135,17 +144,25 @@ def _params_erase_facts(
     # Each set of rows travels as one JSON document: psycopg dumps a list for an array element
     # by element in Python, a fifth of a sweep chunk's time for 1,000 facts.
     facts = [
-        {"subject_id": subject_id, "key": key, "digest": candidates[0],  # today's SECRET_KEY
-         "kind": str(actor.kind), "user_id": getattr(actor.user, "pk", None),
-         "label": actor.label[:200], "n": n}
+        {
+            "subject_id": subject_id,
+            "key": key,
+            "digest": candidates[0],  # today's SECRET_KEY
+            "kind": str(actor.kind),
+            "user_id": getattr(actor.user, "pk", None),
+            "label": actor.label[:200],
+            "n": n,
+        }
         for n, ((subject_id, key, actor), candidates) in enumerate(zip(rows, hashes, strict=True))
     ]
     return {
         "facts": json.dumps(facts),
-        "matches": json.dumps([
-            {"subject_id": subject, "key": key, "hash": digest}
-            for subject, key, digest in matches
-        ]),
+        "matches": json.dumps(
+            [
+                {"subject_id": subject, "key": key, "hash": digest}
+                for subject, key, digest in matches
+            ]
+        ),
         "action": str(action),
         "reason": reason,
         "now": now,
@@ -181,8 +198,13 @@ async def erase_facts_async(
 def erased_fact_summary(category: str, learned_at: datetime, version: int) -> dict[str, Any]:
     """What an erasure event keeps about the fact (the `after` of `SQL_ERASE_FACTS`' event):
     enough for support to answer "did you delete my meal preference?", never key or value."""
-    return {"erased_fact": {"category": category, "learned_at": learned_at.isoformat(),
-                            "changes": version - 1}}
+    return {
+        "erased_fact": {
+            "category": category,
+            "learned_at": learned_at.isoformat(),
+            "changes": version - 1,
+        }
+    }
 
 
 # --- SQLite (the embedded default): the ORM, a few statements per batch -------------------------
@@ -192,7 +214,9 @@ _SQLITE_BATCH = 200  # SQLite limits the depth of an expression tree
 
 def _redact_orm(condition: Q, now: datetime) -> None:
     FactEvent.objects.filter(condition).exclude(key=F("key_hash")).update(
-        key=F("key_hash"), before=None, after=None,
+        key=F("key_hash"),
+        before=None,
+        after=None,
         redacted_at=Coalesce(F("redacted_at"), now),
     )
 
@@ -202,7 +226,7 @@ def _erase_facts_orm(
 ) -> list[tuple[str, str, str]]:
     gone: list[tuple[str, str, str]] = []
     for start in range(0, len(rows), _SQLITE_BATCH):
-        batch = rows[start:start + _SQLITE_BATCH]
+        batch = rows[start : start + _SQLITE_BATCH]
         named = Q()
         for subject_id, key, _ in batch:
             named |= Q(subject_id=subject_id, key=key)
@@ -220,15 +244,23 @@ def _erase_facts_orm(
         for subject_id, key, _ in batch:
             hashed |= Q(subject_id=subject_id, key_hash__in=history_hashes(subject_id, key))
         _redact_orm(hashed, now)
-        FactEvent.objects.bulk_create([
-            FactEvent(
-                subject_id=subject_id, key=key_digest(subject_id, key),
-                key_hash=key_digest(subject_id, key), action=action, actor_kind=actor.kind,
-                actor_user=actor.user, actor_label=actor.label[:200], reason=reason,
-                created_at=now, after=present[(subject_id, key)],
-            )
-            for subject_id, key, actor in batch
-        ])
+        FactEvent.objects.bulk_create(
+            [
+                FactEvent(
+                    subject_id=subject_id,
+                    key=key_digest(subject_id, key),
+                    key_hash=key_digest(subject_id, key),
+                    action=action,
+                    actor_kind=actor.kind,
+                    actor_user=actor.user,
+                    actor_label=actor.label[:200],
+                    reason=reason,
+                    created_at=now,
+                    after=present[(subject_id, key)],
+                )
+                for subject_id, key, actor in batch
+            ]
+        )
         gone += [(subject_id, key, str(actor.kind)) for subject_id, key, actor in batch]
     return gone
 
@@ -236,9 +268,7 @@ def _erase_facts_orm(
 # --- entry points ------------------------------------------------------------------------------
 
 
-def erase_facts(
-    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
-) -> int:
+def erase_facts(rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str) -> int:
     """Erase the given facts: (subject_id, key, actor) each. Used for one fact and for a sweep
     chunk; the caller holds the locks (a fact that is not there is skipped: no event, no
     eraser). Returns how many rows were deleted. No fact has an empty key: such a row is

@@ -21,18 +21,19 @@ def fact_counts() -> Iterable[Reading]:
         .values_list("category", "status", "sensitive")
         .annotate(n=Count("pk"))
     )
-    return [((category, status, "true" if sensitive else "false"), n)
-            for category, status, sensitive, n in rows]
+    return [
+        ((category, status, "true" if sensitive else "false"), n)
+        for category, status, sensitive, n in rows
+    ]
 
 
 def sweep_lag() -> Iterable[Reading]:
     """`memoryadmin_sweep_lag_seconds`: how long the oldest expired fact the sweep may erase
     (not under legal hold: the sweep's own condition) has been waiting; 0 when none."""
     now = timezone.now()
-    oldest = (
-        MemoryFact.objects.filter(expires_at__lte=now, subject__legal_hold=False)
-        .aggregate(oldest=Min("expires_at"))["oldest"]
-    )
+    oldest = MemoryFact.objects.filter(expires_at__lte=now, subject__legal_hold=False).aggregate(
+        oldest=Min("expires_at")
+    )["oldest"]
     return [((), max(0.0, (now - oldest).total_seconds()) if oldest else 0.0)]
 
 

@@ -209,7 +209,12 @@ def open_memory_file(path: Path) -> MemoryFile:
 
 
 def export_line(
-    *, subject_id: str, key: str, value: str, category: str, updated_at: datetime,
+    *,
+    subject_id: str,
+    key: str,
+    value: str,
+    category: str,
+    updated_at: datetime,
     source_session_id: str,
 ) -> str:
     """One JSON Lines record, the form import_memory reads back."""

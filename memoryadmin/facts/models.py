@@ -170,9 +170,7 @@ class FactEvent(models.Model):
     redacted_at = models.DateTimeField(null=True, blank=True)
     # The subject_cleared event's receipt number (also in `after`, the event's record), "" else.
     # A database default: the services' own INSERTs do not name it.
-    receipt = models.CharField(
-        max_length=20, blank=True, default="", db_default="", editable=False
-    )
+    receipt = models.CharField(max_length=20, blank=True, default="", db_default="", editable=False)
 
     objects = FactEventManager()
 
@@ -186,7 +184,8 @@ class FactEvent(models.Model):
             # For the FK's SET NULL when a staff user is deleted. Partial: the agent's,
             # extraction's and the sweep's events (nearly all) are not written to it.
             models.Index(
-                fields=["actor_user"], name="fact_event_actor_user",
+                fields=["actor_user"],
+                name="fact_event_actor_user",
                 condition=models.Q(actor_user__isnull=False),
             ),
             # Finding a receipt by its number; partial: only subject_cleared events have one.
@@ -296,7 +295,10 @@ class PolicyEvent(models.Model):
     target = models.CharField(max_length=200, blank=True, default="")
     actor_kind = models.CharField(max_length=16, choices=ActorKind.choices)
     actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     actor_label = models.CharField(max_length=200, blank=True, default="")

@@ -37,8 +37,10 @@ class RuleLike(Protocol):
 
 
 def precedence(rule: RuleLike) -> int:
-    return (4 if rule.key_glob else 0) + (2 if rule.category else 0) + (
-        1 if rule.sensitive is not None else 0
+    return (
+        (4 if rule.key_glob else 0)
+        + (2 if rule.category else 0)
+        + (1 if rule.sensitive is not None else 0)
     )
 
 
@@ -66,9 +68,11 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
 
 def glob_to_regex(glob: str) -> str:
     """`meal_*` -> `^meal_.*$`; valid in Python and in PostgreSQL's `~` alike."""
-    return "^" + "".join(
-        ".*" if char == "*" else "." if char == "?" else re.escape(char) for char in glob
-    ) + "$"
+    return (
+        "^"
+        + "".join(".*" if char == "*" else "." if char == "?" else re.escape(char) for char in glob)
+        + "$"
+    )
 
 
 def rule_matches(rule: RuleLike, *, key: str, category: str, sensitive: bool) -> bool:
@@ -203,19 +207,23 @@ def preview(rules: Sequence[RuleLike], *, now: datetime | None = None) -> Previe
     would give it. The recompute then writes exactly those expiries."""
     now = now or timezone.now()
     old_live = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-    counts = governed_facts().annotate(new_expiry=expiry_expression(rules)).aggregate(
-        governed=Count("pk"),
-        expire_now=Count("pk", filter=Q(new_expiry__lte=now) & old_live),
-        shorten=Count(
-            "pk",
-            filter=Q(new_expiry__gt=now)
-            & (Q(expires_at__isnull=True) | Q(new_expiry__lt=F("expires_at"))),
-        ),
-        lengthen=Count(
-            "pk",
-            filter=Q(expires_at__isnull=False)
-            & (Q(new_expiry__isnull=True) | Q(new_expiry__gt=F("expires_at"))),
-        ),
+    counts = (
+        governed_facts()
+        .annotate(new_expiry=expiry_expression(rules))
+        .aggregate(
+            governed=Count("pk"),
+            expire_now=Count("pk", filter=Q(new_expiry__lte=now) & old_live),
+            shorten=Count(
+                "pk",
+                filter=Q(new_expiry__gt=now)
+                & (Q(expires_at__isnull=True) | Q(new_expiry__lt=F("expires_at"))),
+            ),
+            lengthen=Count(
+                "pk",
+                filter=Q(expires_at__isnull=False)
+                & (Q(new_expiry__isnull=True) | Q(new_expiry__gt=F("expires_at"))),
+            ),
+        )
     )
     return Preview(**counts)
 
@@ -299,9 +307,7 @@ def retention_rules() -> list[RetentionRule]:
 
 
 def retention_run_latest() -> RetentionRun | None:
-    return (
-        RetentionRun.objects.select_related("policy_event__actor_user").order_by("-id").first()
-    )
+    return RetentionRun.objects.select_related("policy_event__actor_user").order_by("-id").first()
 
 
 def retention_run_get(run_id: int) -> RetentionRun | None:

@@ -71,13 +71,17 @@ def _wire_rows(rows: Iterable[Sequence[Any]]) -> list[MemoryFact]:
     facts = []
     for row in rows:
         fact = _new_object(MemoryFact)
-        _set(fact, "__dict__", {
-            "key": row[0],
-            "value": row[1],
-            "category": _CATEGORIES[row[2]],
-            "updated_at": row[3],
-            "source_session_id": row[4] or None,
-        })
+        _set(
+            fact,
+            "__dict__",
+            {
+                "key": row[0],
+                "value": row[1],
+                "category": _CATEGORIES[row[2]],
+                "updated_at": row[3],
+                "source_session_id": row[4] or None,
+            },
+        )
         _set(fact, "__pydantic_fields_set__", set(_WIRE_FIELDS))
         _set(fact, "__pydantic_extra__", None)
         _set(fact, "__pydantic_private__", None)
@@ -177,9 +181,7 @@ _watchers: set[asyncio.Task[None]] = set()  # tasks must be referenced while the
 
 
 def native_enabled() -> bool:
-    return bool(getattr(settings, "MEMORY_STORE_NATIVE_ASYNC", False)) and (
-        is_postgresql()
-    )
+    return bool(getattr(settings, "MEMORY_STORE_NATIVE_ASYNC", False)) and (is_postgresql())
 
 
 def _conninfo() -> dict[str, Any]:
@@ -259,7 +261,6 @@ def _check_subject(subject_id: str) -> None:
     services.clean_subject_id(subject_id)
 
 
-
 class DjangoMemoryStore:
     """Writes are recorded with `actor` (the agent by default) and the session's 12-hex tag.
 
@@ -287,8 +288,12 @@ class DjangoMemoryStore:
     async def __aenter__(self) -> DjangoMemoryStore:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -299,14 +304,12 @@ class DjangoMemoryStore:
     async def get_facts(self, subject_id: str) -> list[MemoryFact]:
         _check_subject(subject_id)
         if not self.native:
-            return [to_wire(row) for row in await sync_to_async(selectors.facts_for_agent)(
-                subject_id
-            )]
+            return [
+                to_wire(row) for row in await sync_to_async(selectors.facts_for_agent)(subject_id)
+            ]
         if not (await _config()).settings.memory_enabled:
             return []
-        return _wire_rows(
-            await _fetch(SQL_FACTS, {"subject": subject_id, "now": timezone.now()})
-        )
+        return _wire_rows(await _fetch(SQL_FACTS, {"subject": subject_id, "now": timezone.now()}))
 
     async def search_facts(self, subject_id: str, query: str) -> list[MemoryFact]:
         _check_subject(subject_id)
@@ -340,13 +343,18 @@ class DjangoMemoryStore:
         return generation
 
     async def upsert_facts(
-        self, subject_id: str, facts: list[MemoryFact], *,
+        self,
+        subject_id: str,
+        facts: list[MemoryFact],
+        *,
         evidence: Mapping[str, str] | None = None,
     ) -> None:
         """`evidence`: save_memory's quotes by key (see HttpMemoryStore.upsert_facts)."""
         quotes = evidence or {}
-        drafts = [services.FactDraft(f.key, f.value, f.category, evidence=quotes.get(f.key, ""))
-                  for f in facts]
+        drafts = [
+            services.FactDraft(f.key, f.value, f.category, evidence=quotes.get(f.key, ""))
+            for f in facts
+        ]
         if not self.native:
             await sync_to_async(services.fact_upsert)(
                 subject_id=subject_id,

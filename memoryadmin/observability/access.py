@@ -21,8 +21,9 @@ def parse_networks(spec: tuple[str, ...]) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(item, strict=False) for item in spec)
 
 
-def metrics_allowed(*, remote_addr: str, authorization: str, networks: Iterable[str],
-                    token: str) -> bool:
+def metrics_allowed(
+    *, remote_addr: str, authorization: str, networks: Iterable[str], token: str
+) -> bool:
     if token:
         scheme, _, given = authorization.partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(

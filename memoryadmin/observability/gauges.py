@@ -36,16 +36,27 @@ class GaugeSpec:
 GAUGES: dict[str, GaugeSpec] = {
     spec.name: spec
     for spec in (
-        GaugeSpec("memoryadmin_facts", "Facts held, by category, status and sensitivity.",
-                  ("category", "status", "sensitive")),
-        GaugeSpec("memoryadmin_extraction_queue_oldest_seconds",
-                  "Age of the oldest extraction job not yet finished (0 when none).", ()),
-        GaugeSpec("memoryadmin_sweep_lag_seconds",
-                  "Age of the oldest expired fact the retention sweep has not erased yet "
-                  "(0 when none).", ()),
+        GaugeSpec(
+            "memoryadmin_facts",
+            "Facts held, by category, status and sensitivity.",
+            ("category", "status", "sensitive"),
+        ),
+        GaugeSpec(
+            "memoryadmin_extraction_queue_oldest_seconds",
+            "Age of the oldest extraction job not yet finished (0 when none).",
+            (),
+        ),
+        GaugeSpec(
+            "memoryadmin_sweep_lag_seconds",
+            "Age of the oldest expired fact the retention sweep has not erased yet (0 when none).",
+            (),
+        ),
         # Issue 22 (privacy requests) registers its source; until then the gauge has no sample.
-        GaugeSpec("memoryadmin_privacy_requests_due",
-                  "Open privacy requests due within 7 days, and overdue.", ("state",)),
+        GaugeSpec(
+            "memoryadmin_privacy_requests_due",
+            "Open privacy requests due within 7 days, and overdue.",
+            ("state",),
+        ),
     )
 }
 CACHE_KEY = "observability:gauges:v1"
@@ -74,8 +85,9 @@ def read_gauges() -> dict[str, list[Reading]]:
     readings: dict[str, list[Reading]] = {}
     for name, source in list(_sources.items()):
         try:
-            readings[name] = [(tuple(str(v) for v in labels), float(value))
-                              for labels, value in source()]
+            readings[name] = [
+                (tuple(str(v) for v in labels), float(value)) for labels, value in source()
+            ]
         except Exception:  # a broken gauge must not take the others (or /metrics) down
             logger.exception("gauge source %s failed", name)
     return readings

@@ -24,8 +24,11 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         request_id = getattr(record, "request_id", None)
-        if (request_id in (None, "-") and isinstance(record.args, dict)
-                and record.args.get("request_id")):
+        if (
+            request_id in (None, "-")
+            and isinstance(record.args, dict)
+            and record.args.get("request_id")
+        ):
             request_id = record.args["request_id"]  # gunicorn's access line (accesslog.py)
         entry: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
@@ -46,7 +49,8 @@ def logging_config(*, log_format: str = "text", level: str = "INFO") -> dict[str
     json_mode = log_format.strip().lower() == "json"
     formatter = (
         {"()": "memoryadmin.observability.logs.JsonFormatter"}
-        if json_mode else {"format": TEXT_FORMAT}
+        if json_mode
+        else {"format": TEXT_FORMAT}
     )
     handler = {
         "class": "logging.StreamHandler",
@@ -65,8 +69,7 @@ def logging_config(*, log_format: str = "text", level: str = "INFO") -> dict[str
             "memoryadmin_client": {"handlers": ["console"], "level": level},
             # Django only prints request errors when DEBUG is on; production needs them most.
             "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
-            "django.security": {"handlers": ["console"], "level": "WARNING",
-                                "propagate": False},
+            "django.security": {"handlers": ["console"], "level": "WARNING", "propagate": False},
             "axes": {"handlers": ["console"], "level": "WARNING", "propagate": False},
         },
     }
@@ -79,8 +82,7 @@ def logging_config(*, log_format: str = "text", level: str = "INFO") -> dict[str
     else:
         # Celery leaves its logging to us (the setup_logging receiver): in text its own lines
         # (the worker's "ready.", each task received and finished) keep their handler.
-        config["loggers"]["celery"] = {"handlers": ["console"], "level": "INFO",
-                                       "propagate": False}
+        config["loggers"]["celery"] = {"handlers": ["console"], "level": "INFO", "propagate": False}
     return config
 
 

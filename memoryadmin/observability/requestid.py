@@ -79,6 +79,7 @@ class RequestIdFilter(logging.Filter):
 
 # --- Celery: the id travels in a header of the task's message ----------------------------------
 
+
 def _add_header(headers: dict[str, Any] | None = None, **_: Any) -> None:
     request_id = _current.get()
     if headers is not None and request_id != NONE:

@@ -1,4 +1,4 @@
-""""Who has looked at your memory": the days on which support staff opened this traveller's
+""" "Who has looked at your memory": the days on which support staff opened this traveller's
 memory, from the staff access record. No names: "a member of our support team"."""
 
 from __future__ import annotations

@@ -38,8 +38,10 @@ GROUPS = (
     (
         Category.CONSTRAINT,
         _("Your travel rules"),
-        _("Things that must or mustn't happen on your trips. The assistant always keeps these "
-          "in mind."),
+        _(
+            "Things that must or mustn't happen on your trips. The assistant always keeps these "
+            "in mind."
+        ),
     ),
     (
         Category.CONTEXT,
@@ -137,9 +139,13 @@ def why_sentence(fact: Fact) -> str | None:
     why = why_known(fact)
     if why.quote and why.kind == "said":
         sentence = _("Why the assistant knows this: you said on %(date)s: “%(quote)s”")
-        return mark_safe(escape(str(sentence)) % {  # noqa: S308 - both parts escaped
-            "date": when_html(why.on), "quote": escape(why.quote),
-        })
+        return mark_safe(
+            escape(str(sentence))
+            % {  # noqa: S308 - both parts escaped
+                "date": when_html(why.on),
+                "quote": escape(why.quote),
+            }
+        )
     if why.kind == "corrected":
         return mark_safe(  # noqa: S308 - ours
             escape(str(_("You corrected this on %(date)s"))) % {"date": when_html(why.on)}
@@ -148,7 +154,7 @@ def why_sentence(fact: Fact) -> str | None:
 
 
 def used_sentence(use: UseSummary | None) -> str:
-    """"Used in 3 conversations, last on 28 November 2026", escaped; "" when never used."""
+    """ "Used in 3 conversations, last on 28 November 2026", escaped; "" when never used."""
     if use is None or use.last_used_at is None:
         return ""
     sentence = ngettext(
@@ -156,9 +162,13 @@ def used_sentence(use: UseSummary | None) -> str:
         "Used in %(count)s conversations, last on %(date)s",
         use.conversations,
     )
-    return mark_safe(escape(sentence) % {  # noqa: S308 - ours
-        "count": use.conversations, "date": when_html(use.last_used_at),
-    })
+    return mark_safe(
+        escape(sentence)
+        % {  # noqa: S308 - ours
+            "count": use.conversations,
+            "date": when_html(use.last_used_at),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -174,7 +184,7 @@ class Group:
 
 @dataclass(frozen=True)
 class GroupLink:
-    """"Your travel rules (12)", linking to the page where that group starts."""
+    """ "Your travel rules (12)", linking to the page where that group starts."""
 
     category: str
     title: Any
@@ -244,8 +254,17 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
         first_page = min(first_page, pages)
         cards = by_category.get(category, [])
         if cards or (not count and first_page == number):
-            groups.append(Group(category, title, intro, cards, count, first_page,
-                                continued=bool(cards) and start < offset))
+            groups.append(
+                Group(
+                    category,
+                    title,
+                    intro,
+                    cards,
+                    count,
+                    first_page,
+                    continued=bool(cards) and start < offset,
+                )
+            )
         if count:
             links.append(GroupLink(category, title, count, first_page))
         start += count
@@ -263,4 +282,3 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
         "use_paused": paused_use,
         "memory_enabled": fact_selectors.memory_settings().memory_enabled,
     }
-

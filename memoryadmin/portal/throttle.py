@@ -13,7 +13,7 @@ _PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
-    """"10/min" -> (10, 60)."""
+    """ "10/min" -> (10, 60)."""
     count, _, period = rate.partition("/")
     return int(count), _PERIODS[period.strip().lower()]
 

@@ -167,21 +167,23 @@ def fact_edit(request: HttpRequest, key: str) -> HttpResponse:
         except FactBlocked:
             form.add_error(
                 "value",
-                _("For your safety we can't keep card, account, ID or phone numbers or e-mail "
-                  "addresses here. Please leave those out."),
+                _(
+                    "For your safety we can't keep card, account, ID or phone numbers or e-mail "
+                    "addresses here. Please leave those out."
+                ),
             )
         except FactConflict:
             fact = _own_fact(request, key)
             if fact is None:
                 return not_found(request)
-            form = FactEditForm(
-                data={"value": form.cleaned_data["value"], "version": fact.version}
-            )
+            form = FactEditForm(data={"value": form.cleaned_data["value"], "version": fact.version})
             form.is_valid()
             form.add_error(
                 None,
-                _("This was changed somewhere else while you were editing. Check the wording "
-                  "below and save again."),
+                _(
+                    "This was changed somewhere else while you were editing. Check the wording "
+                    "below and save again."
+                ),
             )
         except FactInvalid:
             form.add_error("value", _("Write a few words the assistant should remember."))
@@ -260,7 +262,8 @@ def export(request: HttpRequest) -> HttpResponse:
     body = traveller_export_bytes(request.portal_subject_id)
     # The download is an access request, closed with the SHA-256 of exactly these bytes.
     privacy_flows.privacy_export_record(
-        subject_id=request.portal_subject_id, sha256=hashlib.sha256(body).hexdigest(),
+        subject_id=request.portal_subject_id,
+        sha256=hashlib.sha256(body).hexdigest(),
         actor=_actor(request),
     )
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
@@ -293,8 +296,9 @@ def forget_confirm(request: HttpRequest) -> HttpResponse:
             reason="the traveller chose 'forget everything' in the privacy portal",
         )
         if outcome.receipt is None:  # a legal hold: nothing erased, the request is on record
-            return render(request, "portal/forget_held.html", {"request_number":
-                                                                outcome.request.number})
+            return render(
+                request, "portal/forget_held.html", {"request_number": outcome.request.number}
+            )
         # Committed: now count what still holds the erased facts (must be 0).
         privacy_flows.privacy_verify_erasure(request_id=outcome.request.pk, actor=_actor(request))
         return redirect("portal:receipt", number=outcome.receipt.number)
@@ -327,9 +331,8 @@ def set_language(request: HttpRequest) -> HttpResponse:
     target = reverse("portal:home")
     if form.is_valid():
         wanted = form.cleaned_data["next"]
-        if (
-            wanted.startswith(PORTAL_PREFIX)
-            and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()})
+        if wanted.startswith(PORTAL_PREFIX) and url_has_allowed_host_and_scheme(
+            wanted, allowed_hosts={request.get_host()}
         ):
             target = wanted
     response = HttpResponseRedirect(target)

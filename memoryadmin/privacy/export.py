@@ -1,4 +1,4 @@
-""""Download my data": the traveller's facts, the history of their facts and their switches.
+""" "Download my data": the traveller's facts, the history of their facts and their switches.
 
 Built on request and never stored, so erasure has no copy to chase. Written for the traveller,
 in their language and time zone: the switches by the names the portal gives them, a deleted
@@ -56,7 +56,10 @@ def _what(event: FactEvent) -> str:
     if event.action == EventAction.SUBJECT_CLEARED:
         return _("you asked the assistant to forget everything")
     deleted = event.action in (
-        EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED, EventAction.FORGOTTEN
+        EventAction.DELETED,
+        EventAction.REJECTED,
+        EventAction.EXPIRED,
+        EventAction.FORGOTTEN,
     )
     if deleted and event.actor_kind == ActorKind.CUSTOMER:
         return _("a fact you deleted on %(date)s") % {"date": _day(event.created_at)}

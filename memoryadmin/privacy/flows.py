@@ -48,8 +48,12 @@ def _own_request(request_id: int, subject_id: str, kind: str) -> PrivacyRequest:
 
 def _portal_request(subject_id: str, kind: str, actor: Actor, note: str) -> PrivacyRequest:
     return privacy_request_record(
-        subject_id=subject_id, kind=kind, channel=Channel.PORTAL, received_at=timezone.now(),
-        actor=actor, note=note,
+        subject_id=subject_id,
+        kind=kind,
+        channel=Channel.PORTAL,
+        received_at=timezone.now(),
+        actor=actor,
+        note=note,
     )
 
 
@@ -61,10 +65,12 @@ def privacy_export_record(
     the file's SHA-256 at once; staff's export attaches it, and staff close the request once
     the file is sent (`privacy_request_complete`)."""
     if request_id is None:
-        request = _portal_request(subject_id, RequestKind.ACCESS, actor,
-                                  "downloaded in the privacy portal")
-        return privacy_request_finish(request, actor=actor, evidence={"sha256": sha256},
-                                      note="export handed to the traveller")
+        request = _portal_request(
+            subject_id, RequestKind.ACCESS, actor, "downloaded in the privacy portal"
+        )
+        return privacy_request_finish(
+            request, actor=actor, evidence={"sha256": sha256}, note="export handed to the traveller"
+        )
     request = _own_request(request_id, subject_id, RequestKind.ACCESS)
     request.status = RequestStatus.IN_PROGRESS
     request.evidence = {**request.evidence, "sha256": sha256}
@@ -87,13 +93,18 @@ def _erase(request: PrivacyRequest, *, actor: Actor, reason: str) -> ClearReceip
         subject_id=request.subject_id, receipt=receipt.number, path=_path(actor)
     )
     privacy_request_note(
-        request, action="erased", actor=actor,
+        request,
+        action="erased",
+        actor=actor,
         detail={"receipt": receipt.number, "facts_erased": receipt.facts_erased},
     )
     request.status = RequestStatus.IN_PROGRESS
-    request.evidence = {**request.evidence, "receipt": receipt.number,
-                        "facts_erased": receipt.facts_erased,
-                        "erased_at": receipt.cleared_at.isoformat()}
+    request.evidence = {
+        **request.evidence,
+        "receipt": receipt.number,
+        "facts_erased": receipt.facts_erased,
+        "erased_at": receipt.cleared_at.isoformat(),
+    }
     request.save(update_fields=["status", "evidence", "updated_at"])
     return receipt
 
@@ -107,8 +118,9 @@ def privacy_forget(
     Call `privacy_verify_erasure` after this commits."""
     subject = Subject.objects.select_for_update().filter(subject_id=subject_id).first()
     if request_id is None:
-        request = _portal_request(subject_id, RequestKind.ERASURE, actor,
-                                  "'forget everything' in the privacy portal")
+        request = _portal_request(
+            subject_id, RequestKind.ERASURE, actor, "'forget everything' in the privacy portal"
+        )
     else:
         request = _own_request(request_id, subject_id, RequestKind.ERASURE)
     if subject is not None and subject.legal_hold:
@@ -128,40 +140,59 @@ def privacy_verify_erasure(*, request_id: int, actor: Actor) -> PrivacyRequest:
     erased_at = datetime.fromisoformat(request.evidence["erased_at"])
     remaining = selectors.erased_rows_remaining(request.subject_id, erased_at)
     if remaining:
-        privacy_request_note(request, action="verification_failed", actor=actor,
-                             detail={"rows_remaining": remaining})
+        privacy_request_note(
+            request, action="verification_failed", actor=actor, detail={"rows_remaining": remaining}
+        )
         return request
     return privacy_request_finish(
-        request, actor=actor,
-        evidence={"receipt": request.evidence["receipt"], "rows_remaining": 0,
-                  "verified_at": timezone.now().isoformat()},
+        request,
+        actor=actor,
+        evidence={
+            "receipt": request.evidence["receipt"],
+            "rows_remaining": 0,
+            "verified_at": timezone.now().isoformat(),
+        },
         note="erased and verified: no row holds the erased facts",
     )
 
 
 @transaction.atomic
 def privacy_correct(
-    *, subject_id: str, key: str, value: str, expected_version: int | None, actor: Actor,
-    reason: str, request_id: int | None = None,
+    *,
+    subject_id: str,
+    key: str,
+    value: str,
+    expected_version: int | None,
+    actor: Actor,
+    reason: str,
+    request_id: int | None = None,
 ) -> PrivacyRequest:
     """A correction as a rectification request. `fact_edit` writes the `memory.fact.corrected`
     event (the key's keyed hash, never the key or the value); it carries the request's number."""
     fact = fact_services.fact_edit(
-        subject_id=subject_id, key=key, value=value, expected_version=expected_version,
-        actor=actor, reason=reason,
+        subject_id=subject_id,
+        key=key,
+        value=value,
+        expected_version=expected_version,
+        actor=actor,
+        reason=reason,
     )
     if request_id is None:
-        request = _portal_request(subject_id, RequestKind.RECTIFICATION, actor,
-                                  "corrected in the privacy portal")
+        request = _portal_request(
+            subject_id, RequestKind.RECTIFICATION, actor, "corrected in the privacy portal"
+        )
     else:
         request = _own_request(request_id, subject_id, RequestKind.RECTIFICATION)
     digest = key_digest(subject_id, fact.key)
     # `fact_edit` wrote the `memory.fact.corrected` event (if the value changed): name the
     # request it answers.
     outbox_stamp_corrected(subject_id=subject_id, key_hash=digest, request_number=request.number)
-    return privacy_request_finish(request, actor=actor,
-                                  evidence={"key_hash": digest, "version": fact.version},
-                                  note="fact corrected")
+    return privacy_request_finish(
+        request,
+        actor=actor,
+        evidence={"key_hash": digest, "version": fact.version},
+        note="fact corrected",
+    )
 
 
 @transaction.atomic
@@ -169,23 +200,31 @@ def privacy_pause(
     *, subject_id: str, memory_paused: bool, memory_use_paused: bool, actor: Actor, reason: str
 ) -> tuple[Subject, PrivacyRequest | None]:
     """The traveller's switches; turning one off is a restriction request, closed at once."""
-    before = Subject.objects.filter(subject_id=subject_id).values(
-        "memory_paused", "memory_use_paused").first() or {}
+    before = (
+        Subject.objects.filter(subject_id=subject_id)
+        .values("memory_paused", "memory_use_paused")
+        .first()
+        or {}
+    )
     subject = fact_services.subject_set_preferences(
-        subject_id=subject_id, memory_paused=memory_paused,
-        memory_use_paused=memory_use_paused, actor=actor, reason=reason,
+        subject_id=subject_id,
+        memory_paused=memory_paused,
+        memory_use_paused=memory_use_paused,
+        actor=actor,
+        reason=reason,
     )
     newly = [
-        name for name in ("memory_paused", "memory_use_paused")
+        name
+        for name in ("memory_paused", "memory_use_paused")
         if getattr(subject, name) and not before.get(name, False)
     ]
     if not newly:
         return subject, None
-    request = _portal_request(subject_id, RequestKind.RESTRICTION, actor,
-                              "paused in the privacy portal")
+    request = _portal_request(
+        subject_id, RequestKind.RESTRICTION, actor, "paused in the privacy portal"
+    )
     evidence: dict[str, Any] = {name: True for name in newly}
-    return subject, privacy_request_finish(request, actor=actor, evidence=evidence,
-                                           note="paused")
+    return subject, privacy_request_finish(request, actor=actor, evidence=evidence, note="paused")
 
 
 @transaction.atomic

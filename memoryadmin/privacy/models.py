@@ -57,7 +57,10 @@ class PrivacyRequest(models.Model):
     note = models.CharField(max_length=1000, blank=True, default="")
     evidence = models.JSONField(default=dict, blank=True)
     handled_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -80,7 +83,10 @@ class RequestStep(models.Model):
     action = models.CharField(max_length=32)
     actor_kind = models.CharField(max_length=16)
     actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     actor_label = models.CharField(max_length=200, blank=True, default="")
@@ -145,7 +151,8 @@ class OutboxEvent(models.Model):
         ordering = ["id"]
         indexes = [
             models.Index(
-                fields=["id"], name="privacy_outbox_undispatched",
+                fields=["id"],
+                name="privacy_outbox_undispatched",
                 condition=models.Q(dispatched_at__isnull=True),
             ),
         ]

@@ -26,9 +26,15 @@ from .models import OutboxEvent, WebhookDelivery, WebhookEventType, WebhookRecip
 from .sql import OUTBOX_FACTS_SQL, OUTBOX_SUBJECT_SQL, SQL_UNDISPATCHED
 
 __all__ = [
-    "OUTBOX_FACTS_SQL", "OUTBOX_SUBJECT_SQL", "outbox_dispatch", "outbox_dispatch_soon",
-    "outbox_fact_corrected", "outbox_facts_erased", "outbox_stamp_corrected",
-    "outbox_subject_erased", "outbox_write",
+    "OUTBOX_FACTS_SQL",
+    "OUTBOX_SUBJECT_SQL",
+    "outbox_dispatch",
+    "outbox_dispatch_soon",
+    "outbox_fact_corrected",
+    "outbox_facts_erased",
+    "outbox_stamp_corrected",
+    "outbox_subject_erased",
+    "outbox_write",
 ]
 
 DISPATCH_BATCH = 500
@@ -49,17 +55,29 @@ def _wanted(event_type: str) -> bool:
 
 
 def outbox_write(
-    *, event_type: str, subject_id: str, key_hash: str = "", receipt: str = "", path: str = "",
-    request_number: str = "", occurred_at: datetime | None = None,
+    *,
+    event_type: str,
+    subject_id: str,
+    key_hash: str = "",
+    receipt: str = "",
+    path: str = "",
+    request_number: str = "",
+    occurred_at: datetime | None = None,
 ) -> OutboxEvent | None:
     """Write one event in the caller's transaction (None when no recipient wants it)."""
     if not _wanted(event_type):
         return None
     now = timezone.now()
     event = OutboxEvent.objects.create(
-        msg_id=new_msg_id(), event_type=event_type, subject_id=subject_id, key_hash=key_hash,
-        receipt=receipt, path=path, request_number=request_number,
-        occurred_at=occurred_at or now, created_at=now,
+        msg_id=new_msg_id(),
+        event_type=event_type,
+        subject_id=subject_id,
+        key_hash=key_hash,
+        receipt=receipt,
+        path=path,
+        request_number=request_number,
+        occurred_at=occurred_at or now,
+        created_at=now,
     )
     transaction.on_commit(outbox_dispatch_soon)
     return event
@@ -72,14 +90,20 @@ def outbox_facts_erased(erased: Erased) -> None:
     now = timezone.now()
     path = "review" if erased.action == "rejected" else ""
     kinds = erased.actor_kinds or ("",) * len(erased.facts)
-    OutboxEvent.objects.bulk_create([
-        OutboxEvent(
-            msg_id=new_msg_id(), event_type=WebhookEventType.FACT_ERASED, subject_id=subject_id,
-            key_hash=key_digest(subject_id, key), path=path or _PATHS.get(kind, kind),
-            occurred_at=now, created_at=now,
-        )
-        for (subject_id, key), kind in zip(erased.facts, kinds, strict=True)
-    ])
+    OutboxEvent.objects.bulk_create(
+        [
+            OutboxEvent(
+                msg_id=new_msg_id(),
+                event_type=WebhookEventType.FACT_ERASED,
+                subject_id=subject_id,
+                key_hash=key_digest(subject_id, key),
+                path=path or _PATHS.get(kind, kind),
+                occurred_at=now,
+                created_at=now,
+            )
+            for (subject_id, key), kind in zip(erased.facts, kinds, strict=True)
+        ]
+    )
 
 
 def outbox_subject_erased(erased: Erased) -> None:
@@ -87,13 +111,19 @@ def outbox_subject_erased(erased: Erased) -> None:
     if not _wanted(WebhookEventType.SUBJECT_ERASED):
         return
     now = timezone.now()
-    OutboxEvent.objects.bulk_create([
-        OutboxEvent(
-            msg_id=new_msg_id(), event_type=WebhookEventType.SUBJECT_ERASED,
-            subject_id=subject_id, path="forget_everything", occurred_at=now, created_at=now,
-        )
-        for subject_id in erased.cleared_subjects
-    ])
+    OutboxEvent.objects.bulk_create(
+        [
+            OutboxEvent(
+                msg_id=new_msg_id(),
+                event_type=WebhookEventType.SUBJECT_ERASED,
+                subject_id=subject_id,
+                path="forget_everything",
+                occurred_at=now,
+                created_at=now,
+            )
+            for subject_id in erased.cleared_subjects
+        ]
+    )
 
 
 def outbox_fact_corrected(corrected: Corrected) -> None:
@@ -101,7 +131,8 @@ def outbox_fact_corrected(corrected: Corrected) -> None:
     `memory.fact.corrected` event, in the correcting transaction (a `facts.corrections`
     listener). The keyed hash of the key, never the key or either value."""
     outbox_write(
-        event_type=WebhookEventType.FACT_CORRECTED, subject_id=corrected.subject_id,
+        event_type=WebhookEventType.FACT_CORRECTED,
+        subject_id=corrected.subject_id,
         key_hash=key_digest(corrected.subject_id, corrected.key),
         path=_PATHS.get(corrected.actor_kind, corrected.actor_kind),
     )
@@ -112,9 +143,14 @@ def outbox_stamp_corrected(*, subject_id: str, key_hash: str, request_number: st
     correction is written before the request exists). The caller holds the traveller's lock."""
     newest = (
         OutboxEvent.objects.filter(
-            subject_id=subject_id, event_type=WebhookEventType.FACT_CORRECTED,
-            key_hash=key_hash, request_number="",
-        ).order_by("-id").values_list("id", flat=True).first()
+            subject_id=subject_id,
+            event_type=WebhookEventType.FACT_CORRECTED,
+            key_hash=key_hash,
+            request_number="",
+        )
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first()
     )
     if newest is not None:
         OutboxEvent.objects.filter(id=newest).update(request_number=request_number)
@@ -127,7 +163,10 @@ def outbox_stamp_subject_erased(*, subject_id: str, receipt: str, path: str) -> 
     newest = (
         OutboxEvent.objects.filter(
             subject_id=subject_id, event_type=WebhookEventType.SUBJECT_ERASED, receipt=""
-        ).order_by("-id").values_list("id", flat=True).first()
+        )
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first()
     )
     if newest is not None:
         OutboxEvent.objects.filter(id=newest).update(receipt=receipt, path=path)
@@ -165,7 +204,8 @@ def outbox_dispatch(*, limit: int = DISPATCH_BATCH) -> list[int]:
     else:
         ids = list(
             OutboxEvent.objects.filter(dispatched_at__isnull=True)
-            .order_by("id").values_list("id", flat=True)[:limit]
+            .order_by("id")
+            .values_list("id", flat=True)[:limit]
         )
     if not ids:
         return []

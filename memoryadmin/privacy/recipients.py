@@ -63,8 +63,11 @@ def webhook_recipient_add(
         name=name, url=url, events=chosen, secret_encrypted=seal(secret)
     )
     policy_record(
-        action=PolicyAction.WEBHOOK_RECIPIENT, actor=actor, reason=clean_reason(reason),
-        target=name, after={"added": True, "url": url, "events": chosen},
+        action=PolicyAction.WEBHOOK_RECIPIENT,
+        actor=actor,
+        reason=clean_reason(reason),
+        target=name,
+        after={"added": True, "url": url, "events": chosen},
     )
     return recipient, secret
 
@@ -80,8 +83,12 @@ def webhook_recipient_remove(*, recipient_id: int, actor: Actor, reason: str) ->
     recipient.active = False
     recipient.save(update_fields=["active"])
     policy_record(
-        action=PolicyAction.WEBHOOK_RECIPIENT, actor=actor, reason=reason,
-        target=recipient.name, before={"active": True}, after={"active": False},
+        action=PolicyAction.WEBHOOK_RECIPIENT,
+        actor=actor,
+        reason=reason,
+        target=recipient.name,
+        before={"active": True},
+        after={"active": False},
     )
 
 
@@ -94,8 +101,11 @@ def webhook_delivery_replay(*, delivery_id: int, actor: Actor) -> DeliveryAttemp
         return None
     with transaction.atomic():
         policy_record(
-            action=PolicyAction.WEBHOOK_REPLAYED, actor=actor, reason="",
-            target=delivery.recipient.name, after={"delivery": delivery.pk},
+            action=PolicyAction.WEBHOOK_REPLAYED,
+            actor=actor,
+            reason="",
+            target=delivery.recipient.name,
+            after={"delivery": delivery.pk},
         )
     webhooks.delivery_attempt(delivery_id=delivery_id, replay=True)
     return DeliveryAttempt.objects.filter(delivery_id=delivery_id).order_by("-id").first()

@@ -36,8 +36,10 @@ def _keep_outcomes(event_ids: list[int]) -> None:
     """Copy each "forget everything" event's outcome per recipient into its erasure request."""
     rows = list(
         WebhookDelivery.objects.filter(
-            event_id__in=event_ids, event__event_type=WebhookEventType.SUBJECT_ERASED,
-        ).exclude(event__receipt="")
+            event_id__in=event_ids,
+            event__event_type=WebhookEventType.SUBJECT_ERASED,
+        )
+        .exclude(event__receipt="")
         .values_list("event__receipt", "recipient__name", "status", "delivered_at", "attempts")
     )
     if not rows:
@@ -51,8 +53,9 @@ def _keep_outcomes(event_ids: list[int]) -> None:
             "attempts": attempts,
         }
     requests = list(
-        PrivacyRequest.objects.select_for_update()
-        .filter(kind=RequestKind.ERASURE, evidence__receipt__in=list(outcomes))
+        PrivacyRequest.objects.select_for_update().filter(
+            kind=RequestKind.ERASURE, evidence__receipt__in=list(outcomes)
+        )
     )
     for request in requests:
         kept = dict(request.evidence.get("recipients") or {})
@@ -73,7 +76,8 @@ def webhook_log_sweep(*, now: datetime | None = None, batch: int = SWEEP_BATCH) 
             OutboxEvent.objects.select_for_update(skip_locked=True)
             .filter(created_at__lt=cutoff, dispatched_at__isnull=False)
             .filter(~Exists(unsettled))
-            .order_by("id").values_list("id", flat=True)[:batch]
+            .order_by("id")
+            .values_list("id", flat=True)[:batch]
         )
         if not ids:
             return 0

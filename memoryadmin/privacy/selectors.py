@@ -32,8 +32,9 @@ def privacy_requests_due_counts() -> dict[str, int]:
     today = clock.today()
     counts = PrivacyRequest.objects.filter(status__in=WORKING).aggregate(
         overdue=Count("id", filter=Q(due_on__lt=today)),
-        due_7d=Count("id", filter=Q(due_on__gte=today,
-                                    due_on__lte=today + timedelta(days=DUE_SOON_DAYS))),
+        due_7d=Count(
+            "id", filter=Q(due_on__gte=today, due_on__lte=today + timedelta(days=DUE_SOON_DAYS))
+        ),
     )
     return {"due_7d": counts["due_7d"], "overdue": counts["overdue"]}
 
@@ -55,7 +56,7 @@ def privacy_requests(
 
 
 def request_state(request: PrivacyRequest, today: date | None = None) -> str:
-    """"overdue", "due_soon" or "" for an open request's clock."""
+    """ "overdue", "due_soon" or "" for an open request's clock."""
     if request.status not in WORKING:
         return ""
     today = today or clock.today()
@@ -67,15 +68,14 @@ def request_state(request: PrivacyRequest, today: date | None = None) -> str:
 
 
 def privacy_request_get(number: str) -> PrivacyRequest | None:
-    return (
-        PrivacyRequest.objects.select_related("handled_by").filter(number=number).first()
-    )
+    return PrivacyRequest.objects.select_related("handled_by").filter(number=number).first()
 
 
 def erasure_request_for_receipt(receipt: str) -> PrivacyRequest | None:
     return (
         PrivacyRequest.objects.filter(kind=RequestKind.ERASURE, evidence__receipt=receipt)
-        .order_by("id").first()
+        .order_by("id")
+        .first()
     )
 
 
@@ -96,8 +96,13 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
         .order_by("recipient__name")
     )
     found = [
-        {"recipient": row.recipient.name, "status": row.status, "attempts": row.attempts,
-         "acknowledged": row.delivered_at is not None, "delivery_id": row.pk}
+        {
+            "recipient": row.recipient.name,
+            "status": row.status,
+            "attempts": row.attempts,
+            "acknowledged": row.delivered_at is not None,
+            "delivery_id": row.pk,
+        }
         for row in rows
     ]
     if found:
@@ -106,9 +111,13 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
     request = erasure_request_for_receipt(receipt)
     kept = (request.evidence.get("recipients") or {}) if request is not None else {}
     return [
-        {"recipient": name, "status": outcome.get("status", ""),
-         "attempts": outcome.get("attempts", 0), "acknowledged": bool(outcome.get("acknowledged")),
-         "delivery_id": None}
+        {
+            "recipient": name,
+            "status": outcome.get("status", ""),
+            "attempts": outcome.get("attempts", 0),
+            "acknowledged": bool(outcome.get("acknowledged")),
+            "delivery_id": None,
+        }
         for name, outcome in sorted(kept.items())
     ]
 
@@ -142,8 +151,7 @@ def recent_deliveries(limit: int = 50) -> list[WebhookDelivery]:
 
 def delivery_get(delivery_id: int) -> WebhookDelivery | None:
     return (
-        WebhookDelivery.objects.select_related("event", "recipient")
-        .filter(pk=delivery_id).first()
+        WebhookDelivery.objects.select_related("event", "recipient").filter(pk=delivery_id).first()
     )
 
 
@@ -156,9 +164,21 @@ def subject_outbox(subject_id: str) -> list[OutboxEvent]:
 
 
 CSV_COLUMNS = (
-    "number", "subject_id", "kind", "channel", "status", "received_at", "due_on",
-    "original_due_on", "extension_months", "extension_reason", "traveller_told_on", "ground",
-    "handled_by", "closed_at", "evidence",
+    "number",
+    "subject_id",
+    "kind",
+    "channel",
+    "status",
+    "received_at",
+    "due_on",
+    "original_due_on",
+    "extension_months",
+    "extension_reason",
+    "traveller_told_on",
+    "ground",
+    "handled_by",
+    "closed_at",
+    "evidence",
 )
 
 
@@ -172,29 +192,58 @@ def requests_csv(start: date, end: date) -> str:
     """Requests received from `start` to `end` (inclusive, the airline's days), for auditors."""
     rows = (
         PrivacyRequest.objects.select_related("handled_by")
-        .filter(received_at__gte=clock.day_start(start),
-                received_at__lt=clock.day_start(end + timedelta(days=1)))
+        .filter(
+            received_at__gte=clock.day_start(start),
+            received_at__lt=clock.day_start(end + timedelta(days=1)),
+        )
         .order_by("received_at", "id")
     )
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for row in rows:
-        writer.writerow([_cell(value) for value in (
-            row.number, row.subject_id, row.kind, row.channel, row.status,
-            row.received_at.isoformat(), row.due_on, row.original_due_on, row.extension_months,
-            row.extension_reason, row.traveller_told_on, row.ground,
-            row.handled_by.get_username() if row.handled_by else "",
-            row.closed_at.isoformat() if row.closed_at else "",
-            ";".join(f"{k}={v}" for k, v in sorted(row.evidence.items())),
-        )])
+        writer.writerow(
+            [
+                _cell(value)
+                for value in (
+                    row.number,
+                    row.subject_id,
+                    row.kind,
+                    row.channel,
+                    row.status,
+                    row.received_at.isoformat(),
+                    row.due_on,
+                    row.original_due_on,
+                    row.extension_months,
+                    row.extension_reason,
+                    row.traveller_told_on,
+                    row.ground,
+                    row.handled_by.get_username() if row.handled_by else "",
+                    row.closed_at.isoformat() if row.closed_at else "",
+                    ";".join(f"{k}={v}" for k, v in sorted(row.evidence.items())),
+                )
+            ]
+        )
     return out.getvalue()
 
 
 __all__ = [
-    "CSV_COLUMNS", "RequestKind", "RequestStatus", "delivery_attempts", "delivery_get",
-    "erased_rows_remaining", "erasure_request_for_receipt", "failing_recipients",
-    "privacy_request_get", "privacy_requests",
-    "privacy_requests_due_counts", "receipt_deliveries", "recent_deliveries", "recipients",
-    "request_state", "request_steps", "requests_csv", "subject_outbox",
+    "CSV_COLUMNS",
+    "RequestKind",
+    "RequestStatus",
+    "delivery_attempts",
+    "delivery_get",
+    "erased_rows_remaining",
+    "erasure_request_for_receipt",
+    "failing_recipients",
+    "privacy_request_get",
+    "privacy_requests",
+    "privacy_requests_due_counts",
+    "receipt_deliveries",
+    "recent_deliveries",
+    "recipients",
+    "request_state",
+    "request_steps",
+    "requests_csv",
+    "subject_outbox",
 ]

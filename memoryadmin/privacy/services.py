@@ -41,16 +41,27 @@ def _new_number() -> str:
 
 
 def _step(
-    request: PrivacyRequest, *, action: str, actor: Actor, note: str = "",
+    request: PrivacyRequest,
+    *,
+    action: str,
+    actor: Actor,
+    note: str = "",
     detail: dict[str, Any] | None = None,
 ) -> RequestStep:
     """One line of the timeline, and the same step in the policy history."""
     step = RequestStep.objects.create(
-        request=request, action=action, actor_kind=str(actor.kind), actor_user=actor.user,
-        actor_label=actor.label[:200], note=note[:1000], detail=detail,
+        request=request,
+        action=action,
+        actor_kind=str(actor.kind),
+        actor_user=actor.user,
+        actor_label=actor.label[:200],
+        note=note[:1000],
+        detail=detail,
     )
     policy_record(
-        action=PolicyAction.PRIVACY_REQUEST, actor=actor, reason=note[:500],
+        action=PolicyAction.PRIVACY_REQUEST,
+        actor=actor,
+        reason=note[:500],
         target=request.number,
         after={"step": action, "kind": request.kind, "status": request.status, **(detail or {})},
     )
@@ -70,7 +81,12 @@ def _staff_user(actor: Actor) -> Any:
 
 @transaction.atomic
 def privacy_request_record(
-    *, subject_id: str, kind: str, channel: str, received_at: datetime, actor: Actor,
+    *,
+    subject_id: str,
+    kind: str,
+    channel: str,
+    received_at: datetime,
+    actor: Actor,
     note: str = "",
 ) -> PrivacyRequest:
     """A request arrives (the portal, or staff recording a call, an e-mail or a letter)."""
@@ -88,12 +104,23 @@ def privacy_request_record(
         raise RequestInvalid("Check the request.", fields=problems)
     due = clock.due_on(received_at)
     request = PrivacyRequest.objects.create(
-        number=_new_number(), subject_id=subject_id, kind=kind, channel=channel,
-        received_at=received_at, due_on=due, original_due_on=due, note=clean_reason(note),
+        number=_new_number(),
+        subject_id=subject_id,
+        kind=kind,
+        channel=channel,
+        received_at=received_at,
+        due_on=due,
+        original_due_on=due,
+        note=clean_reason(note),
         handled_by=_staff_user(actor),
     )
-    _step(request, action="received", actor=actor, note=clean_reason(note),
-          detail={"channel": channel, "due_on": due.isoformat()})
+    _step(
+        request,
+        action="received",
+        actor=actor,
+        note=clean_reason(note),
+        detail={"channel": channel, "due_on": due.isoformat()},
+    )
     return request
 
 
@@ -119,8 +146,10 @@ def _complete(
     request.save(update_fields=["status", "evidence", "closed_at", "handled_by", "updated_at"])
     _step(request, action="completed", actor=actor, note=note, detail=evidence)
     outbox_write(
-        event_type=WebhookEventType.REQUEST_COMPLETED, subject_id=request.subject_id,
-        receipt=str(evidence.get("receipt", "")), path=request.kind,
+        event_type=WebhookEventType.REQUEST_COMPLETED,
+        subject_id=request.subject_id,
+        receipt=str(evidence.get("receipt", "")),
+        path=request.kind,
         request_number=request.number,
     )
     return request
@@ -137,8 +166,10 @@ def privacy_request_complete(
     note = clean_reason(note)
     if not evidence and not note:
         raise RequestInvalid(
-            "Say what was done.", fields={"note": "Say what was done, e.g. 'corrected the seat "
-                                                  "preference on the phone'."}
+            "Say what was done.",
+            fields={
+                "note": "Say what was done, e.g. 'corrected the seat preference on the phone'."
+            },
         )
     return _complete(request, actor=actor, evidence=evidence or {}, note=note)
 
@@ -185,18 +216,33 @@ def privacy_request_extend(
     if request.status not in WORKING:
         raise RequestStateError("Only an open request can be extended.")
     if told_on > request.original_due_on:
-        raise RequestInvalid("Too late.", fields={
-            "told_on": "The traveller must be told within the first month."})
+        raise RequestInvalid(
+            "Too late.", fields={"told_on": "The traveller must be told within the first month."}
+        )
     request.extension_months = months
     request.extension_reason = reason
     request.traveller_told_on = told_on
     request.due_on = clock.due_on(request.received_at, extension_months=months)
-    request.save(update_fields=[
-        "extension_months", "extension_reason", "traveller_told_on", "due_on", "updated_at",
-    ])
-    _step(request, action="extended", actor=actor, note=reason,
-          detail={"months": months, "due_on": request.due_on.isoformat(),
-                  "told_on": told_on.isoformat()})
+    request.save(
+        update_fields=[
+            "extension_months",
+            "extension_reason",
+            "traveller_told_on",
+            "due_on",
+            "updated_at",
+        ]
+    )
+    _step(
+        request,
+        action="extended",
+        actor=actor,
+        note=reason,
+        detail={
+            "months": months,
+            "due_on": request.due_on.isoformat(),
+            "told_on": told_on.isoformat(),
+        },
+    )
     return request
 
 
@@ -223,13 +269,20 @@ def privacy_request_hold(request: PrivacyRequest, *, actor: Actor, ground: str) 
     _step(request, action="on_hold", actor=actor, note=ground)
 
 
-def privacy_request_note(request: PrivacyRequest, *, action: str, actor: Actor,
-                         note: str = "", detail: dict[str, Any] | None = None) -> None:
+def privacy_request_note(
+    request: PrivacyRequest,
+    *,
+    action: str,
+    actor: Actor,
+    note: str = "",
+    detail: dict[str, Any] | None = None,
+) -> None:
     """Inside a caller's transaction: a step of the flows (exported, erased, verified...)."""
     _step(request, action=action, actor=actor, note=note, detail=detail)
 
 
-def privacy_request_finish(request: PrivacyRequest, *, actor: Actor,
-                           evidence: dict[str, Any], note: str = "") -> PrivacyRequest:
+def privacy_request_finish(
+    request: PrivacyRequest, *, actor: Actor, evidence: dict[str, Any], note: str = ""
+) -> PrivacyRequest:
     """Inside a caller's transaction (which holds the request): close with the evidence."""
     return _complete(request, actor=actor, evidence=evidence, note=note)

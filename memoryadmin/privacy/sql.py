@@ -11,8 +11,10 @@ RECIPIENT = "privacy_webhook_recipient"
 
 
 def _wanted(event_type: str) -> str:
-    return (f"EXISTS (SELECT 1 FROM {RECIPIENT} AS r"
-            f" WHERE r.active AND r.events @> '[\"{event_type}\"]'::jsonb)")
+    return (
+        f"EXISTS (SELECT 1 FROM {RECIPIENT} AS r"
+        f" WHERE r.active AND r.events @> '[\"{event_type}\"]'::jsonb)"
+    )
 
 
 # Inside SQL_ERASE_FACTS: `v` (the facts asked for, with today's digest and the actor's kind),

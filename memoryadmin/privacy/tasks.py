@@ -50,9 +50,11 @@ def webhook_retry_due_task() -> int:
     outbox_dispatch_task()
     late = timezone.now() - timedelta(seconds=settings.WEBHOOK_RETRY_GRACE_SECONDS)
     due = list(
-        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=late,
-                                       recipient__active=True)  # a removed one is not tried
-        .values_list("id", flat=True)[:1000]
+        WebhookDelivery.objects.filter(
+            status=DeliveryStatus.PENDING, next_attempt_at__lte=late, recipient__active=True
+        ).values_list("id", flat=True)[  # a removed one is not tried
+            :1000
+        ]
     )
     _queue(due)
     return len(due)

@@ -76,7 +76,10 @@ def _post(url: str, body: bytes, headers: dict) -> Outcome:
     started = time.monotonic()
     try:
         response = httpx.post(
-            url, content=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+            url,
+            content=body,
+            headers=headers,
+            timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
             follow_redirects=False,
         )
     except httpx.HTTPError as exc:
@@ -92,12 +95,17 @@ def delivery_record_attempt(
 ) -> WebhookDelivery:
     """Record one attempt and decide what comes next: delivered, try again later, or give up
     (3 days after the first attempt). The one function that counts outcomes."""
-    delivery = WebhookDelivery.objects.select_for_update().select_related("recipient").get(
-        pk=delivery_id
+    delivery = (
+        WebhookDelivery.objects.select_for_update().select_related("recipient").get(pk=delivery_id)
     )
     DeliveryAttempt.objects.create(
-        delivery=delivery, attempted_at=attempted_at, duration_ms=outcome.duration_ms,
-        status_code=outcome.status_code, ok=outcome.ok, error=outcome.error, replay=replay,
+        delivery=delivery,
+        attempted_at=attempted_at,
+        duration_ms=outcome.duration_ms,
+        status_code=outcome.status_code,
+        ok=outcome.ok,
+        error=outcome.error,
+        replay=replay,
     )
     recipient = delivery.recipient
     delivery.attempts += 1
@@ -124,9 +132,14 @@ def delivery_record_attempt(
         recipient.last_failure_at = attempted_at
         recipient.failing = recipient.consecutive_failures >= FAILING_AFTER
     delivery.save()
-    recipient.save(update_fields=[
-        "consecutive_failures", "failing", "last_success_at", "last_failure_at",
-    ])
+    recipient.save(
+        update_fields=[
+            "consecutive_failures",
+            "failing",
+            "last_success_at",
+            "last_failure_at",
+        ]
+    )
     if outcome.ok:
         counted = "delivered"
     elif delivery.status == DeliveryStatus.FAILED:
@@ -149,8 +162,9 @@ def delivery_attempt(*, delivery_id: int, replay: bool = False) -> WebhookDelive
     if not replay and delivery.status != DeliveryStatus.PENDING:
         return None
     now = timezone.now()
-    body, headers = signed_request(delivery.event, unseal(delivery.recipient.secret_encrypted),
-                                   now=now)
+    body, headers = signed_request(
+        delivery.event, unseal(delivery.recipient.secret_encrypted), now=now
+    )
     outcome = _post(delivery.recipient.url, body, headers)
     return delivery_record_attempt(
         delivery_id=delivery_id, outcome=outcome, attempted_at=now, replay=replay

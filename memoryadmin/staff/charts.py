@@ -46,8 +46,13 @@ def activity_chart(
             middle = x + bar / 2
             # the first and last labels keep inside the drawing instead of being cut in half
             anchor = "end" if middle > width - 24 else "start" if middle < 24 else "middle"
-            labels.append({"x": round(middle, 1), "text": f"{day['day'].day} {day['day']:%b}",
-                           "anchor": anchor})
+            labels.append(
+                {
+                    "x": round(middle, 1),
+                    "text": f"{day['day'].day} {day['day']:%b}",
+                    "anchor": anchor,
+                }
+            )
     return {
         "width": width,
         "height": HEIGHT,

@@ -30,7 +30,13 @@ OTP_REQUIRED_SESSION_KEY = "staff_otp_required"
 # Reachable before the second factor: signing in and out, the code page itself, and what is not
 # a staff page at all (the agent API, the traveller portal, health checks, static files).
 _OPEN_PREFIXES = (
-    "/login/", "/logout/", "/oidc/", "/api/", "/portal/", "/healthz", "/static/",
+    "/login/",
+    "/logout/",
+    "/oidc/",
+    "/api/",
+    "/portal/",
+    "/healthz",
+    "/static/",
 )
 
 
@@ -54,8 +60,9 @@ def confirmed_devices(user: Any) -> list[TOTPDevice]:
 
 
 @receiver(user_logged_in)
-def _remember_whether_a_second_factor_is_needed(sender: Any, request: HttpRequest | None,
-                                                user: Any, **kwargs: Any) -> None:
+def _remember_whether_a_second_factor_is_needed(
+    sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any
+) -> None:
     if request is not None and hasattr(request, "session"):
         request.session[OTP_REQUIRED_SESSION_KEY] = requires_second_factor(user)
 
@@ -94,8 +101,13 @@ class WebLoginLockout(AxesStandaloneBackend):
     `authenticate()` without one (Django's test client, a shell) has no address to count and is
     not a web login; axes would refuse it outright, so it is passed on to the next backend."""
 
-    def authenticate(self, request: HttpRequest | None, username: str | None = None,
-                     password: str | None = None, **kwargs: Any) -> Any:
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
         if request is None:
             return None
         return super().authenticate(request, username, password, **kwargs)
@@ -114,8 +126,11 @@ def client_ip(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR")
 
 
-def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
-                     credentials: dict[str, Any] | None = None) -> HttpResponse:
+def lockout_response(
+    request: HttpRequest,
+    original_response: HttpResponse | None = None,
+    credentials: dict[str, Any] | None = None,
+) -> HttpResponse:
     """AXES_LOCKOUT_CALLABLE: a clear page (429) saying what happened and for how long."""
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
     return render(request, "registration/locked_out.html", {"minutes": minutes}, status=429)

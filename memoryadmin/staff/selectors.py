@@ -49,9 +49,7 @@ def staff_overview_counts() -> dict[str, object]:
         context=Count("id", filter=Q(category=Category.CONTEXT)),
         pending=Count("id", filter=Q(status=FactStatus.PENDING_REVIEW)),
         sensitive=Count("id", filter=Q(sensitive=True)),
-        expiring=Count(
-            "id", filter=Q(expires_at__gt=now, expires_at__lte=now + timedelta(days=7))
-        ),
+        expiring=Count("id", filter=Q(expires_at__gt=now, expires_at__lte=now + timedelta(days=7))),
     )
     events = FactEvent.objects.filter(
         actor_kind="customer", created_at__gte=now - timedelta(days=30)
@@ -109,8 +107,9 @@ def staff_exact_traveller(query: str) -> str | None:
         action=EventAction.SUBJECT_CLEARED, receipt=query.upper()
     ).values("subject_id")
     found = list(
-        Subject.objects.filter(Q(subject_id=query) | Q(subject_id__in=receipts))
-        .values_list("subject_id", flat=True)[:2]
+        Subject.objects.filter(Q(subject_id=query) | Q(subject_id__in=receipts)).values_list(
+            "subject_id", flat=True
+        )[:2]
     )
     return found[0] if len(found) == 1 else None
 
@@ -137,8 +136,10 @@ def _filtered(subjects: QuerySet[Subject], show: str) -> QuerySet[Subject]:
         return subjects.filter(Exists(soon))
     if show == "deleted":
         deleted = FactEvent.objects.filter(
-            subject_id=OuterRef("subject_id"), actor_kind="customer",
-            action__in=("deleted", "subject_cleared"), created_at__gte=now - timedelta(days=30),
+            subject_id=OuterRef("subject_id"),
+            actor_kind="customer",
+            action__in=("deleted", "subject_cleared"),
+            created_at__gte=now - timedelta(days=30),
         )
         return subjects.filter(Exists(deleted))
     if show == "failed":

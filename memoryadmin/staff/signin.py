@@ -32,9 +32,7 @@ class StaffLoginView(auth_views.LoginView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not settings.STAFF_PASSWORD_LOGIN:
-            return self.render_to_response(
-                self.get_context_data(password_refused=True), status=403
-            )
+            return self.render_to_response(self.get_context_data(password_refused=True), status=403)
         return super().post(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
@@ -52,11 +50,15 @@ def login_method(request: HttpRequest) -> str:
 def _record_sign_in(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
     if request is None or not hasattr(request, "session"):
         return
-    method = LoginMethod.SSO if getattr(user, "backend", "") == SSO_BACKEND else (
-        LoginMethod.PASSWORD
+    method = (
+        LoginMethod.SSO if getattr(user, "backend", "") == SSO_BACKEND else (LoginMethod.PASSWORD)
     )
     request.session[LOGIN_METHOD_SESSION_KEY] = str(method)
     writer.record(
-        staff_user_id=user.pk, staff_username=user.get_username(), what=AccessKind.SIGN_IN,
-        subject_ids=[""], address=client_ip(request), login_method=str(method),
+        staff_user_id=user.pk,
+        staff_username=user.get_username(),
+        what=AccessKind.SIGN_IN,
+        subject_ids=[""],
+        address=client_ip(request),
+        login_method=str(method),
     )

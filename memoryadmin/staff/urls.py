@@ -41,6 +41,7 @@ urlpatterns = [
     path("access/", access_record.access_record, name="access_record"),
     path(
         "travellers/<staff_subject:subject_id>/turns/<slug:session_tag>/<path:turn_id>/",
-        turns.turn, name="turn",
+        turns.turn,
+        name="turn",
     ),
 ]

@@ -65,12 +65,14 @@ def tool_use(
         content.extend(blocks)
     else:
         for fact in facts:
-            content.append({
-                "type": "tool_use",
-                "id": f"toolu_fake{next(_ids):06d}",
-                "name": "record_fact",
-                "input": dict(fact),
-            })
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_fake{next(_ids):06d}",
+                    "name": "record_fact",
+                    "input": dict(fact),
+                }
+            )
     has_tools = any(block.get("type") == "tool_use" for block in content)
     body = {
         "id": f"msg_fake{next(_ids):06d}",
@@ -94,8 +96,10 @@ def api_error(
 ) -> Reply:
     """An Anthropic-shaped error body: {"type": "error", "error": {"type", "message"}}."""
     headers = {"retry-after": str(retry_after)} if retry_after is not None else {}
-    body = {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"),
-                                       "message": message}}
+    body = {
+        "type": "error",
+        "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message},
+    }
     return Reply(status, body, headers=headers, delay=delay)
 
 
@@ -284,4 +288,3 @@ def serving(settings: Any) -> Iterator[FakeAnthropic]:
         yield server
     finally:
         server.stop()
-

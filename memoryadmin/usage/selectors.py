@@ -38,7 +38,9 @@ _AGGREGATES = {
 
 def _summary(row: dict[str, Any]) -> UseSummary:
     return UseSummary(
-        conversations=row["conversations"], injected=row["injected"], recalled=row["recalled"],
+        conversations=row["conversations"],
+        injected=row["injected"],
+        recalled=row["recalled"],
         last_used_at=row["last_used_at"],
     )
 
@@ -59,7 +61,9 @@ def use_summaries(facts: Iterable[MemoryFact]) -> dict[int, UseSummary]:
     if not ids:
         return {}
     rows = (
-        MemoryUse.objects.filter(fact_id__in=ids).values("fact_id").annotate(**_AGGREGATES)
+        MemoryUse.objects.filter(fact_id__in=ids)
+        .values("fact_id")
+        .annotate(**_AGGREGATES)
         .order_by()
     )
     return {row["fact_id"]: _summary(row) for row in rows}
@@ -84,14 +88,17 @@ def facts_unused_count(days: int = UNUSED_DAYS) -> int:
 def travellers_with_unused(days: int = UNUSED_DAYS, limit: int = 100) -> list[dict[str, Any]]:
     """Travellers holding the most unused facts, with how many (one query)."""
     return list(
-        unused_only(MemoryFact.objects.all(), days).values("subject_id")
-        .annotate(unused=Count("id")).order_by("-unused", "subject_id")[:limit]
+        unused_only(MemoryFact.objects.all(), days)
+        .values("subject_id")
+        .annotate(unused=Count("id"))
+        .order_by("-unused", "subject_id")[:limit]
     )
 
 
 def turn_uses(subject_id: str, session_tag: str, turn_id: str) -> list[MemoryUse]:
     """What the agent had in one turn (one query)."""
     return list(
-        MemoryUse.objects.filter(subject_id=subject_id, session_tag=session_tag, turn_id=turn_id)
-        .order_by("how", "id")
+        MemoryUse.objects.filter(
+            subject_id=subject_id, session_tag=session_tag, turn_id=turn_id
+        ).order_by("how", "id")
     )

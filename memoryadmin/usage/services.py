@@ -58,8 +58,10 @@ def _turns(uses: Iterable[TurnUse]) -> tuple[list[_Turn], set[str]]:
         tag = use.tag if use.tag is not None else session_tag(use.session_id)
         turn = sanitize_text(use.turn_id)[:TURN_ID_MAX_LENGTH]
         pairs: list[tuple[str, str]] = []
-        for how, keys in ((UseHow.INJECTED.value, use.injected),
-                          (UseHow.RECALLED.value, use.recalled)):
+        for how, keys in (
+            (UseHow.INJECTED.value, use.injected),
+            (UseHow.RECALLED.value, use.recalled),
+        ):
             seen: set[str] = set()
             for raw in list(keys)[:MAX_KEYS_PER_TURN]:
                 if not isinstance(raw, str):
@@ -78,8 +80,9 @@ def _turns(uses: Iterable[TurnUse]) -> tuple[list[_Turn], set[str]]:
 
 def _copy_text(value: str) -> str:
     """A value in COPY's text format: backslash, tab, newline and carriage return escaped."""
-    return (value.replace("\\", "\\\\").replace("\t", "\\t")
-            .replace("\n", "\\n").replace("\r", "\\r"))
+    return (
+        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    )
 
 
 def uses_record(*, subject_id: str, uses: Iterable[TurnUse]) -> int:
@@ -97,16 +100,30 @@ def uses_record(*, subject_id: str, uses: Iterable[TurnUse]) -> int:
                 cursor.execute(SQL_FACT_IDS, {"subject": subject_id, "keys": sorted(named)})
                 known = dict(cursor.fetchall())
         else:
-            known = dict(MemoryFact.objects.filter(subject_id=subject_id, key__in=named)
-                         .values_list("key", "id"))
+            known = dict(
+                MemoryFact.objects.filter(subject_id=subject_id, key__in=named).values_list(
+                    "key", "id"
+                )
+            )
         if not known:
             return 0
         # The per-key part of a row (its keyed hash and fact row id), hashed once per batch.
         ids = {key: (key_digest(subject_id, key), fact_id) for key, fact_id in known.items()}
         if not is_postgresql():
-            rows = [MemoryUse(subject_id=subject_id, key_hash=ids[key][0], fact_id=ids[key][1],
-                              session_tag=tag, turn_id=turn, how=how, used_at=now)
-                    for tag, turn, pairs in turns for how, key in pairs if key in ids]
+            rows = [
+                MemoryUse(
+                    subject_id=subject_id,
+                    key_hash=ids[key][0],
+                    fact_id=ids[key][1],
+                    session_tag=tag,
+                    turn_id=turn,
+                    how=how,
+                    used_at=now,
+                )
+                for tag, turn, pairs in turns
+                for how, key in pairs
+                if key in ids
+            ]
             MemoryUse.objects.bulk_create(rows)
             return len(rows)
         # COPY text: the per-turn prefix and the per-key suffix are built once each, so a
@@ -129,11 +146,13 @@ def record_turn_bodies(subject_id: str, turns: Sequence[dict[str, Any]]) -> int:
     that is not one is skipped, like an unknown key."""
     uses = [
         TurnUse(
-            session_id=str(turn.get("session_id") or ""), turn_id=str(turn.get("turn_id") or ""),
+            session_id=str(turn.get("session_id") or ""),
+            turn_id=str(turn.get("turn_id") or ""),
             injected=[k for k in turn.get("injected") or () if isinstance(k, str)],
             recalled=[k for k in turn.get("recalled") or () if isinstance(k, str)],
         )
-        for turn in turns if isinstance(turn, dict) and turn.get("turn_id")
+        for turn in turns
+        if isinstance(turn, dict) and turn.get("turn_id")
     ]
     return uses_record(subject_id=subject_id, uses=uses)
 
@@ -158,19 +177,28 @@ def uses_take_from_jobs(*, job_id: int | None = None, limit: int = 1000) -> tupl
             if job_id is not None:
                 waiting = waiting.filter(pk=job_id)
             ids = list(waiting.order_by("pk").values_list("pk", flat=True)[:limit])
-            taken = list(ExtractionJob.objects.filter(pk__in=ids).order_by("pk")
-                         .values_list("subject_id", "session_tag", "turn_id", "used"))
+            taken = list(
+                ExtractionJob.objects.filter(pk__in=ids)
+                .order_by("pk")
+                .values_list("subject_id", "session_tag", "turn_id", "used")
+            )
             ExtractionJob.objects.filter(pk__in=ids).update(used=None)
         by_subject: dict[str, list[TurnUse]] = {}
         for subject_id, tag, turn_id, used in taken:
             if isinstance(used, str):
                 used = json.loads(used)
-            by_subject.setdefault(subject_id, []).append(TurnUse(
-                session_id="", turn_id=turn_id, tag=tag,
-                injected=_keys(used, "injected"), recalled=_keys(used, "recalled"),
-            ))
-        written = sum(uses_record(subject_id=subject_id, uses=uses)
-                      for subject_id, uses in by_subject.items())
+            by_subject.setdefault(subject_id, []).append(
+                TurnUse(
+                    session_id="",
+                    turn_id=turn_id,
+                    tag=tag,
+                    injected=_keys(used, "injected"),
+                    recalled=_keys(used, "recalled"),
+                )
+            )
+        written = sum(
+            uses_record(subject_id=subject_id, uses=uses) for subject_id, uses in by_subject.items()
+        )
     return written, len(taken) >= limit
 
 
@@ -188,8 +216,11 @@ def uses_sweep_expired(*, limit: int = 10_000) -> tuple[int, bool]:
                 cursor.execute(SQL_SWEEP_USES, {"cutoff": cutoff, "limit": limit})
                 deleted = cursor.rowcount
         else:
-            ids = list(MemoryUse.objects.filter(used_at__lt=cutoff)
-                       .order_by("used_at").values_list("pk", flat=True)[:limit])
+            ids = list(
+                MemoryUse.objects.filter(used_at__lt=cutoff)
+                .order_by("used_at")
+                .values_list("pk", flat=True)[:limit]
+            )
             deleted, _ = MemoryUse.objects.filter(pk__in=ids).delete()
     return deleted, deleted >= limit
 
@@ -208,8 +239,7 @@ def usage_erase_waiting(erased: Erased) -> None:
     of a traveller one of whose facts went, since they name keys."""
     subjects = {subject_id for subject_id, _ in erased.facts}
     if subjects:
-        ExtractionJob.objects.filter(subject_id__in=subjects, used__isnull=False).update(
-            used=None)
+        ExtractionJob.objects.filter(subject_id__in=subjects, used__isnull=False).update(used=None)
 
 
 def usage_erase_subjects(erased: Erased) -> None:

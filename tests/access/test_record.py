@@ -51,7 +51,11 @@ def test_each_staff_read_of_a_traveller_is_one_row(traveller, editor):
     assert client.get("/staff/travellers/?q=aisle").status_code == 200
     rows = list(StaffAccess.objects.order_by("id"))[before:]
     assert [row.what for row in rows] == [
-        "traveller", "timeline", "fact_history", "reveal", "search",
+        "traveller",
+        "timeline",
+        "fact_history",
+        "reveal",
+        "search",
     ]
     for row in rows:
         assert (row.staff_username, row.subject_id, row.address) == ("eddie", S, "127.0.0.1")
@@ -62,8 +66,12 @@ def test_a_privacy_request_page_and_an_export_made_for_them_are_rows(traveller, 
     from memoryadmin.privacy import services as privacy
 
     found = privacy.privacy_request_record(
-        subject_id=S, kind="access", channel="phone", received_at=timezone.now(),
-        actor=Actor.staff(editor), note="called in",
+        subject_id=S,
+        kind="access",
+        channel="phone",
+        received_at=timezone.now(),
+        actor=Actor.staff(editor),
+        note="called in",
     )
     client = _client(editor)
     before = StaffAccess.objects.count()
@@ -72,7 +80,8 @@ def test_a_privacy_request_page_and_an_export_made_for_them_are_rows(traveller, 
     assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
     rows = list(StaffAccess.objects.order_by("id"))[before:]
     assert [(row.what, row.subject_id) for row in rows] == [
-        ("privacy_request", S), ("export", S),
+        ("privacy_request", S),
+        ("export", S),
     ]
 
 
@@ -86,15 +95,16 @@ def test_the_rows_are_written_after_the_response_in_one_insert(traveller, editor
     client = _client(editor)
     with CaptureQueriesContext(connection) as queries:
         client.get("/staff/travellers/?q=T-LOOKED")
-    inserts = [q["sql"] for q in queries if "INSERT INTO \"staff_access\"" in q["sql"]]
+    inserts = [q["sql"] for q in queries if 'INSERT INTO "staff_access"' in q["sql"]]
     assert len(inserts) == 1
     # the INSERT is the last statement: it ran after the page was rendered
     assert "staff_access" in queries[-1]["sql"]
     assert StaffAccess.objects.filter(what="search", subject_id=S).count() == 1
 
 
-def test_query_counts_stay_fixed_with_recording_on(traveller, editor,
-                                                   django_assert_max_num_queries):
+def test_query_counts_stay_fixed_with_recording_on(
+    traveller, editor, django_assert_max_num_queries
+):
     client = _client(editor)
     client.get(f"/staff/travellers/{S}/")
     for index in range(30):
@@ -107,15 +117,23 @@ def test_query_counts_stay_fixed_with_recording_on(traveller, editor,
 
 @pytest.mark.postgresql
 def test_the_record_is_append_only_in_the_database(editor):
-    writer.record(staff_user_id=editor.pk, staff_username="eddie", what="traveller",
-                  subject_ids=[S], address="127.0.0.1")
+    writer.record(
+        staff_user_id=editor.pk,
+        staff_username="eddie",
+        what="traveller",
+        subject_ids=[S],
+        address="127.0.0.1",
+    )
     assert writer.flush() == 1
     row = StaffAccess.objects.get()
     with pytest.raises(AppendOnly):
         row.save()
     for statement in ("UPDATE staff_access SET staff_username = 'x'", "DELETE FROM staff_access"):
-        with (pytest.raises(DatabaseError, match="staff access"), transaction.atomic(),
-              connection.cursor() as cursor):
+        with (
+            pytest.raises(DatabaseError, match="staff access"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
             cursor.execute(statement)
     assert StaffAccess.objects.get().staff_username == "eddie"
 
@@ -124,26 +142,35 @@ def test_the_sweep_removes_only_rows_past_retention(editor):
     now = timezone.now()
     old = now - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS + 1)
     recent = now - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS - 1)
-    StaffAccess.objects.bulk_create([
-        StaffAccess(at=old, staff_username="eddie", subject_id=S, what="traveller"),
-        StaffAccess(at=recent, staff_username="eddie", subject_id=S, what="traveller"),
-    ])
+    StaffAccess.objects.bulk_create(
+        [
+            StaffAccess(at=old, staff_username="eddie", subject_id=S, what="traveller"),
+            StaffAccess(at=recent, staff_username="eddie", subject_id=S, what="traveller"),
+        ]
+    )
     assert services.access_sweep(actor="test") == 1
     assert list(StaffAccess.objects.values_list("at", flat=True)) == [recent]
     assert services.access_sweep(actor="test") == 0
 
 
-def test_unusual_access_lists_staff_who_opened_many_travellers_in_an_hour(settings, editor,
-                                                                         privacy_admin):
+def test_unusual_access_lists_staff_who_opened_many_travellers_in_an_hour(
+    settings, editor, privacy_admin
+):
     settings.STAFF_ACCESS_UNUSUAL_PER_HOUR = 3
     now = timezone.now()
     StaffAccess.objects.bulk_create(
-        [StaffAccess(at=now, staff_username="eddie", subject_id=f"T-{n}", what="traveller")
-         for n in range(4)]
-        + [StaffAccess(at=now, staff_username="vera", subject_id=f"T-{n}", what="search")
-           for n in range(10)]
-        + [StaffAccess(at=now, staff_username="sam", subject_id="T-1", what="timeline")
-           for _ in range(10)]
+        [
+            StaffAccess(at=now, staff_username="eddie", subject_id=f"T-{n}", what="traveller")
+            for n in range(4)
+        ]
+        + [
+            StaffAccess(at=now, staff_username="vera", subject_id=f"T-{n}", what="search")
+            for n in range(10)
+        ]
+        + [
+            StaffAccess(at=now, staff_username="sam", subject_id="T-1", what="timeline")
+            for _ in range(10)
+        ]
     )
     unusual = selectors.unusual_access()
     assert [(row["staff_username"], row["travellers"]) for row in unusual] == [("eddie", 4)]
@@ -153,12 +180,24 @@ def test_unusual_access_lists_staff_who_opened_many_travellers_in_an_hour(settin
 
 def test_privacy_admins_filter_and_export_the_record(privacy_admin, editor, viewer):
     now = timezone.now()
-    StaffAccess.objects.bulk_create([
-        StaffAccess(at=now, staff_username="eddie", subject_id=S, what="traveller",
-                    address="10.0.0.8", login_method="sso"),
-        StaffAccess(at=now - timedelta(days=3), staff_username="vera", subject_id="=cmd|x",
-                    what="timeline"),
-    ])
+    StaffAccess.objects.bulk_create(
+        [
+            StaffAccess(
+                at=now,
+                staff_username="eddie",
+                subject_id=S,
+                what="traveller",
+                address="10.0.0.8",
+                login_method="sso",
+            ),
+            StaffAccess(
+                at=now - timedelta(days=3),
+                staff_username="vera",
+                subject_id="=cmd|x",
+                what="timeline",
+            ),
+        ]
+    )
     client = _client(privacy_admin)
     page = client.get("/staff/access/", {"staff": "eddie"})
     assert page.status_code == 200
@@ -180,8 +219,9 @@ def test_privacy_admins_filter_and_export_the_record(privacy_admin, editor, view
 
 def test_the_traveller_sees_when_support_looked_in_both_languages(traveller, editor, signed_in):
     _client(editor).get(f"/staff/travellers/{S}/timeline/")
-    StaffAccess.objects.create(at=timezone.now(), staff_username="x", subject_id="T-OTHER",
-                               what="traveller")
+    StaffAccess.objects.create(
+        at=timezone.now(), staff_username="x", subject_id="T-OTHER", what="traveller"
+    )
     english = signed_in(S).get("/portal/looked").content.decode()
     assert "A member of our support team looked at your memory on" in english
     assert "eddie" not in english
@@ -202,9 +242,20 @@ def test_forget_everything_keeps_the_access_rows_and_no_value_or_key_is_left(
     assert StaffAccess.objects.filter(subject_id=S).count() == 2
     db = settings.DATABASES["default"]
     dump = subprocess.run(
-        ["pg_dump", "-h", db["HOST"] or "127.0.0.1", "-p", str(db["PORT"] or 5432), "-U",
-         db["USER"], "--data-only", db["NAME"]],
-        capture_output=True, text=True, check=True,
+        [
+            "pg_dump",
+            "-h",
+            db["HOST"] or "127.0.0.1",
+            "-p",
+            str(db["PORT"] or 5432),
+            "-U",
+            db["USER"],
+            "--data-only",
+            db["NAME"],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert "COPY public.staff_access" in dump and S in dump  # the rows are there
     assert VALUE not in dump and "allergy" not in dump

@@ -26,8 +26,7 @@ TURN = {"session_id": "s-1", "turn_id": "t-2", "messages": [{"role": "user", "te
 # (method, url, JSON body, the scope the endpoint needs)
 ENDPOINTS = [
     ("get", facts_url(SUBJECT), None, READ),
-    ("put", facts_url(SUBJECT),
-     {"facts": [{"key": "seat_preference", "value": "Window"}]}, WRITE),
+    ("put", facts_url(SUBJECT), {"facts": [{"key": "seat_preference", "value": "Window"}]}, WRITE),
     ("get", facts_url(SUBJECT, "seat_preference"), None, READ),
     ("put", facts_url(SUBJECT, "seat_preference"), {"value": "Window"}, WRITE),
     ("delete", facts_url(SUBJECT, "seat_preference"), None, WRITE),
@@ -47,8 +46,11 @@ def seeded():
     """A fact that a write, delete or clear would visibly change, and a job to read."""
     FactFactory(subject_id=SUBJECT, key="seat_preference", value="Prefers aisle seats")
     job, _ = job_create_or_get(
-        subject_id=SUBJECT, session_tag="0123456789ab", turn_id="t-1",
-        messages=TURN["messages"], skip_reason="seeded for the auth matrix",
+        subject_id=SUBJECT,
+        session_tag="0123456789ab",
+        turn_id="t-1",
+        messages=TURN["messages"],
+        skip_reason="seeded for the auth matrix",
         created_by_label="token:exact-host",  # the job reader below must be its poster
     )
     return db_state() | {"job_id": str(job.public_id)}
@@ -57,9 +59,11 @@ def seeded():
 def _call(client: APIClient, method: str, url: str, body: dict | None, seeded: dict):
     url = url.replace("{job}", str(seeded["job_id"]))
     kwargs = {"format": "json"} if body is not None else {}
-    return getattr(client, method)(url, body, **kwargs) if body is not None else getattr(
-        client, method
-    )(url)
+    return (
+        getattr(client, method)(url, body, **kwargs)
+        if body is not None
+        else getattr(client, method)(url)
+    )
 
 
 def _with_header(value: str | None) -> APIClient:
@@ -88,8 +92,14 @@ def _assert_401(response) -> None:
         "Basic dXNlcjpwYXNz",
         "Token mat_whatever",
     ],
-    ids=["no-header", "unknown-token", "bearer-without-token", "bearer-with-spaces",
-         "basic-auth", "other-scheme"],
+    ids=[
+        "no-header",
+        "unknown-token",
+        "bearer-without-token",
+        "bearer-with-spaces",
+        "basic-auth",
+        "other-scheme",
+    ],
 )
 def test_without_a_valid_token_every_endpoint_is_401_and_writes_nothing(
     seeded, method, url, body, scope, header

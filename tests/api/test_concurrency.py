@@ -66,8 +66,9 @@ def test_each_concurrent_put_answers_with_its_own_value_and_etag(make_agent):
         subject_id=SUBJECT, action__in=[EventAction.CREATED, EventAction.UPDATED]
     ).order_by("id")
     by_version = {event.after["version"]: event.after["value"] for event in history}
-    assert all(by_version[version] == value for version, (value, _) in
-               zip(versions, results, strict=True))
+    assert all(
+        by_version[version] == value for version, (value, _) in zip(versions, results, strict=True)
+    )
     assert MemoryFact.objects.get(subject_id=SUBJECT).version == THREADS * WRITES
 
 

@@ -55,8 +55,9 @@ def test_nesting_within_the_limit_reaches_validation(agent):
     """A moderately nested body is parsed and refused by the serializer, with a field message."""
     body = b'{"value": ' + b"[" * 20 + b"]" * 20 + b"}"
 
-    response = agent.generic("PUT", facts_url(SUBJECT, "seat"), data=body,
-                             content_type="application/json")
+    response = agent.generic(
+        "PUT", facts_url(SUBJECT, "seat"), data=body, content_type="application/json"
+    )
 
     assert _assert_error_shape(response, 400)["code"] == "invalid"
 
@@ -113,8 +114,9 @@ def test_dot_subject_ids_are_refused(agent, make_agent, subject_id):
         clean_subject_id(subject_id)
     responses = [
         agent.put(facts_url(subject_id, "seat"), {"value": "Aisle"}, format="json"),
-        agent.put(facts_url(subject_id), {"facts": [{"key": "seat", "value": "Aisle"}]},
-                  format="json"),
+        agent.put(
+            facts_url(subject_id), {"facts": [{"key": "seat", "value": "Aisle"}]}, format="json"
+        ),
         agent.get(facts_url(subject_id)),
         turns.post(subject_url(subject_id, "turns"), TURN, format="json"),
     ]

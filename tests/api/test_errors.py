@@ -140,9 +140,11 @@ def test_limits_are_enforced_not_clamped_on_the_single_fact_endpoint(agent, seed
 
 def test_unknown_category_message_lists_the_choices_without_echoing(agent, seeded):
     error = _error(
-        agent.put(facts_url(SUBJECT, "seat"), {"value": "Aisle", "category": "<b>wish</b>"},
-                  format="json"),
-        400, "invalid",
+        agent.put(
+            facts_url(SUBJECT, "seat"), {"value": "Aisle", "category": "<b>wish</b>"}, format="json"
+        ),
+        400,
+        "invalid",
     )
 
     assert "constraint, context, preference" in error["fields"]["category"]
@@ -178,9 +180,7 @@ def test_subject_id_of_129_characters_is_400_on_reads(agent, url):
         ("post", subject_url("tab\tid", "clear"), None),
     ],
 )
-def test_bad_subject_ids_are_400_on_writes_and_nothing_is_written(
-    agent, seeded, method, url, body
-):
+def test_bad_subject_ids_are_400_on_writes_and_nothing_is_written(agent, seeded, method, url, body):
     kwargs = {"format": "json"} if body is not None else {}
     response = getattr(agent, method)(url, body, **kwargs)
 
@@ -195,8 +195,12 @@ def test_bad_subject_ids_are_400_on_writes_and_nothing_is_written(
         ("get", facts_url(SUBJECT, "se\x00at"), None, "key"),
         ("delete", facts_url(SUBJECT, "se\x00at"), None, "key"),
         ("put", facts_url(SUBJECT, "seat"), {"value": "Aisle\x00"}, "value"),
-        ("put", facts_url(SUBJECT, "seat"), {"value": "Aisle", "session_id": "s\x00"},
-         "session_id"),
+        (
+            "put",
+            facts_url(SUBJECT, "seat"),
+            {"value": "Aisle", "session_id": "s\x00"},
+            "session_id",
+        ),
         ("get", facts_url(SUBJECT, "search") + "?q=ai%00sle", None, "q"),
     ],
 )
@@ -211,8 +215,11 @@ def test_nul_bytes_are_refused_with_a_field_message(agent, seeded, method, url, 
 
 @pytest.mark.parametrize(
     "url",
-    [facts_url(SUBJECT, "search") + "?query=aisle", facts_url(SUBJECT) + "?page=2",
-     subject_url(SUBJECT, "tier-one") + "?cap=100"],
+    [
+        facts_url(SUBJECT, "search") + "?query=aisle",
+        facts_url(SUBJECT) + "?page=2",
+        subject_url(SUBJECT, "tier-one") + "?cap=100",
+    ],
 )
 def test_unknown_query_parameters_are_400_not_ignored(agent, url):
     error = _error(agent.get(url), 400, "invalid")
@@ -254,8 +261,7 @@ def test_blocked_values_are_422_and_never_echoed(agent, seeded, value, digits):
 def test_privacy_team_patterns_are_enforced(agent, seeded):
     MemorySettings.objects.update_or_create(pk=1, defaults={"blocked_patterns": [r"\bPNR\b"]})
 
-    response = agent.put(facts_url(SUBJECT, "booking"), {"value": "PNR is ABC123"},
-                         format="json")
+    response = agent.put(facts_url(SUBJECT, "booking"), {"value": "PNR is ABC123"}, format="json")
 
     _error(response, 422, "blocked_by_filter")
     assert "ABC123" not in response.content.decode()
@@ -264,8 +270,13 @@ def test_privacy_team_patterns_are_enforced(agent, seeded):
 
 @pytest.mark.parametrize(
     "url",
-    ["/api/v1/nothing-here", "/api/v1/subjects/x/facts/a/b", "/api/v1/subjects/x",
-     "/api/v1/subjects/x/facts/search/more", "/api/v1/"],
+    [
+        "/api/v1/nothing-here",
+        "/api/v1/subjects/x/facts/a/b",
+        "/api/v1/subjects/x",
+        "/api/v1/subjects/x/facts/search/more",
+        "/api/v1/",
+    ],
 )
 def test_unknown_api_urls_are_json_404(agent, url):
     _error(agent.get(url), 404, "not_found")
@@ -303,18 +314,31 @@ def test_unexpected_errors_are_500_in_the_error_shape_without_details():
 
 def test_api_error_and_error_response_share_the_shape():
     raised = api_exception_handler(
-        ApiError(status_code=409, code="job_running", message="Still running.",
-                 fields={"job_id": "Busy."}, headers={"Retry-After": "5"}),
+        ApiError(
+            status_code=409,
+            code="job_running",
+            message="Still running.",
+            fields={"job_id": "Busy."},
+            headers={"Retry-After": "5"},
+        ),
         {},
     )
-    returned = error_response(status=409, code="job_running", message="Still running.",
-                              fields={"job_id": "Busy."})
+    returned = error_response(
+        status=409, code="job_running", message="Still running.", fields={"job_id": "Busy."}
+    )
 
     assert raised.status_code == returned.status_code == 409
-    assert raised.data == returned.data == {
-        "error": {"code": "job_running", "message": "Still running.",
-                  "fields": {"job_id": "Busy."}}
-    }
+    assert (
+        raised.data
+        == returned.data
+        == {
+            "error": {
+                "code": "job_running",
+                "message": "Still running.",
+                "fields": {"job_id": "Busy."},
+            }
+        }
+    )
     assert raised["Retry-After"] == "5"
 
 

@@ -21,7 +21,11 @@ def test_healthy_without_a_broker_reports_eager(client):
 
     assert response.status_code == 200
     assert response.json() == {
-        "status": "ok", "database": "ok", "broker": "eager", "cache": "local", "write_filter": "ok",
+        "status": "ok",
+        "database": "ok",
+        "broker": "eager",
+        "cache": "local",
+        "write_filter": "ok",
     }
     assert "no-cache" in response["Cache-Control"]
 
@@ -32,7 +36,11 @@ def test_healthy_with_a_reachable_broker(client):
 
     assert response.status_code == 200
     assert response.json() == {
-        "status": "ok", "database": "ok", "broker": "ok", "cache": "local", "write_filter": "ok",
+        "status": "ok",
+        "database": "ok",
+        "broker": "ok",
+        "cache": "local",
+        "write_filter": "ok",
     }
 
 
@@ -43,7 +51,10 @@ def test_unreachable_broker_is_degraded_not_down(client):
 
     assert response.status_code == 200
     assert response.json() == {
-        "status": "degraded", "database": "ok", "broker": "error", "cache": "local",
+        "status": "degraded",
+        "database": "ok",
+        "broker": "error",
+        "cache": "local",
         "write_filter": "ok",
     }
 
@@ -61,7 +72,10 @@ def test_a_stored_invalid_blocked_pattern_is_reported_without_taking_the_service
 
     assert response.status_code == 200
     assert response.json() == {
-        "status": "degraded", "database": "ok", "broker": "eager", "cache": "local",
+        "status": "degraded",
+        "database": "ok",
+        "broker": "eager",
+        "cache": "local",
         "write_filter": "error",
     }
     assert "unclosed" not in response.content.decode()

@@ -26,8 +26,11 @@ KEY = "6f1c2a4e-8d0b-4d59-9f5e-2f7f3c1b9a10"
 
 def _put_one(agent, value: str, key: str = KEY, **headers):
     return agent.put(
-        facts_url(SUBJECT, "seat_preference"), {"value": value}, format="json",
-        HTTP_IDEMPOTENCY_KEY=key, **headers,
+        facts_url(SUBJECT, "seat_preference"),
+        {"value": value},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=key,
+        **headers,
     )
 
 
@@ -100,8 +103,12 @@ def test_delete_replay_is_204_not_404(agent):
     [
         ("put", facts_url(SUBJECT, "seat_preference"), {"value": "Window seats"}, {}),
         ("put", facts_url(SUBJECT, "other_key"), {"value": "Prefers aisle seats"}, {}),
-        ("put", facts_url(SUBJECT, "seat_preference"), {"value": "Prefers aisle seats"},
-         {"HTTP_IF_MATCH": '"1"'}),
+        (
+            "put",
+            facts_url(SUBJECT, "seat_preference"),
+            {"value": "Prefers aisle seats"},
+            {"HTTP_IF_MATCH": '"1"'},
+        ),
         ("delete", facts_url(SUBJECT, "seat_preference"), None, {}),
     ],
 )
@@ -137,7 +144,9 @@ def test_keys_belong_to_one_token(make_agent):
 def test_a_failed_write_is_not_stored_so_the_key_can_be_retried(agent):
     refused = _put_one(agent, "Card 4111 1111 1111 1111")
     accepted = agent.put(
-        facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"}, format="json",
+        facts_url(SUBJECT, "seat_preference"),
+        {"value": "Aisle"},
+        format="json",
         HTTP_IDEMPOTENCY_KEY=KEY,
     )
 
@@ -186,8 +195,12 @@ def test_expired_records_are_ignored_and_purged(agent):
 @pytest.mark.django_db
 def test_forget_subject_erases_only_that_subjects_replies(agent):
     _put_one(agent, "Aisle")
-    agent.put(facts_url("FF-other", "seat_preference"), {"value": "Aisle"}, format="json",
-              HTTP_IDEMPOTENCY_KEY="other")
+    agent.put(
+        facts_url("FF-other", "seat_preference"),
+        {"value": "Aisle"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY="other",
+    )
 
     services.subject_forget(subject_id=SUBJECT, actor=Actor.customer(SUBJECT))
 
@@ -253,8 +266,7 @@ def test_concurrent_retries_with_one_key_write_once(make_agent):
 def test_the_erasing_delete_does_not_keep_the_key_in_its_own_record(agent):
     """The record of an idempotent DELETE is written after the erasure ran: it must not be the
     one place the erased key survives (issue 19)."""
-    agent.put(facts_url(SUBJECT, "pregnancy_zqx"), {"value": "Expecting in March"},
-              format="json")
+    agent.put(facts_url(SUBJECT, "pregnancy_zqx"), {"value": "Expecting in March"}, format="json")
     response = agent.delete(facts_url(SUBJECT, "pregnancy_zqx"), HTTP_IDEMPOTENCY_KEY="del-zqx")
     assert response.status_code == 204
     assert IdempotencyRecord.objects.filter(key="del-zqx").exists()

@@ -21,16 +21,19 @@ SUBJECT = "FF-LEAN-1"
 def facts(db):
     services.fact_upsert(
         subject_id=SUBJECT,
-        facts=[services.FactDraft("seat_preference", "Aisle, 靠走道"),
-               services.FactDraft("no_red_eyes", "Avoids red-eye flights", "constraint")],
+        facts=[
+            services.FactDraft("seat_preference", "Aisle, 靠走道"),
+            services.FactDraft("no_red_eyes", "Avoids red-eye flights", "constraint"),
+        ],
         actor=Actor.system("test"),
     )
 
 
 def _comparable(response) -> tuple[int, bytes, dict[str, str]]:
     # Expires follows the clock and X-Request-ID is made per request: neither tells paths apart.
-    headers = {name: value for name, value in response.items()
-               if name not in ("Expires", "X-Request-ID")}
+    headers = {
+        name: value for name, value in response.items() if name not in ("Expires", "X-Request-ID")
+    }
     return response.status_code, response.content, headers
 
 

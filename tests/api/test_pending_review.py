@@ -14,8 +14,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_fact_held_for_review_is_404_pending_review(make_agent):
-    FactFactory(subject_id="FF-9", key="health_note", value="Carries insulin",
-                actor=Actor.agent("h"))
+    FactFactory(
+        subject_id="FF-9", key="health_note", value="Carries insulin", actor=Actor.agent("h")
+    )
     agent = make_agent(Scope.MEMORY_READ.value)
 
     response = agent.get(facts_url("FF-9", "health_note"))

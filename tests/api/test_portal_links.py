@@ -30,8 +30,9 @@ def test_the_airline_gets_a_url_that_opens_the_portal_once(make_agent):
     body = response.json()
     assert set(body) == {"url", "expires_at"}
     expires = parse_datetime(body["expires_at"])
-    assert timezone.now() + timedelta(minutes=14) < expires <= timezone.now() + timedelta(
-        minutes=15)
+    assert (
+        timezone.now() + timedelta(minutes=14) < expires <= timezone.now() + timedelta(minutes=15)
+    )
     url = urlsplit(body["url"])
     assert (url.scheme, url.netloc) == ("http", "testserver")
     assert url.path.startswith("/portal/open/")
@@ -61,8 +62,9 @@ def test_each_call_issues_a_new_link_and_no_reply_is_stored(make_agent):
     assert PortalLink.objects.count() == 2
 
 
-@pytest.mark.parametrize("scopes", [(Scope.MEMORY_READ.value, Scope.MEMORY_WRITE.value),
-                                    (Scope.TURNS_WRITE.value,)])
+@pytest.mark.parametrize(
+    "scopes", [(Scope.MEMORY_READ.value, Scope.MEMORY_WRITE.value), (Scope.TURNS_WRITE.value,)]
+)
 def test_other_scopes_are_refused_and_issue_nothing(make_agent, scopes):
     response = make_agent(*scopes).post(subject_url("FF-1", "portal-links"))
 
@@ -86,8 +88,11 @@ def test_a_bad_subject_id_is_400(make_agent):
 def test_the_issuer_may_pass_the_travellers_time_zone(make_agent):
     agent = make_agent(PORTAL)
 
-    response = agent.post(subject_url("FF-1", "portal-links"), {"time_zone": "Europe/London"},
-                          content_type="application/json")
+    response = agent.post(
+        subject_url("FF-1", "portal-links"),
+        {"time_zone": "Europe/London"},
+        content_type="application/json",
+    )
 
     assert response.status_code == 201
     assert PortalLink.objects.get().time_zone == "Europe/London"
@@ -95,8 +100,9 @@ def test_the_issuer_may_pass_the_travellers_time_zone(make_agent):
 
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "../../etc/passwd", "x" * 65, "UTC\x00"])
 def test_a_time_zone_that_is_not_one_is_a_400_naming_the_field(make_agent, zone):
-    response = make_agent(PORTAL).post(subject_url("FF-1", "portal-links"), {"time_zone": zone},
-                                       content_type="application/json")
+    response = make_agent(PORTAL).post(
+        subject_url("FF-1", "portal-links"), {"time_zone": zone}, content_type="application/json"
+    )
 
     assert response.status_code == 400
     assert "time_zone" in response.json()["error"]["fields"]

@@ -35,25 +35,43 @@ DEAD_URL = f"redis://127.0.0.1:{REDIS_PORT}/0"
 
 
 def _redis_cache(url: str) -> dict:
-    return {"default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
-        "KEY_PREFIX": "memoryadmin",
-        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
-    }}
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "memoryadmin",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
 
 
 @pytest.fixture
 def redis_then_killed(tmp_path):
     """Our own redis-server: answers first, then is killed (SIGKILL), as in an outage."""
     server = subprocess.Popen(  # noqa: S603 - fixed argv
-        ["redis-server", "--port", str(REDIS_PORT), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            "redis-server",
+            "--port",
+            str(REDIS_PORT),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         for _ in range(100):
-            ping = subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "ping"],  # noqa: S607
-                                  capture_output=True, text=True)
+            ping = subprocess.run(
+                ["redis-cli", "-p", str(REDIS_PORT), "ping"],  # noqa: S607
+                capture_output=True,
+                text=True,
+            )
             if ping.stdout.strip() == "PONG":
                 break
             time.sleep(0.05)
@@ -77,9 +95,15 @@ def redis_then_killed(tmp_path):
 def test_the_agent_api_serves_from_postgresql_while_redis_is_down(
     make_agent, redis_then_killed, caplog
 ):
-    with override_settings(CACHES=_redis_cache(DEAD_URL), CELERY_BROKER_URL=DEAD_URL,
-                           ANTHROPIC_API_KEY="test-key", API_THROTTLE_RATE="1000/min"), \
-            publishing_to(DEAD_URL):
+    with (
+        override_settings(
+            CACHES=_redis_cache(DEAD_URL),
+            CELERY_BROKER_URL=DEAD_URL,
+            ANTHROPIC_API_KEY="test-key",
+            API_THROTTLE_RATE="1000/min",
+        ),
+        publishing_to(DEAD_URL),
+    ):
         from django.core.cache import caches
 
         caches["default"].set("probe", 1)  # Redis answers before the outage
@@ -88,18 +112,22 @@ def test_the_agent_api_serves_from_postgresql_while_redis_is_down(
         redis_then_killed()
         caplog.set_level(logging.WARNING, logger="memoryadmin.sharedcache")
 
-        put = agent.put(facts_url("FF-R1", "seat"), {"value": "Prefers aisle seats"},
-                        format="json")
+        put = agent.put(facts_url("FF-R1", "seat"), {"value": "Prefers aisle seats"}, format="json")
         assert put.status_code == 201, put.content
         for _ in range(30):
             assert agent.get(subject_url("FF-R1", "tier-one")).status_code == 200
         assert [f["value"] for f in agent.get(facts_url("FF-R1")).json()["facts"]] == [
             "Prefers aisle seats"
         ]
-        turn = agent.post(subject_url("FF-R1", "turns"), {
-            "session_id": "s-1", "turn_id": "t-1",
-            "messages": [{"role": "user", "text": "I like aisle seats."}],
-        }, format="json")
+        turn = agent.post(
+            subject_url("FF-R1", "turns"),
+            {
+                "session_id": "s-1",
+                "turn_id": "t-1",
+                "messages": [{"role": "user", "text": "I like aisle seats."}],
+            },
+            format="json",
+        )
         assert turn.status_code == 202 and turn.json()["status"] == "queued"
         job = ExtractionJob.objects.get(subject_id="FF-R1", turn_id="t-1")
         assert job.status == "queued" and job.sent_at is None  # the reaper sends it later
@@ -123,14 +151,22 @@ def test_the_throttle_still_limits_each_process_while_redis_is_down(make_agent, 
 
 @pytest.mark.django_db
 def test_healthz_says_degraded_and_names_the_cache_and_the_broker(client, redis_then_killed):
-    with override_settings(CACHES=_redis_cache(DEAD_URL), CELERY_BROKER_URL=DEAD_URL,
-                           API_HEALTH_BROKER_TIMEOUT_SECONDS=1):
+    with override_settings(
+        CACHES=_redis_cache(DEAD_URL),
+        CELERY_BROKER_URL=DEAD_URL,
+        API_HEALTH_BROKER_TIMEOUT_SECONDS=1,
+    ):
         assert client.get("/healthz").json()["status"] == "ok"
         redis_then_killed()
         response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "degraded", "database": "ok", "broker": "error",
-                               "cache": "error", "write_filter": "ok"}
+    assert response.json() == {
+        "status": "degraded",
+        "database": "ok",
+        "broker": "error",
+        "cache": "error",
+        "write_filter": "ok",
+    }
 
 
 @pytest.mark.django_db
@@ -160,24 +196,47 @@ def test_fault_run_redis_killed_under_load_against_make_serve(case):
     degraded while it lasts, turns posted meanwhile, every turn processed once Redis is back, no
     lost update."""
     params = connection.settings_dict
-    url = (f"postgres://{params['USER'] or 'postgres'}@{params['HOST'] or '127.0.0.1'}:"
-           f"{params['PORT'] or 5432}/{params['NAME']}")
+    url = (
+        f"postgres://{params['USER'] or 'postgres'}@{params['HOST'] or '127.0.0.1'}:"
+        f"{params['PORT'] or 5432}/{params['NAME']}"
+    )
     done = subprocess.run(
-        [sys.executable, "bench/fault_test.py", "--case", case, "--duration",
-         os.environ.get("FAULT_TEST_SECONDS", "18")],
-        cwd=ROOT, env={**os.environ, "DATABASE_URL": url, "FAULT_PORT": "8192",
-                       "FAULT_REDIS_PORTS": "6391,6392"},
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "bench/fault_test.py",
+            "--case",
+            case,
+            "--duration",
+            os.environ.get("FAULT_TEST_SECONDS", "18"),
+        ],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DATABASE_URL": url,
+            "FAULT_PORT": "8192",
+            "FAULT_REDIS_PORTS": "6391,6392",
+        },
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     report = done.stdout[-4000:] + done.stderr[-2000:]
     assert done.returncode == 0, report
     assert "FAIL" not in done.stdout, report
-    label = {"broker": "the broker's Redis", "cache": "the cache's Redis",
-             "both": "both Redis servers"}[case]
+    label = {
+        "broker": "the broker's Redis",
+        "cache": "the cache's Redis",
+        "both": "both Redis servers",
+    }[case]
     assert f"kill {label}" in done.stdout and f"start {label} again" in done.stdout, report
     named = {"broker": "broker", "cache": "cache", "both": "broker and cache"}[case]
-    for check in ("no 5xx", "no lost update", "no request failed at the connection",
-                  "every posted turn processed once Redis is back", "one model call per job",
-                  f"{case}: /healthz said degraded, naming {named}",
-                  f"{case}: turns posted while it was down"):
+    for check in (
+        "no 5xx",
+        "no lost update",
+        "no request failed at the connection",
+        "every posted turn processed once Redis is back",
+        "one model call per job",
+        f"{case}: /healthz said degraded, naming {named}",
+        f"{case}: turns posted while it was down",
+    ):
         assert f"PASS  {check}" in done.stdout, report

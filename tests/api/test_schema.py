@@ -72,7 +72,11 @@ def test_schema_lists_every_endpoint_with_bearer_auth_and_the_error_shape(served
     assert set(error["properties"]) == {"code", "message", "fields"}
     fact = served_schema["components"]["schemas"]["WireFact"]
     assert set(fact["properties"]) == {
-        "key", "value", "category", "updated_at", "source_session_id"
+        "key",
+        "value",
+        "category",
+        "updated_at",
+        "source_session_id",
     }
     for method, path in OWN_OPERATIONS:
         operation = served_schema["paths"][path][method.lower()]
@@ -153,8 +157,11 @@ def all_scopes_secret(db, settings, keep_test_connection) -> str:
 @schema.parametrize()
 @hypothesis_settings(
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                           HealthCheck.filter_too_much],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+    ],
 )
 def test_every_operation_conforms_and_never_5xx(case, all_scopes_secret):
     conformance = [

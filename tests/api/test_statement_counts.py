@@ -23,7 +23,8 @@ def _statements(send) -> list[str]:
         response = send()
     assert response.status_code in (200, 201), response.content
     return [
-        q["sql"] for q in queries.captured_queries
+        q["sql"]
+        for q in queries.captured_queries
         if not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))
     ]
 
@@ -54,8 +55,13 @@ def test_a_single_put_answers_without_reading_the_fact_again(agent):
         lambda: agent.put(facts_url("FF-2", "seat"), {"value": "Window"}, format="json")
     )
     assert len(sqls) == 4  # lock, read, UPDATE, event INSERT
-    reads_of_facts = [sql for sql in sqls if sql.lstrip().upper().startswith("SELECT")
-                      and "memory_fact" in sql and "FOR UPDATE" not in sql]
+    reads_of_facts = [
+        sql
+        for sql in sqls
+        if sql.lstrip().upper().startswith("SELECT")
+        and "memory_fact" in sql
+        and "FOR UPDATE" not in sql
+    ]
     assert len(reads_of_facts) == 1  # the one inside the write, before it
 
 

@@ -88,20 +88,28 @@ def test_the_shared_cache_is_redis_whenever_the_broker_is():
         "import django; django.setup(); from django.conf import settings as s;"
         "print(s.CACHES['default']['BACKEND'], s.CACHES['default'].get('LOCATION', ''))"
     )
-    base = {"PATH": os.environ.get("PATH", ""), "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
-            "DEBUG": "true"}
+    base = {
+        "PATH": os.environ.get("PATH", ""),
+        "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
+        "DEBUG": "true",
+    }
     root = Path(__file__).resolve().parents[2]
 
     def backend(**env: str) -> list[str]:
         out = subprocess.run(  # noqa: S603 - fixed argv
-            [sys.executable, "-c", code], cwd=root, env={**base, **env},
-            capture_output=True, text=True, check=True,
+            [sys.executable, "-c", code],
+            cwd=root,
+            env={**base, **env},
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return out.stdout.split()
 
     assert backend() == ["django.core.cache.backends.locmem.LocMemCache"]
     assert backend(CELERY_BROKER_URL="redis://127.0.0.1:6379/4") == [
-        "django.core.cache.backends.redis.RedisCache", "redis://127.0.0.1:6379/4"
+        "django.core.cache.backends.redis.RedisCache",
+        "redis://127.0.0.1:6379/4",
     ]
     assert backend(
         CELERY_BROKER_URL="redis://127.0.0.1:6379/4", CACHE_URL="redis://127.0.0.1:6379/5"
@@ -165,8 +173,9 @@ def test_workers_sharing_a_token_admit_exactly_its_limit_together(settings, rate
     limit, _ = parse_rate(rate)
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
-    workers = [context.Process(target=_admitted_in_a_worker, args=(rate, limit, queue))
-               for _ in range(4)]
+    workers = [
+        context.Process(target=_admitted_in_a_worker, args=(rate, limit, queue)) for _ in range(4)
+    ]
     for worker in workers:
         worker.start()
     admitted = [queue.get(timeout=60) for _ in workers]

@@ -61,7 +61,8 @@ def test_issue_refuses_bad_input_and_creates_nothing(name, scopes, field):
 
 
 @pytest.mark.parametrize(
-    "secret", ["", "mat_wrong", "x" * 10_000, None, 42],
+    "secret",
+    ["", "mat_wrong", "x" * 10_000, None, 42],
 )
 def test_authenticate_refuses_anything_that_is_not_an_issued_secret(secret):
     token_issue(name="host", scopes=["memory:read"])

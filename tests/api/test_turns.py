@@ -69,6 +69,7 @@ def post(client: APIClient, subject_id: str, body: Any, run_task: Any = None) ->
 
 # --- the happy path ------------------------------------------------------------------------------
 
+
 def test_posted_turn_is_accepted_and_learned(
     fake_anthropic: FakeAnthropic, django_capture_on_commit_callbacks: Any
 ) -> None:
@@ -83,8 +84,14 @@ def test_posted_turn_is_accepted_and_learned(
     job = client.get(f"/api/v1/jobs/{job_id}").json()
     assert job["status"] == "succeeded"
     assert job["counts"] == {
-        "proposed": 1, "stored": 1, "updated": 0, "duplicates": 0, "blocked": 0,
-        "sent_to_review": 0, "invalid": 0, "cut_by_cap": 0,
+        "proposed": 1,
+        "stored": 1,
+        "updated": 0,
+        "duplicates": 0,
+        "blocked": 0,
+        "sent_to_review": 0,
+        "invalid": 0,
+        "cut_by_cap": 0,
     }
     assert job["usage"] == {"input_tokens": 321, "output_tokens": 54}
     assert job["model"] == "claude-haiku-4-5-20251001"
@@ -113,8 +120,7 @@ def test_replays_return_the_same_job(
     fake_anthropic.script(tool_use([AISLE]))
     client = agent()
     first = post(client, "trav-2", turn(), django_capture_on_commit_callbacks)
-    replays = [post(client, "trav-2", turn(), django_capture_on_commit_callbacks)
-               for _ in range(5)]
+    replays = [post(client, "trav-2", turn(), django_capture_on_commit_callbacks) for _ in range(5)]
     assert first.status_code == 202
     assert {r.status_code for r in replays} == {200}
     assert {r.json()["job_id"] for r in replays} == {first.json()["job_id"]}
@@ -173,6 +179,7 @@ def test_largest_allowed_turn_is_accepted(fake_anthropic: FakeAnthropic) -> None
 
 # --- learning that is switched off ---------------------------------------------------------------
 
+
 def test_paused_subject_gets_a_skipped_job_and_no_stored_transcript(
     fake_anthropic: FakeAnthropic,
 ) -> None:
@@ -197,6 +204,7 @@ def test_without_a_model_key_the_turn_is_accepted_and_skipped(settings: Any) -> 
 
 
 # --- memory never fails a turn ------------------------------------------------------------------
+
 
 def test_model_returning_500s_still_answers_202_and_the_job_records_it(
     fake_anthropic: FakeAnthropic, django_capture_on_commit_callbacks: Any
@@ -236,6 +244,7 @@ def test_model_refusing_the_key_still_answers_202(
 
 # --- who may ask ---------------------------------------------------------------------------------
 
+
 def test_no_token_is_401_in_the_house_shape() -> None:
     response = APIClient().post(turns_url("trav-a"), turn(), format="json")
     assert response.status_code == 401
@@ -268,11 +277,9 @@ def test_revoked_token_is_401() -> None:
 BAD_BODIES = [
     ("no messages", turn(messages=[]), "messages"),
     ("too many messages", turn(messages=[{"role": "user", "text": "hi"}] * 201), "messages"),
-    ("text too long", turn(messages=[{"role": "user", "text": "x" * 20_001}]),
-     "messages[0].text"),
+    ("text too long", turn(messages=[{"role": "user", "text": "x" * 20_001}]), "messages[0].text"),
     ("unknown role", turn(messages=[{"role": "system", "text": "hi"}]), "messages[0].role"),
-    ("text not a string", turn(messages=[{"role": "user", "text": {"a": 1}}]),
-     "messages[0].text"),
+    ("text not a string", turn(messages=[{"role": "user", "text": {"a": 1}}]), "messages[0].text"),
     ("message not an object", turn(messages=["hello"]), "messages[0]"),
     ("messages not a list", turn(messages="hello"), "messages"),
     ("missing session_id", {k: v for k, v in turn().items() if k != "session_id"}, "session_id"),
@@ -286,8 +293,9 @@ BAD_BODIES = [
 ]
 
 
-@pytest.mark.parametrize(("body", "field"), [(b, f) for _, b, f in BAD_BODIES],
-                         ids=[name for name, _, _ in BAD_BODIES])
+@pytest.mark.parametrize(
+    ("body", "field"), [(b, f) for _, b, f in BAD_BODIES], ids=[name for name, _, _ in BAD_BODIES]
+)
 def test_bad_bodies_are_400_with_field_messages(body: Any, field: str) -> None:
     response = post(agent(), "trav-bad", body)
     assert response.status_code == 400
@@ -333,6 +341,7 @@ def test_job_status_while_queued(fake_anthropic: FakeAnthropic) -> None:
 
 # --- documentation -------------------------------------------------------------------------------
 
+
 def test_openapi_schema_documents_both_operations() -> None:
     schema = SchemaGenerator().get_schema(request=None, public=True)
     post_op = schema["paths"]["/api/v1/subjects/{subject_id}/turns"]["post"]
@@ -376,6 +385,7 @@ def test_forget_everything_before_extraction_leaves_no_transcript(
 
 
 # --- who may read a job --------------------------------------------------------------------------
+
 
 def test_a_job_is_readable_only_by_tokens_of_the_host_that_posted_it() -> None:
     poster = agent(name="host-a")

@@ -39,8 +39,11 @@ def test_put_facts_saves_them_in_the_upstream_shape_and_records_the_token(agent)
         {
             "facts": [
                 {"key": "seat_preference", "value": "Prefers aisle seats"},
-                {"key": "overnight_flight", "value": "Avoids overnight flights",
-                 "category": "constraint"},
+                {
+                    "key": "overnight_flight",
+                    "value": "Avoids overnight flights",
+                    "category": "constraint",
+                },
             ],
             "session_id": "sess-raw-secret-123",
         },
@@ -71,11 +74,13 @@ def test_put_facts_saves_them_in_the_upstream_shape_and_records_the_token(agent)
 
 
 def test_put_facts_replaces_by_key(agent):
-    agent.put(facts_url(SUBJECT), {"facts": [{"key": "seat_preference", "value": "Aisle"}]},
-              format="json")
+    agent.put(
+        facts_url(SUBJECT), {"facts": [{"key": "seat_preference", "value": "Aisle"}]}, format="json"
+    )
 
     response = agent.put(
-        facts_url(SUBJECT), {"facts": [{"key": "seat_preference", "value": "Window"}]},
+        facts_url(SUBJECT),
+        {"facts": [{"key": "seat_preference", "value": "Window"}]},
         format="json",
     )
 
@@ -85,18 +90,21 @@ def test_put_facts_replaces_by_key(agent):
     ]
     fact = MemoryFact.objects.get(subject_id=SUBJECT, key="seat_preference")
     assert fact.version == 2
-    assert list(
-        FactEvent.objects.filter(subject_id=SUBJECT).values_list("action", flat=True)
-    ) == [EventAction.CREATED, EventAction.UPDATED]
+    assert list(FactEvent.objects.filter(subject_id=SUBJECT).values_list("action", flat=True)) == [
+        EventAction.CREATED,
+        EventAction.UPDATED,
+    ]
 
 
 def test_put_facts_holds_sensitive_facts_for_review_and_says_so(agent):
     response = agent.put(
         facts_url(SUBJECT),
-        {"facts": [
-            {"key": "mobility_aid", "value": "Travels with a wheelchair"},
-            {"key": "meal", "value": "Likes the vegetarian meal"},
-        ]},
+        {
+            "facts": [
+                {"key": "mobility_aid", "value": "Travels with a wheelchair"},
+                {"key": "meal", "value": "Likes the vegetarian meal"},
+            ]
+        },
         format="json",
     )
 
@@ -118,7 +126,9 @@ def test_get_one_fact_with_etag(agent):
     body = response.json()
     assert set(body) == WIRE_KEYS
     assert (body["key"], body["value"], body["category"]) == (
-        "seat_preference", "Prefers aisle seats", "preference"
+        "seat_preference",
+        "Prefers aisle seats",
+        "preference",
     )
     assert body["source_session_id"] is None
 
@@ -145,8 +155,12 @@ def test_get_one_missing_fact_is_404_in_the_error_shape(agent):
 
 
 def test_pending_facts_are_invisible_one_by_one(agent):
-    FactFactory(subject_id=SUBJECT, key="mobility_aid", value="Uses a wheelchair",
-                actor=Actor.agent("other"))
+    FactFactory(
+        subject_id=SUBJECT,
+        key="mobility_aid",
+        value="Uses a wheelchair",
+        actor=Actor.agent("other"),
+    )
     assert MemoryFact.objects.get(key="mobility_aid").status == FactStatus.PENDING_REVIEW
 
     assert agent.get(facts_url(SUBJECT, "mobility_aid")).status_code == 404
@@ -184,8 +198,9 @@ def test_put_one_with_the_same_value_changes_nothing(agent):
     before = db_state()
 
     # The same words with stray spaces (a change of case is a correction since issue 20).
-    response = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": " Aisle  "},
-                         format="json")
+    response = agent.put(
+        facts_url(SUBJECT, "seat_preference"), {"value": " Aisle  "}, format="json"
+    )
 
     assert response.status_code == 200
     assert response["ETag"] == '"1"'
@@ -210,8 +225,7 @@ def test_put_one_when_the_traveller_paused_memory_use(agent):
         subject_id=SUBJECT, actor=Actor.customer(SUBJECT), memory_use_paused=True
     )
 
-    response = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"},
-                         format="json")
+    response = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"}, format="json")
 
     assert response.status_code == 202
     assert response.json() == {"key": "seat_preference", "status": "not_visible"}
@@ -222,7 +236,9 @@ def test_put_one_with_current_if_match_writes(agent):
     agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"}, format="json")
 
     response = agent.put(
-        facts_url(SUBJECT, "seat_preference"), {"value": "Window"}, format="json",
+        facts_url(SUBJECT, "seat_preference"),
+        {"value": "Window"},
+        format="json",
         HTTP_IF_MATCH='"1"',
     )
 
@@ -231,11 +247,13 @@ def test_put_one_with_current_if_match_writes(agent):
 
 
 def test_put_one_with_star_if_match_needs_an_existing_fact(agent):
-    missing = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"},
-                        format="json", HTTP_IF_MATCH="*")
+    missing = agent.put(
+        facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"}, format="json", HTTP_IF_MATCH="*"
+    )
     agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"}, format="json")
-    present = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Window"},
-                        format="json", HTTP_IF_MATCH="*")
+    present = agent.put(
+        facts_url(SUBJECT, "seat_preference"), {"value": "Window"}, format="json", HTTP_IF_MATCH="*"
+    )
 
     assert missing.status_code == 412
     assert present.status_code == 200
@@ -248,7 +266,9 @@ def test_put_one_with_stale_if_match_is_412_and_changes_nothing(agent, if_match)
     before = db_state()
 
     response = agent.put(
-        facts_url(SUBJECT, "seat_preference"), {"value": "Middle"}, format="json",
+        facts_url(SUBJECT, "seat_preference"),
+        {"value": "Middle"},
+        format="json",
         HTTP_IF_MATCH=if_match,
     )
 
@@ -261,8 +281,12 @@ def test_put_one_with_stale_if_match_is_412_and_changes_nothing(agent, if_match)
 def test_put_one_if_match_list_containing_the_current_version_writes(agent):
     agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Aisle"}, format="json")
 
-    response = agent.put(facts_url(SUBJECT, "seat_preference"), {"value": "Window"},
-                         format="json", HTTP_IF_MATCH='"7", "1"')
+    response = agent.put(
+        facts_url(SUBJECT, "seat_preference"),
+        {"value": "Window"},
+        format="json",
+        HTTP_IF_MATCH='"7", "1"',
+    )
 
     assert response.status_code == 200
 
@@ -311,10 +335,12 @@ def test_delete_with_stale_if_match_is_412_and_keeps_the_fact(agent):
 
 def test_search_matches_any_word_in_key_value_or_category(agent):
     FactFactory(subject_id=SUBJECT, key="seat_preference", value="Prefers aisle seats")
-    FactFactory(subject_id=SUBJECT, key="overnight_flight", value="Avoids red-eyes",
-                category="constraint")
-    FactFactory(subject_id=SUBJECT, key="travel_party", value="Usually with spouse",
-                category="context")
+    FactFactory(
+        subject_id=SUBJECT, key="overnight_flight", value="Avoids red-eyes", category="constraint"
+    )
+    FactFactory(
+        subject_id=SUBJECT, key="travel_party", value="Usually with spouse", category="context"
+    )
 
     aisle = agent.get(facts_url(SUBJECT, "search"), {"q": "AISLE"})
     either = agent.get(facts_url(SUBJECT, "search"), {"q": "spouse constraint"})
@@ -337,8 +363,12 @@ def test_search_is_not_a_fact_called_search(agent):
 
 
 def test_tier_one_puts_constraints_first_and_caps_the_rest(agent):
-    FactFactory(subject_id=SUBJECT, key="no_overnight", value="Avoids overnight flights",
-                category="constraint")
+    FactFactory(
+        subject_id=SUBJECT,
+        key="no_overnight",
+        value="Avoids overnight flights",
+        category="constraint",
+    )
     for n in range(9):
         FactFactory(subject_id=SUBJECT, key=f"pref_{n}", value=f"Likes thing {n}")
 
@@ -377,8 +407,7 @@ def test_purge_generation_of_an_unknown_traveller_is_zero(agent):
 def test_subject_id_of_128_characters_is_fine(agent):
     long_id = "x" * 128
 
-    response = agent.put(facts_url(long_id, "seat_preference"), {"value": "Aisle"},
-                         format="json")
+    response = agent.put(facts_url(long_id, "seat_preference"), {"value": "Aisle"}, format="json")
 
     assert response.status_code == 201
     assert Subject.objects.filter(subject_id=long_id).exists()

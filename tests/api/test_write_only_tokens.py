@@ -12,16 +12,28 @@ pytestmark = pytest.mark.django_db
 
 def test_a_write_only_token_gets_back_only_what_it_wrote(make_agent):
     reader_writer = make_agent()
-    reader_writer.put(facts_url("FF-W1"), {"facts": [
-        {"key": "meal", "value": "Vegetarian meals"},
-        {"key": "seat", "value": "Prefers aisle seats"},
-    ]}, format="json")
+    reader_writer.put(
+        facts_url("FF-W1"),
+        {
+            "facts": [
+                {"key": "meal", "value": "Vegetarian meals"},
+                {"key": "seat", "value": "Prefers aisle seats"},
+            ]
+        },
+        format="json",
+    )
     writer = make_agent("memory:write", name="write-only")
     assert writer.get(facts_url("FF-W1")).status_code == 403
 
-    reply = writer.put(facts_url("FF-W1"), {"facts": [
-        {"key": "lounge", "value": "Likes a quiet lounge"},
-    ]}, format="json")
+    reply = writer.put(
+        facts_url("FF-W1"),
+        {
+            "facts": [
+                {"key": "lounge", "value": "Likes a quiet lounge"},
+            ]
+        },
+        format="json",
+    )
 
     assert reply.status_code == 200
     assert [(f["key"], f["value"]) for f in reply.json()["facts"]] == [
@@ -32,8 +44,10 @@ def test_a_write_only_token_gets_back_only_what_it_wrote(make_agent):
 
 def test_a_token_that_may_read_still_gets_the_agents_view(make_agent):
     agent = make_agent()
-    agent.put(facts_url("FF-W2"), {"facts": [{"key": "meal", "value": "Vegetarian meals"}]},
-              format="json")
-    reply = agent.put(facts_url("FF-W2"), {"facts": [{"key": "seat", "value": "Aisle"}]},
-                      format="json")
+    agent.put(
+        facts_url("FF-W2"), {"facts": [{"key": "meal", "value": "Vegetarian meals"}]}, format="json"
+    )
+    reply = agent.put(
+        facts_url("FF-W2"), {"facts": [{"key": "seat", "value": "Aisle"}]}, format="json"
+    )
     assert [f["key"] for f in reply.json()["facts"]] == ["meal", "seat"]

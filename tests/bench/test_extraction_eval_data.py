@@ -48,6 +48,7 @@ ROWS = _raw_lines()
 
 # --- The dataset ---------------------------------------------------------------------------------
 
+
 def test_dataset_is_big_enough_and_bilingual():
     langs = Counter(row["lang"] for row in ROWS)
     assert len(ROWS) >= 40
@@ -113,8 +114,7 @@ def test_enough_negatives_restatements_and_updates():
     restatements = [row for row in negatives if row["held"]]
     assert len(restatements) >= 2, "restating a held fact must be labelled as storing nothing"
     updates = [
-        row for row in ROWS
-        if {w["key"] for w in row["expected"]} & {h["key"] for h in row["held"]}
+        row for row in ROWS if {w["key"] for w in row["expected"]} & {h["key"] for h in row["held"]}
     ]
     assert len(updates) >= 2, "updating a held fact must be covered"
     assert any(len(row["expected"]) == 3 for row in ROWS), "a conversation with three facts"
@@ -140,6 +140,7 @@ def test_loader_reads_every_line():
 
 # --- The scorer ----------------------------------------------------------------------------------
 
+
 def fact(value: str, key: str = "k") -> object:
     return bench.StoredFact(key=key, value=value, category="preference")
 
@@ -158,7 +159,8 @@ def test_precision_and_recall_on_a_small_run():
     scores = [
         # 1 of 2 expected found, 1 extra stored: precision 1/2, recall 1/2 here.
         bench.score_case(
-            "a", "en",
+            "a",
+            "en",
             [fact("Prefers aisle seats"), fact("Flight CI100 costs $500")],
             [want("aisle"), want("red-eye", "overnight")],
         ),
@@ -194,7 +196,8 @@ def test_nothing_stored_gives_undefined_precision_not_perfect():
 
 def test_one_stored_fact_satisfies_only_one_expected_fact():
     score = bench.score_case(
-        "x", "en",
+        "x",
+        "en",
         [fact("Travels with husband, prefers aisle")],
         [want("husband", key="travel_party"), want("aisle", key="seat_preference")],
     )
@@ -225,25 +228,33 @@ def test_matching_is_maximum_not_first_come():
 
 def test_miss_report_names_missed_and_unexpected_facts():
     score = bench.score_case(
-        "x", "en",
+        "x",
+        "en",
         [bench.StoredFact(key="fare", value="CI100 is $500", category="context", is_update=True)],
         [want("aisle", key="seat_preference")],
     )
     lines = bench.describe_misses(score)
     assert any("missed" in line and "seat_preference" in line for line in lines)
-    assert any("unexpected" in line and "CI100 is $500" in line and "[update]" in line
-               for line in lines)
+    assert any(
+        "unexpected" in line and "CI100 is $500" in line and "[update]" in line for line in lines
+    )
     negative = bench.score_case("y", "en", [fact("Prefers aisle")], [])
     assert any("stored on a negative" in line for line in bench.describe_misses(negative))
 
 
 # --- The script without a key ---------------------------------------------------------------------
 
+
 def test_script_without_api_key_explains_and_exits_zero():
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--limit", "2"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
@@ -256,13 +267,19 @@ def test_script_rejects_a_bad_limit():
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--limit", "0"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 2
     assert "--limit" in result.stderr
 
 
 # --- The script against a local stand-in for the Messages API ------------------------------------
+
 
 class _FakeServer(ThreadingHTTPServer):
     """Records every request body; `refuse` makes it answer 401 like a bad key would."""
@@ -283,23 +300,43 @@ class _FakeMessages(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         fake.requests.append(body)
         if fake.refuse:
-            self._reply(401, {"type": "error", "error": {
-                "type": "authentication_error", "message": "invalid x-api-key"}})
+            self._reply(
+                401,
+                {
+                    "type": "error",
+                    "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+                },
+            )
             return
         conversation = body["messages"][0]["content"].split("Conversation:", 1)[1]
         content: list[dict] = [{"type": "text", "text": "Nothing worth keeping."}]
         if "aisle" in conversation.lower():
-            content = [{
-                "type": "tool_use", "id": f"toolu_{len(fake.requests)}", "name": "record_fact",
-                "input": {"key": "seat_preference", "value": "Prefers aisle seats",
-                          "category": "preference"},
-            }]
+            content = [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{len(fake.requests)}",
+                    "name": "record_fact",
+                    "input": {
+                        "key": "seat_preference",
+                        "value": "Prefers aisle seats",
+                        "category": "preference",
+                    },
+                }
+            ]
         used_tool = content[0]["type"] == "tool_use"
-        self._reply(200, {
-            "id": "msg_fake", "type": "message", "role": "assistant", "model": body["model"],
-            "content": content, "stop_reason": "tool_use" if used_tool else "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": 100, "output_tokens": 20},
-        })
+        self._reply(
+            200,
+            {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "content": content,
+                "stop_reason": "tool_use" if used_tool else "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 100, "output_tokens": 20},
+            },
+        )
 
     def _reply(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()
@@ -324,16 +361,30 @@ def fake_api() -> Iterator[_FakeServer]:
 
 
 def _case(case_id: str, lang: str, user_text: str, expected: list, held: list | None = None):
-    return {"id": case_id, "lang": lang, "held": held or [], "notes": "test case",
-            "messages": [{"role": "user", "text": user_text}], "expected": expected}
+    return {
+        "id": case_id,
+        "lang": lang,
+        "held": held or [],
+        "notes": "test case",
+        "messages": [{"role": "user", "text": user_text}],
+        "expected": expected,
+    }
 
 
 def _run_script(server: _FakeServer, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key-not-real",
-           "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}"}
+    env = {
+        **os.environ,
+        "ANTHROPIC_API_KEY": "test-key-not-real",
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}",
+    }
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -344,9 +395,15 @@ def test_script_scores_a_run_against_the_api(fake_api, tmp_path):
         _case("hit", "en", "I always sit on the aisle.", [aisle]),
         _case("wrong", "en", "Aisle this time, but I always take a window.", [window]),
         _case("quiet", "zh-Hant", "幫我改到明天。", []),
-        _case("restated", "en", "Aisle as usual, please.", [],
-              held=[{"key": "seat_preference", "value": "Prefers aisle seats",
-                     "category": "preference"}]),
+        _case(
+            "restated",
+            "en",
+            "Aisle as usual, please.",
+            [],
+            held=[
+                {"key": "seat_preference", "value": "Prefers aisle seats", "category": "preference"}
+            ],
+        ),
     ]
     data = tmp_path / "cases.jsonl"
     data.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")

@@ -13,7 +13,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def test_the_command_line_imports_every_scenario_and_keeps_its_flags() -> None:
     done = subprocess.run(
         [sys.executable, str(REPO_ROOT / "bench" / "run.py"), "--help"],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     for flag in ("--preset", "--n", "--load-seconds", "--skip-load", "--only"):

@@ -24,4 +24,3 @@ def http_store(live_server, api_token):
     store = HttpMemoryStore(live_server.url, api_token, session_id="sess-http-1", backoff=0.01)
     yield store
     async_to_sync(store.aclose)()
-

@@ -128,8 +128,12 @@ class CannedHttpServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 owner.seen.append(
-                    Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                         body)
+                    Seen(
+                        self.command,
+                        self.path,
+                        {k.lower(): v for k, v in self.headers.items()},
+                        body,
+                    )
                 )
                 canned = owner.responses[min(len(owner.seen), len(owner.responses)) - 1]
                 if isinstance(canned.body, str):

@@ -29,7 +29,11 @@ def test_client_module_imports_without_django(module):
     )
     env = {name: value for name, value in os.environ.items() if name != "DJANGO_SETTINGS_MODULE"}
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
@@ -101,7 +105,11 @@ def test_old_import_path_imports_without_django():
     )
     env = {name: value for name, value in os.environ.items() if name != "DJANGO_SETTINGS_MODULE"}
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=60,
     )
     assert done.returncode == 0, done.stderr

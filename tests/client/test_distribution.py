@@ -35,8 +35,13 @@ def isolated_env(**extra: str) -> dict[str, str]:
 
 def run(args: list[str], cwd: Path, timeout: float, **extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        args, cwd=cwd, env=isolated_env(**extra), capture_output=True, text=True,
-        timeout=timeout, stdin=subprocess.DEVNULL,
+        args,
+        cwd=cwd,
+        env=isolated_env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -45,9 +50,17 @@ def test_client_installs_alone_and_talks_to_a_live_server(live_server, api_token
     venv.EnvBuilder(with_pip=True).create(home)
     python = str(home / "bin" / "python")
     done = run(
-        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         f"{ROOT / 'client'}[mcp]"],
-        tmp_path, 300,
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            f"{ROOT / 'client'}[mcp]",
+        ],
+        tmp_path,
+        300,
     )
     assert done.returncode == 0, done.stderr
 
@@ -56,7 +69,9 @@ def test_client_installs_alone_and_talks_to_a_live_server(live_server, api_token
     assert "No module named 'django'" in no_django.stderr
 
     done = run(
-        [python, str(PROBE), live_server.url, SUBJECT], tmp_path, 120,
+        [python, str(PROBE), live_server.url, SUBJECT],
+        tmp_path,
+        120,
         MEMORYADMIN_TOKEN=api_token,
     )
     assert done.returncode == 0, done.stderr
@@ -74,8 +89,8 @@ def test_client_installs_alone_and_talks_to_a_live_server(live_server, api_token
     assert "Vegetarian" in seen["mcp"]["recall"][0]
 
     assert set(MemoryFact.objects.filter(subject_id=SUBJECT).values_list("key", flat=True)) == {
-        "seat_preference", "meal",
+        "seat_preference",
+        "meal",
     }
     event = FactEvent.objects.filter(subject_id=SUBJECT, key="meal").get()
     assert (event.actor_kind, event.actor_label) == (ActorKind.AGENT, f"token:{TOKEN_NAME}")
-

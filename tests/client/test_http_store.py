@@ -79,13 +79,19 @@ def test_stale_if_match_is_a_conflict_and_writes_nothing(http_store):
     first = run(http_store.put_fact, "t-ver", "seat_preference", "Prefers aisle seats")
     assert first.version == 1 and first.fact.value == "Prefers aisle seats"
     second = run(
-        http_store.put_fact, "t-ver", "seat_preference", "Prefers window seats",
+        http_store.put_fact,
+        "t-ver",
+        "seat_preference",
+        "Prefers window seats",
         expected_version=first.version,
     )
     assert second.version == 2
     with pytest.raises(Conflict) as caught:
         run(
-            http_store.put_fact, "t-ver", "seat_preference", "Prefers middle seats",
+            http_store.put_fact,
+            "t-ver",
+            "seat_preference",
+            "Prefers middle seats",
             expected_version=first.version,
         )
     assert caught.value.status == 412
@@ -136,7 +142,8 @@ def upstream_of(url: str) -> tuple[str, int]:
 def test_a_read_succeeds_after_the_first_connection_drops(live_server, api_token):
     run(
         HttpMemoryStore(live_server.url, api_token).upsert_facts,
-        "t-retry", [fact("meal", "Vegetarian meals")],
+        "t-retry",
+        [fact("meal", "Vegetarian meals")],
     )
     with DroppingProxy(upstream_of(live_server.url), drop=1) as proxy:
         store = HttpMemoryStore(proxy.url, api_token, backoff=0.01)
@@ -151,9 +158,10 @@ def test_a_clear_whose_connection_dropped_is_retried_and_applied_once(live_serve
         run(store.clear, "t-clear")
     assert proxy.connections == 2
     assert Subject.objects.get(subject_id="t-clear").purge_generation == 1
-    assert FactEvent.objects.filter(
-        subject_id="t-clear", action=EventAction.SUBJECT_CLEARED
-    ).count() == 1
+    assert (
+        FactEvent.objects.filter(subject_id="t-clear", action=EventAction.SUBJECT_CLEARED).count()
+        == 1
+    )
 
 
 def test_the_store_works_inside_one_long_running_loop(http_store):
@@ -179,17 +187,30 @@ AISLE_TURN = [
 
 def test_a_posted_turn_is_learned_and_its_job_can_be_read(http_store, settings):
     with serving(settings) as fake_model:
-        fake_model.script(tool_use([
-            {"key": "seat_preference", "value": "Prefers aisle seats", "category": "preference"},
-        ]))
+        fake_model.script(
+            tool_use(
+                [
+                    {
+                        "key": "seat_preference",
+                        "value": "Prefers aisle seats",
+                        "category": "preference",
+                    },
+                ]
+            )
+        )
         accepted = run(
-            http_store.post_turn, "t-turn", session_id="sess-turn", turn_id="turn-1",
+            http_store.post_turn,
+            "t-turn",
+            session_id="sess-turn",
+            turn_id="turn-1",
             messages=AISLE_TURN,
         )
     assert set(accepted) == {"job_id", "status"}
     job = run(http_store.job, accepted["job_id"])
     assert (job["job_id"], job["subject_id"], job["turn_id"]) == (
-        accepted["job_id"], "t-turn", "turn-1",
+        accepted["job_id"],
+        "t-turn",
+        "turn-1",
     )
     assert job["status"] == "succeeded" and job["counts"]["stored"] == 1
     [learned] = run(http_store.get_facts, "t-turn")
@@ -199,12 +220,8 @@ def test_a_posted_turn_is_learned_and_its_job_can_be_read(http_store, settings):
 
 def test_posting_the_same_turn_again_returns_the_same_job(http_store, settings):
     settings.ANTHROPIC_API_KEY = ""  # no model: the job is accepted and skipped
-    first = run(
-        http_store.post_turn, "t-turn2", session_id="s", turn_id="t1", messages=AISLE_TURN
-    )
-    again = run(
-        http_store.post_turn, "t-turn2", session_id="s", turn_id="t1", messages=AISLE_TURN
-    )
+    first = run(http_store.post_turn, "t-turn2", session_id="s", turn_id="t1", messages=AISLE_TURN)
+    again = run(http_store.post_turn, "t-turn2", session_id="s", turn_id="t1", messages=AISLE_TURN)
     assert again["job_id"] == first["job_id"]
     assert run(http_store.job, first["job_id"])["status"] == "skipped"
 

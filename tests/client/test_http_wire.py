@@ -76,15 +76,21 @@ def test_upsert_sends_the_facts_the_session_and_an_idempotency_key():
             store_for(server.url, session_id="sess-9"),
             "upsert_facts",
             "t-1",
-            [MemoryFact(key="overnight", value="Avoids overnight flights",
-                        category=MemoryCategory.CONSTRAINT)],
+            [
+                MemoryFact(
+                    key="overnight",
+                    value="Avoids overnight flights",
+                    category=MemoryCategory.CONSTRAINT,
+                )
+            ],
         )
     [seen] = server.seen
     assert seen.method == "PUT" and seen.path == "/api/v1/subjects/t-1/facts"
     assert uuid.UUID(seen.headers["idempotency-key"])
     assert json.loads(seen.body) == {
-        "facts": [{"key": "overnight", "value": "Avoids overnight flights",
-                   "category": "constraint"}],
+        "facts": [
+            {"key": "overnight", "value": "Avoids overnight flights", "category": "constraint"}
+        ],
         "session_id": "sess-9",
     }
 
@@ -97,10 +103,12 @@ def test_upserting_nothing_sends_nothing():
 
 def test_put_fact_sends_if_match_and_every_write_gets_its_own_key():
     with CannedHttpServer([Canned(200, FACT, {"ETag": '"3"'})]) as server:
+
         async def go():
             async with store_for(server.url)() as store:
-                first = await store.put_fact("t-1", "seat_preference", "Prefers aisle seats",
-                                             expected_version=2)
+                first = await store.put_fact(
+                    "t-1", "seat_preference", "Prefers aisle seats", expected_version=2
+                )
                 await store.put_fact("t-1", "seat_preference", "Prefers aisle seats")
                 return first
 
@@ -140,7 +148,9 @@ def test_each_error_status_raises_its_type(status, body, expected, code):
     error = caught.value
     assert type(error) is expected
     assert (error.status, error.code, error.message) == (
-        status, code, body["error"]["message"],
+        status,
+        code,
+        body["error"]["message"],
     )
     assert error.fields == body["error"]["fields"]
     assert len(server.seen) == 1  # an answer, even an error, is never retried
@@ -148,8 +158,9 @@ def test_each_error_status_raises_its_type(status, body, expected, code):
 
 def test_throttled_carries_retry_after():
     with (
-        CannedHttpServer([Canned(429, error_body("throttled", "Slow down."),
-                                 {"Retry-After": "7"})]) as server,
+        CannedHttpServer(
+            [Canned(429, error_body("throttled", "Slow down."), {"Retry-After": "7"})]
+        ) as server,
         pytest.raises(Throttled) as caught,
     ):
         call(store_for(server.url), "search_facts", "t-1", "seat")

@@ -78,13 +78,20 @@ async def drive(base_url: str, token: str, errlog) -> dict:
             seen["tools"] = {tool.name: tool for tool in listed.tools}
             seen["empty_profile"] = await session.call_tool("saved_memory", {})
             seen["save"] = await session.call_tool(
-                "save_memory", {"key": "Seat Preference", "value": "Prefers aisle seats",
-                                "evidence": "aisle seat for me, always"}
+                "save_memory",
+                {
+                    "key": "Seat Preference",
+                    "value": "Prefers aisle seats",
+                    "evidence": "aisle seat for me, always",
+                },
             )
             seen["constraint"] = await session.call_tool(
                 "save_memory",
-                {"key": "overnight_flights", "value": "Avoids overnight flights",
-                 "category": "constraint"},
+                {
+                    "key": "overnight_flights",
+                    "value": "Avoids overnight flights",
+                    "category": "constraint",
+                },
             )
             seen["inject"] = await session.call_tool(
                 "save_memory",
@@ -142,7 +149,9 @@ def test_mcp_server_saves_recalls_and_serves_the_profile(live_server, api_token,
     assert profile.endswith("</saved_memory>")
 
     assert set(MemoryFact.objects.filter(subject_id=SUBJECT).values_list("key", flat=True)) == {
-        "seat_preference", "overnight_flights", "note",
+        "seat_preference",
+        "overnight_flights",
+        "note",
     }
     seat = MemoryFact.objects.get(subject_id=SUBJECT, key="seat_preference")
     # the assistant's quote, kept as its own until a posted turn shows the traveller said it
@@ -168,7 +177,12 @@ def test_mcp_server_refuses_to_start_without_a_token():
     env = {name: value for name, value in os.environ.items() if name != "MEMORYADMIN_TOKEN"}
     done = subprocess.run(
         [sys.executable, *server_command("http://127.0.0.1:1")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2
     assert "MEMORYADMIN_TOKEN" in done.stderr
@@ -179,7 +193,10 @@ def test_mcp_server_refuses_to_start_without_a_token():
 def test_mcp_module_help_runs_despite_sharing_the_sdk_name(module):
     done = subprocess.run(
         [sys.executable, "-m", module, "--help"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert "--subject" in done.stdout and "MEMORYADMIN_TOKEN" in done.stdout

@@ -24,15 +24,20 @@ def test_skill_has_frontmatter_an_agent_runtime_can_load():
 def test_skill_covers_the_rules_the_agent_must_follow():
     text = skill_text().lower()
     for rule in (
-        "today",                  # today's explicit request wins over a saved default
-        "saved_memory",           # don't recall what the injected profile already shows
+        "today",  # today's explicit request wins over a saved default
+        "saved_memory",  # don't recall what the injected profile already shows
         "recall_memories",
-        "same turn",              # save right away, with a short confirmation
-        "same key",               # reuse keys to replace
+        "same turn",  # save right away, with a short confirmation
+        "same key",  # reuse keys to replace
         "one fact per key",
-        "passport", "loyalty", "booking", "card", "e-mail", "phone",
+        "passport",
+        "loyalty",
+        "booking",
+        "card",
+        "e-mail",
+        "phone",
         "health",
-        "in so many words",       # ...unless the traveller explicitly asked
+        "in so many words",  # ...unless the traveller explicitly asked
     ):
         assert rule in text, rule
 
@@ -40,9 +45,19 @@ def test_skill_covers_the_rules_the_agent_must_follow():
 def _build(source: Path, out: Path) -> None:
     """What an install does with a source tree, up to the files it would copy."""
     done = subprocess.run(
-        [sys.executable, "-c", "import setuptools; setuptools.setup()", "-q",
-         "build_py", "--build-lib", str(out)],
-        cwd=source, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import setuptools; setuptools.setup()",
+            "-q",
+            "build_py",
+            "--build-lib",
+            str(out),
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
 
@@ -66,7 +81,7 @@ def test_skill_is_installed_with_the_package(tmp_path):
     _build(source, out)
     assert (out / "memoryadmin_client" / "http.py").is_file()
     assert (out / "memoryadmin_client" / "SKILL.md").is_file(), (
-        'client/pyproject.toml needs [tool.setuptools.package-data] memoryadmin_client = '
+        "client/pyproject.toml needs [tool.setuptools.package-data] memoryadmin_client = "
         '["SKILL.md"]'
     )
 

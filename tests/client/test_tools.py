@@ -92,9 +92,15 @@ def test_save_answers_with_the_key_as_stored_and_stores_it(tools):
 
 
 def test_save_with_a_category(tools):
-    answer = use(tools, "save_memory", {
-        "key": "overnight_flights", "value": "Avoids overnight flights", "category": "Constraint",
-    })
+    answer = use(
+        tools,
+        "save_memory",
+        {
+            "key": "overnight_flights",
+            "value": "Avoids overnight flights",
+            "category": "Constraint",
+        },
+    )
     assert answer == "Saved: overnight_flights."
     assert stored() == {"overnight_flights": ("Avoids overnight flights", "constraint")}
 
@@ -117,10 +123,12 @@ def test_an_overlong_value_is_cut_like_the_server_cuts_it(tools):
 
 @pytest.mark.parametrize(
     ("value", "secret"),
-    [("Card 4111 1111 1111 1111", "4111"),
-     # Full-width digits, as Chinese and Japanese keyboards type them (issue 20).
-     ("Card ４１１１ １１１１ １１１１ １１１１", "４１１１"),
-     ("Call ＋８８６ ９１２ ３４５ ６７８", "９１２")],
+    [
+        ("Card 4111 1111 1111 1111", "4111"),
+        # Full-width digits, as Chinese and Japanese keyboards type them (issue 20).
+        ("Card ４１１１ １１１１ １１１１ １１１１", "４１１１"),
+        ("Call ＋８８６ ９１２ ３４５ ６７８", "９１２"),
+    ],
 )
 def test_a_blocked_value_is_refused_without_repeating_it(tools, value, secret):
     result = run(tools.call, "save_memory", {"key": "payment_card", "value": value})
@@ -152,9 +160,17 @@ def test_invalid_saves_explain_what_is_wrong(tools, tool_input, expected):
 
 
 def test_a_fact_held_for_review_is_saved_but_not_recalled(tools):
-    assert use(tools, "save_memory", {
-        "key": "mobility", "value": "Uses a wheelchair at connections",
-    }) == "Saved: mobility."
+    assert (
+        use(
+            tools,
+            "save_memory",
+            {
+                "key": "mobility",
+                "value": "Uses a wheelchair at connections",
+            },
+        )
+        == "Saved: mobility."
+    )
     assert MemoryFact.objects.get(subject_id=SUBJECT).status == FactStatus.PENDING_REVIEW
     assert use(tools, "recall_memories", {"topic": "wheelchair"}) == (
         "No saved memories about wheelchair."
@@ -166,12 +182,24 @@ def test_a_fact_held_for_review_is_saved_but_not_recalled(tools):
 
 def test_recall_lists_matching_facts_one_per_line(tools):
     use(tools, "save_memory", {"key": "seat_preference", "value": "Prefers aisle seats"})
-    use(tools, "save_memory", {
-        "key": "overnight_flights", "value": "Avoids overnight flights", "category": "constraint",
-    })
-    use(tools, "save_memory", {
-        "key": "travel_party", "value": "Usually travels with spouse", "category": "context",
-    })
+    use(
+        tools,
+        "save_memory",
+        {
+            "key": "overnight_flights",
+            "value": "Avoids overnight flights",
+            "category": "constraint",
+        },
+    )
+    use(
+        tools,
+        "save_memory",
+        {
+            "key": "travel_party",
+            "value": "Usually travels with spouse",
+            "category": "context",
+        },
+    )
     assert records(use(tools, "recall_memories", {"topic": "aisle spouse"})) == [
         ("seat_preference", "Prefers aisle seats", "preference"),
         ("travel_party", "Usually travels with spouse", "context"),
@@ -208,9 +236,15 @@ def test_unknown_tool_is_an_error_text_not_an_exception(tools):
 def test_profile_lists_tier_one(tools):
     empty = run(tools.profile)
     assert records(empty) == [] and "(nothing saved yet)" in empty
-    use(tools, "save_memory", {
-        "key": "overnight_flights", "value": "Avoids overnight flights", "category": "constraint",
-    })
+    use(
+        tools,
+        "save_memory",
+        {
+            "key": "overnight_flights",
+            "value": "Avoids overnight flights",
+            "category": "constraint",
+        },
+    )
     assert records(run(tools.profile)) == [
         ("overnight_flights", "Avoids overnight flights", "constraint")
     ]
@@ -222,9 +256,17 @@ def test_profile_lists_tier_one(tools):
 def test_the_tools_over_http_save_recall_and_audit_as_the_token(live_server, api_token):
     store = HttpMemoryStore(live_server.url, api_token)
     tools = MemoryTools(store, "t-http-tools", "sess-conversation-7")
-    assert use(tools, "save_memory", {
-        "key": "Seat Preference", "value": "Prefers aisle seats",
-    }) == "Saved: seat_preference."
+    assert (
+        use(
+            tools,
+            "save_memory",
+            {
+                "key": "Seat Preference",
+                "value": "Prefers aisle seats",
+            },
+        )
+        == "Saved: seat_preference."
+    )
     assert records(use(tools, "recall_memories", {"topic": "aisle"})) == [
         ("seat_preference", "Prefers aisle seats", "preference")
     ]

@@ -30,22 +30,33 @@ def held() -> dict[str, object]:
     """A traveller with a plain, a sensitive and a held fact; a rule, its run and a token."""
     services.fact_upsert(
         subject_id=T,
-        facts=[services.FactDraft("seat_preference", "Prefers an aisle seat"),
-               services.FactDraft("travel_party", "Travels with a spouse", "context")],
+        facts=[
+            services.FactDraft("seat_preference", "Prefers an aisle seat"),
+            services.FactDraft("travel_party", "Travels with a spouse", "context"),
+        ],
         actor=Actor.system("test"),
     )
     services.fact_flag_sensitive(subject_id=T, key="travel_party", actor=Actor.system("test"))
-    services.fact_upsert(subject_id=T, facts=[services.FactDraft("mobility", "Uses a cane",
-                                                                 "context")],
-                         actor=Actor.agent("host-1"))
+    services.fact_upsert(
+        subject_id=T,
+        facts=[services.FactDraft("mobility", "Uses a cane", "context")],
+        actor=Actor.agent("host-1"),
+    )
     rule, run = services.retention_rule_save(
-        proposal=services.RuleProposal(name="Context", category="context", key_glob="",
-                                     sensitive=None, ttl_days=30),
-        actor=Actor.system("test"), reason="a rule to show",
+        proposal=services.RuleProposal(
+            name="Context", category="context", key_glob="", sensitive=None, ttl_days=30
+        ),
+        actor=Actor.system("test"),
+        reason="a rule to show",
     )
     token, _ = token_issue(name="embedded", scopes=["memory:read"])
-    request = privacy_request_record(subject_id=T, kind="access", channel="phone",
-                                     received_at=timezone.now(), actor=Actor.system("test"))
+    request = privacy_request_record(
+        subject_id=T,
+        kind="access",
+        channel="phone",
+        received_at=timezone.now(),
+        actor=Actor.system("test"),
+    )
     uses_record(subject_id=T, uses=[TurnUse("sess-e", "turn-e", injected=["seat_preference"])])
     return {"rule": rule.pk, "run": run.pk, "token": token.pk, "request": request.number}
 
@@ -63,8 +74,10 @@ def staff_pages(ids: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
             ("/staff/privacy/", "<h1>Privacy requests</h1>"),
             (f"/staff/privacy/requests/{ids['request']}/", f"request {ids['request']}"),
             ("/staff/unused/", "<h1>Facts not used in 90 days</h1>"),
-            (f"/staff/travellers/{T}/turns/{session_tag('sess-e')}/turn-e/",
-             "Prefers an aisle seat"),
+            (
+                f"/staff/travellers/{T}/turns/{session_tag('sess-e')}/turn-e/",
+                "Prefers an aisle seat",
+            ),
         ],
         EDITOR: [
             (f"/staff/travellers/{T}/add-fact/", f"Add a fact about <code>{T}</code>"),

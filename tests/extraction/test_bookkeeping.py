@@ -24,12 +24,21 @@ from memoryadmin.testing.fake_anthropic import FakeAnthropic, tool_use
 pytestmark = pytest.mark.django_db(transaction=True)
 
 THREE = [
-    {"key": "seat_preference", "value": "Prefers a window seat on night flights",
-     "category": "preference"},
-    {"key": "meal_note", "value": "Asks for the fruit platter instead of dessert",
-     "category": "preference"},
-    {"key": "connection_time", "value": "Wants at least 90 minutes to connect",
-     "category": "constraint"},
+    {
+        "key": "seat_preference",
+        "value": "Prefers a window seat on night flights",
+        "category": "preference",
+    },
+    {
+        "key": "meal_note",
+        "value": "Asks for the fruit platter instead of dessert",
+        "category": "preference",
+    },
+    {
+        "key": "connection_time",
+        "value": "Wants at least 90 minutes to connect",
+        "category": "constraint",
+    },
 ]
 TURN = [{"role": "user", "text": "Window at night, fruit not dessert, 90 minutes to connect."}]
 
@@ -41,15 +50,19 @@ def drafts(facts: list[dict[str, str]]) -> list[fact_services.FactDraft]:
 def held_subject(subject_id: str) -> None:
     """A traveller the system already knows (the usual case: the subject row exists)."""
     fact_services.fact_upsert(
-        subject_id=subject_id, facts=[fact_services.FactDraft("home_airport", "Flies from Oslo",
-                                                             "preference")],
-        actor=Actor.system("seed"), reason="held before the test",
+        subject_id=subject_id,
+        facts=[fact_services.FactDraft("home_airport", "Flies from Oslo", "preference")],
+        actor=Actor.system("seed"),
+        reason="held before the test",
     )
 
 
 def new_job(subject_id: str, turn_id: str = "t-1") -> ExtractionJob:
     job, created = services.job_create_or_get(
-        subject_id=subject_id, session_tag=session_tag("s-1"), turn_id=turn_id, messages=TURN,
+        subject_id=subject_id,
+        session_tag=session_tag("s-1"),
+        turn_id=turn_id,
+        messages=TURN,
     )
     assert created
     return job
@@ -75,8 +88,11 @@ def test_one_turn_costs_the_fact_write_plus_four_statements(
     selectors.memory_config()  # the per-process cache is warm on a busy worker
     with CaptureQueriesContext(connection) as write:
         fact_services.fact_upsert(
-            subject_id="count-write", facts=drafts(THREE), actor=Actor.extraction(),
-            reason="baseline", session_tag=session_tag("s-1"),
+            subject_id="count-write",
+            facts=drafts(THREE),
+            actor=Actor.extraction(),
+            reason="baseline",
+            session_tag=session_tag("s-1"),
         )
     fake_anthropic.script(tool_use(THREE))
     job = new_job("count-turn")
@@ -98,7 +114,10 @@ def test_a_turn_with_nothing_new_writes_no_fact_and_stays_small(
 ) -> None:
     held_subject("count-dup")
     fact_services.fact_upsert(
-        subject_id="count-dup", facts=drafts(THREE), actor=Actor.system("seed"), reason="held",
+        subject_id="count-dup",
+        facts=drafts(THREE),
+        actor=Actor.system("seed"),
+        reason="held",
     )
     selectors.memory_config()
     fake_anthropic.script(tool_use(THREE))
@@ -137,15 +156,23 @@ def test_the_attempt_and_the_running_state_are_committed_before_the_model_answer
 
     def look() -> None:  # another connection, while the call is in flight
         row = ExtractionJob.objects.get(pk=job.pk)
-        seen.update(status=row.status, attempts=row.attempts, model=row.model,
-                    started=row.started_at is not None)
+        seen.update(
+            status=row.status,
+            attempts=row.attempts,
+            model=row.model,
+            started=row.started_at is not None,
+        )
 
     fake_anthropic.script(tool_use(THREE[:1], callback=look))
     job = new_job("in-flight")
     runtime.extract_turn(job.pk)
 
-    assert seen == {"status": JobStatus.RUNNING, "attempts": 1,
-                    "model": "claude-haiku-4-5-20251001", "started": True}
+    assert seen == {
+        "status": JobStatus.RUNNING,
+        "attempts": 1,
+        "model": "claude-haiku-4-5-20251001",
+        "started": True,
+    }
     job.refresh_from_db()
     assert (job.status, job.attempts, job.stored) == (JobStatus.SUCCEEDED, 1, 1)
 

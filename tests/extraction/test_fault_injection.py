@@ -52,9 +52,21 @@ class RedisServer:
 
     def start(self) -> RedisServer:
         self.process = subprocess.Popen(  # noqa: S603 - fixed argv
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         wait_for(self.answers, timeout=10)
         return self
@@ -95,11 +107,14 @@ def start_worker(
 
     def start() -> Worker:
         with django_db_blocker.unblock():
-            worker = Worker(broker_url=broker.url, env={
-                "ANTHROPIC_API_KEY": "sk-ant-test-fake",
-                "ANTHROPIC_BASE_URL": model.base_url,
-                "ANTHROPIC_TIMEOUT_SECONDS": "20",
-            }).start()
+            worker = Worker(
+                broker_url=broker.url,
+                env={
+                    "ANTHROPIC_API_KEY": "sk-ant-test-fake",
+                    "ANTHROPIC_BASE_URL": model.base_url,
+                    "ANTHROPIC_TIMEOUT_SECONDS": "20",
+                },
+            ).start()
         workers.append(worker)
         return worker
 
@@ -141,8 +156,7 @@ def test_turns_posted_while_the_broker_is_down_all_succeed_once_it_is_back(
 
     started = time.monotonic()
     responses = [
-        host.post(f"/api/v1/subjects/fault-{n}/turns", turn("t-1"), format="json")
-        for n in range(5)
+        host.post(f"/api/v1/subjects/fault-{n}/turns", turn("t-1"), format="json") for n in range(5)
     ]
     elapsed = time.monotonic() - started
 
@@ -157,8 +171,7 @@ def test_turns_posted_while_the_broker_is_down_all_succeed_once_it_is_back(
     settings.EXTRACTION_RESEND_AFTER_SECONDS = 0
     reap_jobs_task.apply()  # what beat runs every minute
 
-    wait_for(lambda: all(job_status(host, job_id) == "succeeded" for job_id in job_ids),
-             timeout=60)
+    wait_for(lambda: all(job_status(host, job_id) == "succeeded" for job_id in job_ids), timeout=60)
     for n in range(5):
         assert MemoryFact.objects.filter(subject_id=f"fault-{n}").count() == 1
     assert worker.process is not None and worker.process.poll() is None, worker.output()

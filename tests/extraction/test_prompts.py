@@ -13,19 +13,47 @@ from memoryadmin.extraction.prompts import (
 def test_airline_prompt_is_filled_from_the_generic_template() -> None:
     assert "{" not in AIRLINE_PROMPT
     assert airline_prompt(3) == AIRLINE_PROMPT
-    for generic in ("said it themself", "still be true", "next time", "record_fact",
-                    "reuse its key", "snake_case English", "own language or in English"):
+    for generic in (
+        "said it themself",
+        "still be true",
+        "next time",
+        "record_fact",
+        "reuse its key",
+        "snake_case English",
+        "own language or in English",
+    ):
         assert generic in EXTRACTION_TEMPLATE or generic in AIRLINE_PROMPT, generic
 
 
 def test_airline_prompt_names_what_to_keep_and_what_not() -> None:
     text = AIRLINE_PROMPT.lower()
-    for keep in ("seat", "cabin", "meal preferences that are not medical", "airports",
-                 "connections", "overnight flights", "travel with", "baggage", "routes"):
+    for keep in (
+        "seat",
+        "cabin",
+        "meal preferences that are not medical",
+        "airports",
+        "connections",
+        "overnight flights",
+        "travel with",
+        "baggage",
+        "routes",
+    ):
         assert keep in text, keep
-    for skip in ("this trip's errand", "fares", "availability", "schedules", "policies",
-                 "guesses", "health", "financial", "identity", "in so many words", "loyalty",
-                 "passport", "booking number"):
+    for skip in (
+        "this trip's errand",
+        "fares",
+        "availability",
+        "schedules",
+        "policies",
+        "guesses",
+        "health",
+        "financial",
+        "identity",
+        "in so many words",
+        "loyalty",
+        "passport",
+        "booking number",
+    ):
         assert skip in text, skip
 
 
@@ -39,7 +67,9 @@ def test_record_fact_tool_schema() -> None:
     schema = RECORD_FACT_TOOL["input_schema"]
     assert schema["type"] == "object"
     assert schema["properties"]["key"] == {
-        "type": "string", "maxLength": 64, "description": schema["properties"]["key"]["description"]
+        "type": "string",
+        "maxLength": 64,
+        "description": schema["properties"]["key"]["description"],
     }
     assert schema["properties"]["value"]["maxLength"] == 200
     assert schema["properties"]["category"]["enum"] == ["preference", "constraint", "context"]

@@ -75,8 +75,9 @@ def test_while_the_broker_stays_down_the_reaper_keeps_the_job_queued(
     assert (job.status, job.transcript, job.sends) == (JobStatus.QUEUED, MESSAGES, 0)
 
 
-def test_a_fresh_unsent_job_is_left_alone(settings: Any,
-                                          django_capture_on_commit_callbacks: Any) -> None:
+def test_a_fresh_unsent_job_is_left_alone(
+    settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     """The web process is still sending it; the reaper must not race it."""
     settings.EXTRACTION_RESEND_AFTER_SECONDS = 300
     with publishing_to(DOWN), django_capture_on_commit_callbacks(execute=True):
@@ -108,8 +109,12 @@ def test_a_running_job_past_its_deadline_is_sent_again_and_its_facts_stored_once
     fake_anthropic.script(tool_use([AISLE]))
     job = submit()  # not run: on_commit callbacks were not executed
     services.job_start(job.pk)
-    job = age(job, started_at=timezone.now() - timedelta(minutes=5), sends=1,
-              sent_at=timezone.now() - timedelta(minutes=5))
+    job = age(
+        job,
+        started_at=timezone.now() - timedelta(minutes=5),
+        sends=1,
+        sent_at=timezone.now() - timedelta(minutes=5),
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         outcome = services.jobs_reap()

@@ -19,7 +19,10 @@ def create(
     subject_id: str = "svc", turn_id: str = "t1", tag: str = "aaaaaaaaaaaa"
 ) -> ExtractionJob:
     job, _ = services.job_create_or_get(
-        subject_id=subject_id, session_tag=tag, turn_id=turn_id, messages=MESSAGES,
+        subject_id=subject_id,
+        session_tag=tag,
+        turn_id=turn_id,
+        messages=MESSAGES,
         created_by_label="token:host",
     )
     return job
@@ -28,7 +31,9 @@ def create(
 def test_create_is_idempotent_per_subject_session_and_turn() -> None:
     first = create()
     again, created = services.job_create_or_get(
-        subject_id="svc", session_tag="aaaaaaaaaaaa", turn_id="t1",
+        subject_id="svc",
+        session_tag="aaaaaaaaaaaa",
+        turn_id="t1",
         messages=[{"role": "user", "text": "something else"}],
     )
     assert not created and again.pk == first.pk
@@ -46,7 +51,10 @@ def test_the_database_enforces_one_job_per_turn() -> None:
 
 def test_born_skipped_keeps_no_transcript() -> None:
     job, created = services.job_create_or_get(
-        subject_id="svc", session_tag="aaaaaaaaaaaa", turn_id="t9", messages=MESSAGES,
+        subject_id="svc",
+        session_tag="aaaaaaaaaaaa",
+        turn_id="t9",
+        messages=MESSAGES,
         skip_reason="memory is disabled",
     )
     assert created and job.status == JobStatus.SKIPPED and job.transcript is None
@@ -132,7 +140,10 @@ def test_stale_jobs_are_failed_and_their_transcripts_wiped() -> None:
     fresh.refresh_from_db()
     done.refresh_from_db()
     assert (old.status, old.transcript, old.reason, old.retryable) == (
-        JobStatus.FAILED, None, services.STALE_JOB_REASON, True,
+        JobStatus.FAILED,
+        None,
+        services.STALE_JOB_REASON,
+        True,
     )
     assert (fresh.status, fresh.transcript) == (JobStatus.QUEUED, MESSAGES)
     assert done.status == JobStatus.SUCCEEDED
@@ -154,20 +165,25 @@ def test_job_succeed_refuses_a_moved_generation_and_the_facts_roll_back_with_it(
     def end(generation: int):
         def end_job(result: fact_services.UpsertResult) -> None:
             services.job_succeed(run.job, purge_generation=generation, stored=len(result.created))
+
         return end_job
 
     with pytest.raises(Exception) as refused:
         fact_services.fact_upsert(
-            subject_id="guarded", facts=[fact_services.FactDraft("seat_preference", "Aisle")],
-            actor=Actor.extraction(), before_commit=end(run.purge_generation + 1),
+            subject_id="guarded",
+            facts=[fact_services.FactDraft("seat_preference", "Aisle")],
+            actor=Actor.extraction(),
+            before_commit=end(run.purge_generation + 1),
         )
     assert services.job_not_ended(refused.value)
     assert fact_selectors.subject_facts("guarded") == []
     assert ExtractionJob.objects.get(pk=job.pk).status == JobStatus.RUNNING
 
     fact_services.fact_upsert(
-        subject_id="guarded", facts=[fact_services.FactDraft("seat_preference", "Aisle")],
-        actor=Actor.extraction(), before_commit=end(run.purge_generation),
+        subject_id="guarded",
+        facts=[fact_services.FactDraft("seat_preference", "Aisle")],
+        actor=Actor.extraction(),
+        before_commit=end(run.purge_generation),
     )
     ended = ExtractionJob.objects.get(pk=job.pk)
     assert (ended.status, ended.stored, ended.transcript) == (JobStatus.SUCCEEDED, 1, None)
@@ -175,8 +191,10 @@ def test_job_succeed_refuses_a_moved_generation_and_the_facts_roll_back_with_it(
     # A job already ended is refused as well: facts are written once per job.
     with pytest.raises(Exception) as again:
         fact_services.fact_upsert(
-            subject_id="guarded", facts=[fact_services.FactDraft("meal_note", "Vegan")],
-            actor=Actor.extraction(), before_commit=end(run.purge_generation),
+            subject_id="guarded",
+            facts=[fact_services.FactDraft("meal_note", "Vegan")],
+            actor=Actor.extraction(),
+            before_commit=end(run.purge_generation),
         )
     assert services.job_not_ended(again.value)
     assert [fact.key for fact in fact_selectors.subject_facts("guarded")] == ["seat_preference"]

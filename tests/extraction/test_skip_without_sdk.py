@@ -27,11 +27,20 @@ print(response.status_code, response.json()["status"], "anthropic" in sys.module
 
 
 def test_a_skipped_turn_never_imports_the_sdk(tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
-           "DEBUG": "true", "ANTHROPIC_API_KEY": "", "HOME": str(tmp_path),
-           "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
+        "DEBUG": "true",
+        "ANTHROPIC_API_KEY": "",
+        "HOME": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
+    }
     result = subprocess.run(  # noqa: S603 - fixed argv
-        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr[-2000:]

@@ -105,8 +105,11 @@ def test_turn_submit_queues_after_commit(
     fake_anthropic.script(tool_use([AISLE]))
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         job, created = services.turn_submit(
-            subject_id="submitted", session_id="raw-session-secret", turn_id="t1",
-            messages=MESSAGES, created_by_label="agent-host",
+            subject_id="submitted",
+            session_id="raw-session-secret",
+            turn_id="t1",
+            messages=MESSAGES,
+            created_by_label="agent-host",
         )
     assert created and job.status == JobStatus.QUEUED
     assert fake_anthropic.requests == []  # nothing runs before the row is committed

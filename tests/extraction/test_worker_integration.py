@@ -80,8 +80,10 @@ def body(turn_id: str = "turn-1") -> dict[str, Any]:
     return {
         "session_id": "integration-session",
         "turn_id": turn_id,
-        "messages": [{"role": "user", "text": "I always take the aisle."},
-                     {"role": "assistant", "text": "Aisle it is."}],
+        "messages": [
+            {"role": "user", "text": "I always take the aisle."},
+            {"role": "assistant", "text": "Aisle it is."},
+        ],
     }
 
 
@@ -166,19 +168,29 @@ def test_a_turns_receipts_and_the_assistants_quote_are_handled_by_the_worker(
     from memoryadmin.usage.models import MemoryUse
 
     fact_services.fact_upsert(
-        subject_id="int-use", actor=Actor.agent("integration-host"),
-        facts=[fact_services.FactDraft("seat_preference", "Prefers aisle seats",
-                                       evidence="I always take the aisle")],
+        subject_id="int-use",
+        actor=Actor.agent("integration-host"),
+        facts=[
+            fact_services.FactDraft(
+                "seat_preference", "Prefers aisle seats", evidence="I always take the aisle"
+            )
+        ],
     )
     live.script(tool_use([]))
     client = agent()
-    response = client.post("/api/v1/subjects/int-use/turns", {
-        **body(), "used": {"injected": ["seat_preference"], "recalled": ["unknown"]},
-    }, format="json")
+    response = client.post(
+        "/api/v1/subjects/int-use/turns",
+        {
+            **body(),
+            "used": {"injected": ["seat_preference"], "recalled": ["unknown"]},
+        },
+        format="json",
+    )
     assert response.status_code == 202
     assert finished(client, response.json()["job_id"])["status"] == "succeeded"
-    assert list(MemoryUse.objects.filter(subject_id="int-use").values_list("how", "turn_id")) \
-        == [("injected", "turn-1")]
+    assert list(MemoryUse.objects.filter(subject_id="int-use").values_list("how", "turn_id")) == [
+        ("injected", "turn-1")
+    ]
     assert ExtractionJob.objects.get(subject_id="int-use").used is None
     fact = selectors.subject_fact("int-use", "seat_preference")
     assert (fact.evidence, fact.evidence_origin) == ("I always take the aisle", "extraction")

@@ -93,11 +93,23 @@ class Worker(LoggedProcess):
         }
         self.process = subprocess.Popen(  # noqa: S603 - fixed argv
             [
-                sys.executable, "-m", "celery", "-A", "memoryadmin", "worker", "--pool=solo",
-                "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat",
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryadmin",
+                "worker",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
                 f"--hostname={self.name}-{os.getpid()}@%h",
             ],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -372,7 +372,9 @@ class MemoryStoreContract:
         """Upstream keeps a caller's updated_at and source_session_id; a live write here is
         stamped with the server's time and the store's session tag (a hash, never the raw id)."""
         sent = MemoryFact(
-            key="seat", value="Aisle", updated_at=datetime(2020, 1, 1, tzinfo=UTC),
+            key="seat",
+            value="Aisle",
+            updated_at=datetime(2020, 1, 1, tzinfo=UTC),
             source_session_id="caller-claims-this",
         )
         run(store.upsert_facts, subject, [sent])
@@ -417,8 +419,13 @@ class MemoryStoreContract:
 
     @pytest.mark.parametrize(
         "value",
-        ["０９１２－３４５－６７８", "＋８８６ ９１２ ３４５ ６７８", "me＠example．com",
-         "０９１２\u3000３４５\u3000６７８", "090ー1234ー5678"],
+        [
+            "０９１２－３４５－６７８",
+            "＋８８６ ９１２ ３４５ ６７８",
+            "me＠example．com",
+            "０９１２\u3000３４５\u3000６７８",
+            "090ー1234ー5678",
+        ],
     )
     def test_full_width_and_other_nfkc_forms_are_blocked(self, store, subject, value):
         with pytest.raises(ValueError):
@@ -433,8 +440,12 @@ class MemoryStoreContract:
 
     @pytest.mark.parametrize("bad", ["", "..", "a/b", "."])
     def test_a_subject_id_that_cannot_be_one_is_a_value_error(self, store, bad):
-        for call, args in ((store.get_facts, ()), (store.delete_fact, ("seat",)),
-                           (store.purge_generation, ()), (store.clear, ())):
+        for call, args in (
+            (store.get_facts, ()),
+            (store.delete_fact, ("seat",)),
+            (store.purge_generation, ()),
+            (store.clear, ()),
+        ):
             with pytest.raises(ValueError):
                 run(call, bad, *args)
 

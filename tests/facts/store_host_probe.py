@@ -33,8 +33,13 @@ def open_connections() -> int:
     """Connections of this process's (the store's and Django's), by application name, seen from
     a connection that is not one of them."""
     params = connections["default"].settings_dict
-    with psycopg.connect(dbname=params["NAME"], user=params["USER"], host=params["HOST"],
-                         port=params["PORT"] or 5432, application_name="probe-counter") as conn:
+    with psycopg.connect(
+        dbname=params["NAME"],
+        user=params["USER"],
+        host=params["HOST"],
+        port=params["PORT"] or 5432,
+        application_name="probe-counter",
+    ) as conn:
         (count,) = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [APP]
         ).fetchone()
@@ -72,10 +77,18 @@ def main(calls: int) -> None:
         else:
             asyncio.run(store.clear(subject))
         slowest = max(slowest, time.monotonic() - started)
-    print(json.dumps({
-        "calls": calls, "refusals": refusals, "slowest_call": round(slowest, 3),
-        "slowest_refusal": round(refused, 3), "connections_after": open_connections(),
-    }), flush=True)
+    print(
+        json.dumps(
+            {
+                "calls": calls,
+                "refusals": refusals,
+                "slowest_call": round(slowest, 3),
+                "slowest_refusal": round(refused, 3),
+                "connections_after": open_connections(),
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

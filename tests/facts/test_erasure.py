@@ -54,7 +54,7 @@ NO_VALUES = {
     "otp_totp.TOTPDevice": "a staff user's authenticator key",
     "access.StaffAccess": "staff access record: who, when, which traveller id, what, address",
     "privacy.PrivacyRequest": "kind, channel, dates, evidence (SHA-256, receipt number, counts, "
-                              "keyed hash of a key) and staff notes, which ask for no fact words",
+    "keyed hash of a key) and staff notes, which ask for no fact words",
     "privacy.RequestStep": "a request's timeline: the same evidence and notes",
     "privacy.WebhookRecipient": "a system's name, URL, events, encrypted signing secret",
     "privacy.OutboxEvent": "event type, traveller id, keyed hash of the key, receipt, path",
@@ -96,7 +96,9 @@ def test_an_erased_key_is_replaced_by_a_keyed_hash_and_its_history_still_groups(
     digest = erasure.key_digest(SUBJECT, KEY)
     history = list(selectors.fact_history(SUBJECT, digest))
     assert [event.action for event in history] == [
-        EventAction.CREATED, EventAction.UPDATED, EventAction.DELETED,
+        EventAction.CREATED,
+        EventAction.UPDATED,
+        EventAction.DELETED,
     ]
     assert all(event.key == digest and event.before is None for event in history)
     assert history[-1].actor_kind == "customer"
@@ -105,7 +107,10 @@ def test_an_erased_key_is_replaced_by_a_keyed_hash_and_its_history_still_groups(
     agent_upsert(SUBJECT, (KEY, "Lounge member again"))
     actions = [event.action for event in selectors.fact_history(SUBJECT, KEY)]
     assert actions == [
-        EventAction.CREATED, EventAction.UPDATED, EventAction.DELETED, EventAction.CREATED,
+        EventAction.CREATED,
+        EventAction.UPDATED,
+        EventAction.DELETED,
+        EventAction.CREATED,
     ]
 
 
@@ -154,7 +159,9 @@ def test_clear_hashes_every_key_of_the_traveller_but_keeps_other_travellers():
     services.subject_clear(subject_id=SUBJECT, actor=Actor.customer(SUBJECT))
     keys = set(FactEvent.objects.filter(subject_id=SUBJECT).values_list("key", flat=True))
     assert keys == {
-        "", erasure.key_digest(SUBJECT, KEY), erasure.key_digest(SUBJECT, "zqx_meal_note"),
+        "",
+        erasure.key_digest(SUBJECT, KEY),
+        erasure.key_digest(SUBJECT, "zqx_meal_note"),
     }
     assert occurrences("Silver") == {"memory_fact": 1, "memory_fact_event": 1}
     assert FactEvent.objects.filter(subject_id="someone-else", key=KEY).count() == 1

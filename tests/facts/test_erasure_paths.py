@@ -29,8 +29,14 @@ def stored_reply(subject_id: str, value: str) -> IdempotencyRecord:
         name="t", defaults={"token_hash": "x" * 64, "prefix": "mat_xxxx"}
     )
     return IdempotencyRecord.objects.create(
-        token=token, key=f"k-{subject_id}", subject_id=subject_id, method="PUT", path="/p",
-        request_hash="h", status_code=201, response_body={"value": value},
+        token=token,
+        key=f"k-{subject_id}",
+        subject_id=subject_id,
+        method="PUT",
+        path="/p",
+        request_hash="h",
+        status_code=201,
+        response_body={"value": value},
     )
 
 
@@ -48,7 +54,10 @@ def test_every_way_of_writing_an_event_stores_the_hash_of_its_key():
     agent_upsert("h-1", ("seat_note", "Aisle Qz1"), ("meal_note", "Vegan Qz2"))  # multi-row INSERT
     fact = selectors.subject_fact("h-1", "seat_note")
     services.fact_edit(  # one event through the ORM
-        subject_id="h-1", key="seat_note", expected_version=fact.version, actor=STAFF,
+        subject_id="h-1",
+        key="seat_note",
+        expected_version=fact.version,
+        actor=STAFF,
         value="Window Qz3",
     )
     services.facts_import(  # COPY
@@ -78,9 +87,11 @@ def test_an_event_about_a_fact_without_its_hash_is_refused():
 
 @pytest.mark.django_db
 def test_bulk_created_events_get_their_hash_too():
-    FactEvent.objects.bulk_create([
-        FactEvent(subject_id="b-1", key="seat", action=EventAction.CREATED, actor_kind="agent"),
-    ])
+    FactEvent.objects.bulk_create(
+        [
+            FactEvent(subject_id="b-1", key="seat", action=EventAction.CREATED, actor_kind="agent"),
+        ]
+    )
     assert FactEvent.objects.get().key_hash == keyhash.key_digest("b-1", "seat")
 
 
@@ -104,7 +115,8 @@ def test_history_written_before_a_key_rotation_is_still_found_and_erased(setting
     settings.SECRET_KEY = "the-new-secret-key-for-this-test-0123456789"
     agent_upsert("r-1", ("seat_note", "New secret window Rk8"))
     assert [e.action for e in selectors.fact_history("r-1", "seat_note")] == [
-        EventAction.CREATED, EventAction.UPDATED,
+        EventAction.CREATED,
+        EventAction.UPDATED,
     ]
     assert services.fact_delete(subject_id="r-1", key="seat_note", actor=STAFF)
     assert occurrences("Rk7") == {} and occurrences("Rk8") == {}
@@ -124,13 +136,14 @@ def _count(call) -> int:
 def test_fact_delete_is_the_traveller_lock_and_one_erasing_statement():
     agent_upsert("c-1", *[(f"topic_{i}", f"Value {i}") for i in range(40)])
     stored_reply("c-1", "Value 3")
-    assert _count(
-        lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)
-    ) == 2
+    assert _count(lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)) == 2
     assert IdempotencyRecord.objects.get().response_body is None  # its eraser ran, inside it
-    assert _count(  # nothing there: the same two statements, nothing written
-        lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)
-    ) == 2
+    assert (
+        _count(  # nothing there: the same two statements, nothing written
+            lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)
+        )
+        == 2
+    )
     assert FactEvent.objects.filter(action=EventAction.DELETED).count() == 1
 
 
@@ -179,9 +192,16 @@ def _without_times(after: dict | None) -> dict | None:
 
 def _erased_history(subject_id: str) -> list[tuple]:
     return [
-        (e.key == keyhash.key_digest(subject_id, "seat_note") == e.key_hash, e.action,
-         e.actor_kind, e.actor_label, e.reason, e.before, _without_times(e.after),
-         e.redacted_at is not None)
+        (
+            e.key == keyhash.key_digest(subject_id, "seat_note") == e.key_hash,
+            e.action,
+            e.actor_kind,
+            e.actor_label,
+            e.reason,
+            e.before,
+            _without_times(e.after),
+            e.redacted_at is not None,
+        )
         for e in FactEvent.objects.filter(subject_id=subject_id).order_by("id")
     ]
 
@@ -211,10 +231,15 @@ def test_native_delete_erases_exactly_as_the_service_does(host_loop):
     ]
     last = FactEvent.objects.filter(subject_id="n-native").order_by("id").last()
     assert (last.action, last.actor_label, last.reason, last.redacted_at) == (
-        EventAction.DELETED, "token:host-1", "deleted by the agent", None,
+        EventAction.DELETED,
+        "token:host-1",
+        "deleted by the agent",
+        None,
     )
     assert [e.action for e in selectors.fact_history("n-native", "seat_note")] == [
-        EventAction.CREATED, EventAction.UPDATED, EventAction.DELETED,
+        EventAction.CREATED,
+        EventAction.UPDATED,
+        EventAction.DELETED,
     ]
     assert occurrences("Keeps Nv1") == {"memory_fact": 2, "memory_fact_event": 2}
 
@@ -248,5 +273,7 @@ def test_native_delete_waits_for_a_writer_and_erases_what_it_wrote(host_loop):
     assert pending.result(10) is True
     assert occurrences("Wq1") == {} and occurrences("Wq2") == {}
     assert [e.action for e in selectors.fact_history("n-race", "seat_note")] == [
-        EventAction.CREATED, EventAction.UPDATED, EventAction.DELETED,
+        EventAction.CREATED,
+        EventAction.UPDATED,
+        EventAction.DELETED,
     ]

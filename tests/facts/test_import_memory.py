@@ -30,19 +30,43 @@ pytestmark = pytest.mark.django_db
 TAG = "0123456789ab"
 UPSTREAM = {
     "FF-1": [
-        {"key": "seat_preference", "value": "Prefers aisle seats", "category": "preference",
-         "updated_at": "2025-03-01T10:00:00+00:00", "source_session_id": TAG},
-        {"key": "overnight_flights", "value": "Avoids overnight flights",
-         "category": "constraint", "updated_at": "2025-03-02T10:00:00Z",
-         "source_session_id": "raw-session-id-from-upstream"},
-        {"key": "phone", "value": "call (010) 555-0100", "category": "context",
-         "updated_at": "2025-03-03T10:00:00+00:00", "source_session_id": None},
+        {
+            "key": "seat_preference",
+            "value": "Prefers aisle seats",
+            "category": "preference",
+            "updated_at": "2025-03-01T10:00:00+00:00",
+            "source_session_id": TAG,
+        },
+        {
+            "key": "overnight_flights",
+            "value": "Avoids overnight flights",
+            "category": "constraint",
+            "updated_at": "2025-03-02T10:00:00Z",
+            "source_session_id": "raw-session-id-from-upstream",
+        },
+        {
+            "key": "phone",
+            "value": "call (010) 555-0100",
+            "category": "context",
+            "updated_at": "2025-03-03T10:00:00+00:00",
+            "source_session_id": None,
+        },
     ],
     "FF-2": [
-        {"key": "travel_party", "value": "Usually travels with spouse", "category": "context",
-         "updated_at": "2025-04-01T08:30:00", "source_session_id": TAG},
-        {"key": "mobility", "value": "Uses a wheelchair at airports", "category": "constraint",
-         "updated_at": "2025-04-02T08:30:00+00:00", "source_session_id": TAG},
+        {
+            "key": "travel_party",
+            "value": "Usually travels with spouse",
+            "category": "context",
+            "updated_at": "2025-04-01T08:30:00",
+            "source_session_id": TAG,
+        },
+        {
+            "key": "mobility",
+            "value": "Uses a wheelchair at airports",
+            "category": "constraint",
+            "updated_at": "2025-04-02T08:30:00+00:00",
+            "source_session_id": TAG,
+        },
         {"key": "mood", "value": "!!!", "category": "context"},
     ],
 }
@@ -80,7 +104,8 @@ def test_an_upstream_file_is_imported_with_its_times_and_session_tags(tmp_path):
     assert ff2["mobility"].status == FactStatus.PENDING_REVIEW  # held like the agent's
     # the agent sees them in the file's order
     assert [f.key for f in selectors.facts_for_agent("FF-1")] == [
-        "seat_preference", "overnight_flights",
+        "seat_preference",
+        "overnight_flights",
     ]
     events = FactEvent.objects.filter(action=EventAction.CREATED)
     assert events.count() == 4
@@ -105,8 +130,10 @@ def test_a_second_import_changes_nothing(tmp_path, layout):
 
 
 def test_other_upstream_shapes_are_read(tmp_path):
-    keyed = {"facts": {"FF-3": {"seat_preference": {"value": "Window", "category": "preference"}}},
-             "purge_generations": {"FF-3": 2}}
+    keyed = {
+        "facts": {"FF-3": {"seat_preference": {"value": "Window", "category": "preference"}}},
+        "purge_generations": {"FF-3": 2},
+    }
     run_import(write(tmp_path, keyed))
     assert facts_of("FF-3")["seat_preference"].value == "Window"
 
@@ -123,18 +150,30 @@ def test_the_same_fact_twice_in_a_file_keeps_the_last(tmp_path):
 
 
 def test_a_fact_changed_here_since_the_file_was_written_is_kept(tmp_path):
-    services.fact_upsert(subject_id="FF-1", facts=[services.FactDraft("seat_preference", "Window")],
-                         actor=Actor.system("live"))
+    services.fact_upsert(
+        subject_id="FF-1",
+        facts=[services.FactDraft("seat_preference", "Window")],
+        actor=Actor.system("live"),
+    )
     output = run_import(write(tmp_path, UPSTREAM))
     assert facts_of("FF-1")["seat_preference"].value == "Window"
     assert "1 kept (newer here)" in output
 
 
 def test_an_older_fact_here_is_updated_with_one_event(tmp_path):
-    run_import(write(tmp_path, {"FF-5": [{"key": "seat", "value": "Window",
-                                          "updated_at": "2024-01-01T00:00:00Z"}]}))
-    run_import(write(tmp_path, {"FF-5": [{"key": "seat", "value": "Aisle",
-                                          "updated_at": "2025-01-01T00:00:00Z"}]}, "b.json"))
+    run_import(
+        write(
+            tmp_path,
+            {"FF-5": [{"key": "seat", "value": "Window", "updated_at": "2024-01-01T00:00:00Z"}]},
+        )
+    )
+    run_import(
+        write(
+            tmp_path,
+            {"FF-5": [{"key": "seat", "value": "Aisle", "updated_at": "2025-01-01T00:00:00Z"}]},
+            "b.json",
+        )
+    )
     seat = facts_of("FF-5")["seat"]
     assert (seat.value, seat.version) == ("Aisle", 2)
     update = FactEvent.objects.get(subject_id="FF-5", action=EventAction.UPDATED)
@@ -142,8 +181,9 @@ def test_an_older_fact_here_is_updated_with_one_event(tmp_path):
 
 
 def test_a_traveller_who_paused_learning_gets_nothing_imported(tmp_path):
-    services.subject_set_preferences(subject_id="FF-1", memory_paused=True,
-                                     actor=Actor.customer("FF-1"))
+    services.subject_set_preferences(
+        subject_id="FF-1", memory_paused=True, actor=Actor.customer("FF-1")
+    )
     output = run_import(write(tmp_path, UPSTREAM))
     assert facts_of("FF-1") == {}
     assert "2 skipped (traveller paused learning)" in output
@@ -168,21 +208,29 @@ def test_export_then_import_elsewhere_gives_the_same_facts(tmp_path):
     exported = tmp_path / "export.jsonl"
     call_command("export_memory", "--output", str(exported), stderr=StringIO())
     before = sorted(
-        MemoryFact.objects.values_list("subject_id", "key", "value", "category", "updated_at",
-                                       "source_session_id")
+        MemoryFact.objects.values_list(
+            "subject_id", "key", "value", "category", "updated_at", "source_session_id"
+        )
     )
     lines = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 4
-    assert set(lines[0]) == {"subject_id", "key", "value", "category", "updated_at",
-                             "source_session_id"}
+    assert set(lines[0]) == {
+        "subject_id",
+        "key",
+        "value",
+        "category",
+        "updated_at",
+        "source_session_id",
+    }
     for subject_id in ("FF-1", "FF-2"):
         services.subject_clear(subject_id=subject_id, actor=Actor.system("test"))
 
     run_import(exported)
 
     after = sorted(
-        MemoryFact.objects.values_list("subject_id", "key", "value", "category", "updated_at",
-                                       "source_session_id")
+        MemoryFact.objects.values_list(
+            "subject_id", "key", "value", "category", "updated_at", "source_session_id"
+        )
     )
     assert after == before
 
@@ -191,8 +239,10 @@ def test_one_chunk_costs_a_fixed_number_of_queries_whatever_its_size(
     tmp_path, django_assert_max_num_queries
 ):
     for size in (20, 400):
-        data = {f"S-{size}-{n}": [{"key": f"k{i}", "value": f"Value {i}"} for i in range(10)]
-                for n in range(size // 10)}
+        data = {
+            f"S-{size}-{n}": [{"key": f"k{i}", "value": f"Value {i}"} for i in range(10)]
+            for n in range(size // 10)
+        }
         path = write(tmp_path, data, f"{size}.json")
         with django_assert_max_num_queries(14):
             run_import(path, "--chunk-size", "1000")
@@ -203,12 +253,16 @@ def test_one_chunk_costs_a_fixed_number_of_queries_whatever_its_size(
 def test_restating_an_expired_fact_revives_it_as_a_live_write_does():
     """The import and the upsert decide "is this a change?" with one function: an expired fact
     restated with the same value is a change (an update that revives it), not "unchanged"."""
-    services.fact_upsert(subject_id="FF-9", facts=[services.FactDraft("seat", "Aisle")],
-                         actor=Actor.system("live"))
+    services.fact_upsert(
+        subject_id="FF-9", facts=[services.FactDraft("seat", "Aisle")], actor=Actor.system("live")
+    )
     services.fact_expire(subject_id="FF-9", key="seat", actor=Actor.system("live"))
     result = services.facts_import(
-        facts=[services.ImportDraft(subject_id="FF-9", key="seat", value="Aisle",
-                                    updated_at=datetime.now(UTC))],
+        facts=[
+            services.ImportDraft(
+                subject_id="FF-9", key="seat", value="Aisle", updated_at=datetime.now(UTC)
+            )
+        ],
         actor=Actor.system("import"),
     )
     assert (result.updated, result.unchanged) == (1, 0)
@@ -255,9 +309,13 @@ def test_an_unknown_file_version_is_refused_without_writing(tmp_path):
 
 
 def test_full_width_phone_numbers_in_a_file_are_blocked(tmp_path):
-    document = {"FF-5": [{"key": "phone", "value": "０９１２－３４５－６７８"},
-                         {"key": "mobile", "value": "＋８８６ ９１２ ３４５ ６７８"},
-                         {"key": "trip", "value": "Flies 2026/09/12 08:30"}]}
+    document = {
+        "FF-5": [
+            {"key": "phone", "value": "０９１２－３４５－６７８"},
+            {"key": "mobile", "value": "＋８８６ ９１２ ３４５ ６７８"},
+            {"key": "trip", "value": "Flies 2026/09/12 08:30"},
+        ]
+    }
     output = run_import(write(tmp_path, document))
     assert set(facts_of("FF-5")) == {"trip"}
     assert "2 blocked by the write filter" in output

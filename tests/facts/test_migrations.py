@@ -23,12 +23,20 @@ def test_receipts_written_before_0007_are_found_by_number_after_it():
         old = _migrate(BEFORE_RECEIPT_COLUMN)
         event_model = old.get_model("facts", "FactEvent")
         event_model.objects.create(
-            subject_id="T-old", key="", key_hash="", action="subject_cleared",
-            actor_kind="customer", after={"facts_deleted": 3, "receipt": "R-AAAA-BBBB-CCCC"},
+            subject_id="T-old",
+            key="",
+            key_hash="",
+            action="subject_cleared",
+            actor_kind="customer",
+            after={"facts_deleted": 3, "receipt": "R-AAAA-BBBB-CCCC"},
         )
         event_model.objects.create(
-            subject_id="T-plain", key="", key_hash="", action="subject_cleared",
-            actor_kind="agent", after={"facts_deleted": 0, "purge_generation": 1},
+            subject_id="T-plain",
+            key="",
+            key_hash="",
+            action="subject_cleared",
+            actor_kind="agent",
+            after={"facts_deleted": 0, "purge_generation": 1},
         )
     finally:
         _migrate(latest)

@@ -20,8 +20,9 @@ def test_the_receipt_says_when_and_how_many_and_is_the_clear_event():
 
     receipt = services.subject_forget(subject_id="T-1", actor=Actor.customer("T-1"), reason="r")
 
-    assert re.fullmatch(r"R-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}",
-                        receipt.number)
+    assert re.fullmatch(
+        r"R-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}-[2-9A-HJKMNP-Z]{4}", receipt.number
+    )
     assert receipt.facts_erased == 2
     event = FactEvent.objects.get(action=EventAction.SUBJECT_CLEARED)
     assert event.created_at == receipt.cleared_at

@@ -30,8 +30,12 @@ ADMIN = Actor.system("privacy-admin-test")
 
 def rule(pk, *, category="", key_glob="", sensitive=None, ttl_days=30, name=None):
     return RetentionRule(
-        pk=pk, name=name or f"rule {pk}", category=category, key_glob=key_glob,
-        sensitive=sensitive, ttl_days=ttl_days,
+        pk=pk,
+        name=name or f"rule {pk}",
+        category=category,
+        key_glob=key_glob,
+        sensitive=sensitive,
+        ttl_days=ttl_days,
     )
 
 
@@ -169,7 +173,9 @@ def test_saving_a_rule_needs_a_reason_and_is_audited_with_before_and_after():
     policy.retention_rule_delete(rule_id=created.pk, actor=ADMIN, reason="not needed")
     events = list(PolicyEvent.objects.order_by("id"))
     assert [e.action for e in events] == [
-        PolicyAction.RULE_CREATED, PolicyAction.RULE_UPDATED, PolicyAction.RULE_DELETED,
+        PolicyAction.RULE_CREATED,
+        PolicyAction.RULE_UPDATED,
+        PolicyAction.RULE_DELETED,
     ]
     assert events[1].before["ttl_days"] == 30 and events[1].after["ttl_days"] == 10
     assert events[2].after is None and events[2].reason == "not needed"
@@ -190,16 +196,18 @@ def many_facts(django_capture_on_commit_callbacks):
     now = timezone.now()
     rows = []
     for n in range(16_000):
-        rows.append(Row(
-            subject_id=f"bulk-{n // 6:05d}",
-            key=f"{KEYS[n % 6]}" if n % 4 else f"{KEYS[n % 6]}_{n}",
-            value=f"Bulk value {n}",
-            category=CATEGORIES[randomizer.randrange(3)],
-            sensitive=randomizer.random() < 0.2,
-            updated_at=now - timedelta(days=randomizer.randrange(0, 200), hours=1),
-            expires_at=now + timedelta(days=3) if n % 97 == 0 else None,
-            expiry_pinned=n % 97 == 0,
-        ))
+        rows.append(
+            Row(
+                subject_id=f"bulk-{n // 6:05d}",
+                key=f"{KEYS[n % 6]}" if n % 4 else f"{KEYS[n % 6]}_{n}",
+                value=f"Bulk value {n}",
+                category=CATEGORIES[randomizer.randrange(3)],
+                sensitive=randomizer.random() < 0.2,
+                updated_at=now - timedelta(days=randomizer.randrange(0, 200), hours=1),
+                expires_at=now + timedelta(days=3) if n % 97 == 0 else None,
+                expiry_pinned=n % 97 == 0,
+            )
+        )
     load_facts(rows, held=[f"bulk-{n:05d}" for n in range(0, 2000, 50)])
     with django_capture_on_commit_callbacks(execute=True):  # recompute and sweep, eagerly
         save(name="everything", ttl_days=365)
@@ -228,11 +236,16 @@ def test_the_preview_is_exactly_what_the_change_then_does(
     ) | set(MemoryFact.objects.filter(subject__legal_hold=True).values_list("pk", flat=True))
     context_rule = RetentionRule.objects.get(name="context")
     proposal = RuleProposal(
-        pk=context_rule.pk, name="context", category="context", key_glob="", sensitive=None,
+        pk=context_rule.pk,
+        name="context",
+        category="context",
+        key_glob="",
+        sensitive=None,
         ttl_days=30,
     )
-    extra = RuleProposal(name="meals", category="", key_glob="meal_*", sensitive=None,
-                         ttl_days=None)
+    extra = RuleProposal(
+        name="meals", category="", key_glob="meal_*", sensitive=None, ttl_days=None
+    )
 
     first = retention.preview(policy.rules_after(proposal=proposal), now=now)
     with django_capture_on_commit_callbacks(execute=True):  # the recompute, then the sweep
@@ -256,8 +269,10 @@ def test_the_preview_is_exactly_what_the_change_then_does(
             else:
                 observed[classify(old_expiry, new[pk], now)] += 1
         assert observed == {
-            "expire_now": preview.expire_now, "shorten": preview.shorten,
-            "lengthen": preview.lengthen, "unchanged": preview.unchanged,
+            "expire_now": preview.expire_now,
+            "shorten": preview.shorten,
+            "lengthen": preview.lengthen,
+            "unchanged": preview.unchanged,
         }
     assert first.expire_now > 1000 and first.shorten > 500 and second.lengthen > 1000
     assert first.governed >= 10_000
@@ -293,6 +308,7 @@ def test_legal_hold_is_audited_needs_a_reason_and_lifting_it_recomputes(
     assert fact.expires_at == fact.updated_at + timedelta(days=30)
     actions = list(
         services.FactEvent.objects.filter(subject_id="held-1", key="")
-        .order_by("id").values_list("action", "reason")
+        .order_by("id")
+        .values_list("action", "reason")
     )
     assert actions == [("legal_hold_placed", "case 2026-114"), ("legal_hold_lifted", "closed")]

@@ -121,7 +121,8 @@ def test_a_change_of_case_is_a_correction_and_is_stored():
     assert result.updated == ["seat_preference"]
     assert (get("seat_preference").value, get("seat_preference").version) == ("Prefers AISLE", 2)
     assert [e.action for e in events("seat_preference")] == [
-        EventAction.CREATED, EventAction.UPDATED
+        EventAction.CREATED,
+        EventAction.UPDATED,
     ]
 
 
@@ -443,9 +444,12 @@ def _other_connection_sees(subject_id: str) -> tuple[list[str], int]:
     settings_dict.pop("cursor_factory", None)
     settings_dict.pop("context", None)
     with psycopg.connect(**settings_dict, autocommit=True) as other:
-        keys = [row[0] for row in other.execute(
-            "SELECT key FROM memory_fact WHERE subject_id = %s ORDER BY key", [subject_id]
-        )]
+        keys = [
+            row[0]
+            for row in other.execute(
+                "SELECT key FROM memory_fact WHERE subject_id = %s ORDER BY key", [subject_id]
+            )
+        ]
         [(events,)] = other.execute(
             "SELECT count(*) FROM memory_fact_event WHERE subject_id = %s", [subject_id]
         ).fetchall()
@@ -461,8 +465,8 @@ def test_an_upsert_outside_a_transaction_commits_in_one_transaction_of_its_own()
     selectors.memory_config()  # the per-process cache is warm on a busy worker
     with CaptureQueriesContext(connection) as queries:
         result = services.fact_upsert(
-            subject_id="own-tx", facts=[FactDraft("seat_preference", "Aisle"),
-                                        FactDraft("meal_note", "Vegetarian")],
+            subject_id="own-tx",
+            facts=[FactDraft("seat_preference", "Aisle"), FactDraft("meal_note", "Vegetarian")],
             actor=Actor.agent("host-1"),
         )
 
@@ -480,18 +484,26 @@ def test_an_upsert_outside_a_transaction_commits_in_one_transaction_of_its_own()
 def test_an_upsert_refused_after_its_lock_leaves_nothing_behind_and_the_connection_usable():
     from django.db import connection
 
-    services.fact_upsert(subject_id="own-tx-2", facts=[FactDraft("seat_preference", "Aisle")],
-                         actor=Actor.agent("host-1"))
-    services.subject_set_preferences(subject_id="own-tx-2", actor=Actor.customer("own-tx-2"),
-                                     memory_paused=True)
+    services.fact_upsert(
+        subject_id="own-tx-2",
+        facts=[FactDraft("seat_preference", "Aisle")],
+        actor=Actor.agent("host-1"),
+    )
+    services.subject_set_preferences(
+        subject_id="own-tx-2", actor=Actor.customer("own-tx-2"), memory_paused=True
+    )
     with pytest.raises(FactLearningPaused):  # found once the traveller's row is locked
-        services.fact_upsert(subject_id="own-tx-2", facts=[FactDraft("meal_note", "Vegan")],
-                             actor=Actor.agent("host-1"))
+        services.fact_upsert(
+            subject_id="own-tx-2",
+            facts=[FactDraft("meal_note", "Vegan")],
+            actor=Actor.agent("host-1"),
+        )
     with pytest.raises(FactConflict):  # a stale version: nothing at all is written
         services.fact_upsert(
             subject_id="own-tx-2",
             facts=[FactDraft("seat_preference", "Window"), FactDraft("meal_note", "Vegan")],
-            actor=Actor.customer("own-tx-2"), expected_versions={"seat_preference": 99},
+            actor=Actor.customer("own-tx-2"),
+            expected_versions={"seat_preference": 99},
         )
 
     assert connection.connection.info.transaction_status.name == "IDLE"
@@ -499,8 +511,11 @@ def test_an_upsert_refused_after_its_lock_leaves_nothing_behind_and_the_connecti
     assert keys == ["seat_preference"]
     assert selectors.subject_facts("own-tx-2")[0].value == "Aisle"
     # The connection goes on working, in its own transactions.
-    services.fact_upsert(subject_id="own-tx-2", facts=[FactDraft("meal_note", "Vegan")],
-                         actor=Actor.customer("own-tx-2"))
+    services.fact_upsert(
+        subject_id="own-tx-2",
+        facts=[FactDraft("meal_note", "Vegan")],
+        actor=Actor.customer("own-tx-2"),
+    )
     assert _other_connection_sees("own-tx-2")[0] == ["meal_note", "seat_preference"]
 
 
@@ -518,11 +533,17 @@ def test_before_commit_runs_in_the_upserts_own_transaction_and_its_error_undoes_
     def note(result: services.UpsertResult) -> None:
         seen.append(sorted(result.created))
         with hot_cursor() as cursor:  # queued with the writes, not fetched
-            cursor.execute("UPDATE memory_subject SET memory_use_paused = false"
-                           " WHERE subject_id = %s", ["hooked"])
+            cursor.execute(
+                "UPDATE memory_subject SET memory_use_paused = false WHERE subject_id = %s",
+                ["hooked"],
+            )
 
-    services.fact_upsert(subject_id="hooked", facts=[FactDraft("seat_preference", "Aisle")],
-                         actor=Actor.agent("host-1"), before_commit=note)
+    services.fact_upsert(
+        subject_id="hooked",
+        facts=[FactDraft("seat_preference", "Aisle")],
+        actor=Actor.agent("host-1"),
+        before_commit=note,
+    )
     assert seen == [["seat_preference"]]
     assert _other_connection_sees("hooked") == (["seat_preference"], 1)
 
@@ -531,14 +552,19 @@ def test_before_commit_runs_in_the_upserts_own_transaction_and_its_error_undoes_
             cursor.execute("SELECT 1 / 0")
 
     with pytest.raises(DatabaseError):
-        services.fact_upsert(subject_id="hooked", facts=[FactDraft("meal_note", "Vegan")],
-                             actor=Actor.agent("host-1"), before_commit=refuse)
+        services.fact_upsert(
+            subject_id="hooked",
+            facts=[FactDraft("meal_note", "Vegan")],
+            actor=Actor.agent("host-1"),
+            before_commit=refuse,
+        )
     assert _other_connection_sees("hooked") == (["seat_preference"], 1)
     assert connection.connection.info.transaction_status.name == "IDLE"
 
 
 def test_before_commit_runs_even_when_there_is_nothing_to_write():
     calls: list[services.UpsertResult] = []
-    services.fact_upsert(subject_id="hooked-empty", facts=[], actor=Actor.agent("host-1"),
-                         before_commit=calls.append)
+    services.fact_upsert(
+        subject_id="hooked-empty", facts=[], actor=Actor.agent("host-1"), before_commit=calls.append
+    )
     assert len(calls) == 1 and not calls[0].created and not calls[0].updated

@@ -41,13 +41,23 @@ SAMPLES: dict[str, Any] = {
     "SQL_INSERT_FACTS": ["s-1", "0123456789ab", NOW, "agent", "[]"],
     "SQL_UPDATE_FACTS": ["[]"],
     "SQL_INSERT_EVENTS": ["s-1", "agent", None, "label", "reason", "0123456789ab", NOW, "[]"],
-    "SQL_ERASE_FACTS": {"facts": "[]", "matches": "[]", "action": "deleted", "reason": "",
-                        "now": NOW},
+    "SQL_ERASE_FACTS": {
+        "facts": "[]",
+        "matches": "[]",
+        "action": "deleted",
+        "reason": "",
+        "now": NOW,
+    },
     "SQL_ERASE_SUBJECT": SUBJECT,
     "SQL_BEGIN": JOB,
     "SQL_BEGIN_IN_TRANSACTION": JOB,
-    "SQL_SUCCEED": {**dict.fromkeys(extraction_sql.SUCCESS_COUNTS, 0), "job": 1,
-                    "generation": 0, "model": "m", "now": NOW},
+    "SQL_SUCCEED": {
+        **dict.fromkeys(extraction_sql.SUCCESS_COUNTS, 0),
+        "job": 1,
+        "generation": 0,
+        "model": "m",
+        "now": NOW,
+    },
     # An eraser's part reads `erased_subjects`: it is planned inside the erasing statement.
     "SQL_ERASE_TRANSCRIPTS": SUBJECT,
     # Use receipts (usage/sql.py).
@@ -55,11 +65,21 @@ SAMPLES: dict[str, Any] = {
     "SQL_SWEEP_USES": {"cutoff": NOW, "limit": 1000},
     "SQL_TAKE_JOB_USES": {"job": None, "limit": 1000},
     # The receipts' eraser parts read `erased_facts` / `erased_subjects`.
-    "USAGE_ERASE_FACTS_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
-                              "reason": "", "now": NOW},
+    "USAGE_ERASE_FACTS_SQL": {
+        "facts": "[]",
+        "matches": "[]",
+        "action": "deleted",
+        "reason": "",
+        "now": NOW,
+    },
     "USAGE_ERASE_SUBJECTS_SQL": SUBJECT,
-    "USAGE_ERASE_WAITING_SQL": {"facts": "[]", "matches": "[]", "action": "deleted",
-                                "reason": "", "now": NOW},
+    "USAGE_ERASE_WAITING_SQL": {
+        "facts": "[]",
+        "matches": "[]",
+        "action": "deleted",
+        "reason": "",
+        "now": NOW,
+    },
 }
 # An eraser's part -> the erasing statement it is planned inside.
 ERASER_PARTS = {
@@ -72,17 +92,18 @@ ERASER_PARTS = {
 
 def _statements(module: ModuleType) -> dict[str, str]:
     """The module's own string constants (not the table names it imports)."""
-    imported = (set(vars(facts_tables)) | set(vars(extraction_tables))
-                | set(vars(usage_tables)))
+    imported = set(vars(facts_tables)) | set(vars(extraction_tables)) | set(vars(usage_tables))
     return {
-        name: value for name, value in vars(module).items()
-        if name.isupper() and isinstance(value, str)
-        and name not in NOT_STATEMENTS and name not in imported
+        name: value
+        for name, value in vars(module).items()
+        if name.isupper()
+        and isinstance(value, str)
+        and name not in NOT_STATEMENTS
+        and name not in imported
     }
 
 
-STATEMENTS = {**_statements(facts_sql), **_statements(extraction_sql),
-              **_statements(usage_sql)}
+STATEMENTS = {**_statements(facts_sql), **_statements(extraction_sql), **_statements(usage_sql)}
 
 
 def _explain(sql: str, params: Any) -> list[tuple[Any, ...]]:

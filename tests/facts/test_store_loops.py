@@ -36,6 +36,7 @@ def close_django_thread_connection():
     yield
     asyncio.run(sync_to_async(connections.close_all)())
 
+
 PROBE = Path(__file__).with_name("store_host_probe.py")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,8 +47,10 @@ def _database_url(application_name: str) -> str:
     port = params["PORT"] or 5432
     user = params["USER"] or "postgres"
     password = f":{params['PASSWORD']}" if params["PASSWORD"] else ""
-    return (f"postgres://{user}{password}@{host}:{port}/{params['NAME']}"
-            f"?application_name={application_name}")
+    return (
+        f"postgres://{user}{password}@{host}:{port}/{params['NAME']}"
+        f"?application_name={application_name}"
+    )
 
 
 def test_200_calls_each_in_its_own_asyncio_run_leave_no_connection_behind():
@@ -62,7 +65,11 @@ def test_200_calls_each_in_its_own_asyncio_run_leave_no_connection_behind():
     }
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, str(PROBE), "200"], env=env, cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, str(PROBE), "200"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         timeout=180,
     )
     took = time.monotonic() - started
@@ -90,8 +97,12 @@ def test_200_calls_each_in_its_own_asyncio_run_leave_no_connection_behind():
 def _store_backends() -> int:
     """Connections to the test database other than this test's own Django connection."""
     params = connection.settings_dict
-    with psycopg.connect(dbname=params["NAME"], user=params["USER"] or "postgres",
-                         host=params["HOST"] or "127.0.0.1", port=params["PORT"] or 5432) as conn:
+    with psycopg.connect(
+        dbname=params["NAME"],
+        user=params["USER"] or "postgres",
+        host=params["HOST"] or "127.0.0.1",
+        port=params["PORT"] or 5432,
+    ) as conn:
         (count,) = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
             "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"

@@ -76,15 +76,30 @@ def test_native_upsert_writes_the_same_rows_and_audit_events_as_the_service(host
 
     def written(subject: str) -> tuple[list, list]:
         facts = list(
-            MemoryFact.objects.filter(subject_id=subject).order_by("id").values_list(
-                "key", "value", "category", "status", "sensitive", "version", "source_session_id",
+            MemoryFact.objects.filter(subject_id=subject)
+            .order_by("id")
+            .values_list(
+                "key",
+                "value",
+                "category",
+                "status",
+                "sensitive",
+                "version",
+                "source_session_id",
                 "origin",
             )
         )
         events = [
-            (e.key, e.action, e.actor_kind, e.actor_label, e.reason, e.session_tag,
-             e.before and {k: v for k, v in e.before.items() if k != "expires_at"},
-             e.after and {k: v for k, v in e.after.items() if k != "expires_at"})
+            (
+                e.key,
+                e.action,
+                e.actor_kind,
+                e.actor_label,
+                e.reason,
+                e.session_tag,
+                e.before and {k: v for k, v in e.before.items() if k != "expires_at"},
+                e.after and {k: v for k, v in e.after.items() if k != "expires_at"},
+            )
             for e in FactEvent.objects.filter(subject_id=subject).order_by("id")
         ]
         return facts, events
@@ -99,8 +114,9 @@ def test_native_facts_behave_as_validated_models(host_loop):
     from memoryadmin_client.types import MemoryFact
 
     native = OnHostLoop(DjangoMemoryStore(native=True, session_id="sess-9"), host_loop)
-    run(native.upsert_facts, "n-wire", [fact("overnight", "Avoids overnight flights",
-                                             "constraint")])
+    run(
+        native.upsert_facts, "n-wire", [fact("overnight", "Avoids overnight flights", "constraint")]
+    )
     [got] = run(native.get_facts, "n-wire")
     validated = MemoryFact.model_validate(got.model_dump())
     assert got == validated and hash(got) == hash(validated)
@@ -116,13 +132,19 @@ def test_concurrent_native_reads_each_get_their_own_travellers_facts(host_loop):
     when it is busy: under concurrency every read still answers for its own traveller."""
     native = DjangoMemoryStore(native=True)
     for n in range(12):
-        run(OnHostLoop(native, host_loop).upsert_facts, f"n-c{n}",
-            [fact("seat", f"Seat wish number {n}")])
+        run(
+            OnHostLoop(native, host_loop).upsert_facts,
+            f"n-c{n}",
+            [fact("seat", f"Seat wish number {n}")],
+        )
 
     async def all_at_once():
         return await asyncio.gather(
-            *(getattr(native, method)(f"n-c{n}") for n in range(12)
-              for method in ("get_facts", "tier_one"))
+            *(
+                getattr(native, method)(f"n-c{n}")
+                for n in range(12)
+                for method in ("get_facts", "tier_one")
+            )
         )
 
     results = asyncio.run_coroutine_threadsafe(all_at_once(), host_loop).result(30)

@@ -32,7 +32,9 @@ STAFF = Actor.system("test-staff")
 
 def expire(subject_id: str, key: str) -> None:
     services.fact_set_expiry(
-        subject_id=subject_id, key=key, expires_at=timezone.now() - timedelta(minutes=1),
+        subject_id=subject_id,
+        key=key,
+        expires_at=timezone.now() - timedelta(minutes=1),
         actor=STAFF,
     )
 
@@ -41,8 +43,17 @@ def expire(subject_id: str, key: str) -> None:
 def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
     RetentionRule.objects.create(name="meals for a day", key_glob="meal_*", ttl_days=1)
     old = timezone.now() - timedelta(days=3)
-    load_facts([Row("ruled-1", "meal_note", "Rule-expired vegan Kq2", updated_at=old,
-                    expires_at=old + timedelta(days=1))])
+    load_facts(
+        [
+            Row(
+                "ruled-1",
+                "meal_note",
+                "Rule-expired vegan Kq2",
+                updated_at=old,
+                expires_at=old + timedelta(days=1),
+            )
+        ]
+    )
     agent_upsert("pinned-1", ("seat_note", "Pinned aisle Wz4"), ("bag_note", "Keeps this Pm1"))
     expire("pinned-1", "seat_note")
     agent_upsert("held-1", ("seat_note", "Held window Hx8"))
@@ -50,8 +61,14 @@ def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
     services.subject_set_legal_hold(subject_id="held-1", hold=True, actor=STAFF, reason="case 7")
     token = ServiceToken.objects.create(name="t", token_hash="x" * 64, prefix="mat_xxxx")
     IdempotencyRecord.objects.create(
-        token=token, key="k1", subject_id="pinned-1", method="PUT", path="/p", request_hash="h",
-        status_code=201, response_body={"value": "Pinned aisle Wz4"},
+        token=token,
+        key="k1",
+        subject_id="pinned-1",
+        method="PUT",
+        path="/p",
+        request_hash="h",
+        status_code=201,
+        response_body={"value": "Pinned aisle Wz4"},
     )
 
     assert sweep_expired.apply().get() == 2
@@ -60,10 +77,7 @@ def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
         assert occurrences(gone) == {}, gone
     assert set(occurrences("Held window Hx8")) == {"memory_fact", "memory_fact_event"}
     assert occurrences("Keeps this Pm1") == {"memory_fact": 1, "memory_fact_event": 1}
-    deleted = {
-        e.subject_id: e
-        for e in FactEvent.objects.filter(action=EventAction.DELETED)
-    }
+    deleted = {e.subject_id: e for e in FactEvent.objects.filter(action=EventAction.DELETED)}
     assert set(deleted) == {"ruled-1", "pinned-1"}
     assert deleted["ruled-1"].actor_kind == ActorKind.RETENTION
     assert deleted["ruled-1"].actor_label == "rule:meals for a day"

@@ -52,14 +52,17 @@ def start(broker_url: str) -> Iterator:
 
 def expired_rows(prefix: str, n: int) -> list[Row]:
     past = timezone.now() - timedelta(hours=1)
-    return [Row(f"{prefix}-{i:05d}", "seat_note", f"{prefix} value {i}", expires_at=past)
-            for i in range(n)]
+    return [
+        Row(f"{prefix}-{i:05d}", "seat_note", f"{prefix} value {i}", expires_at=past)
+        for i in range(n)
+    ]
 
 
 def erased_once(prefix: str, n: int) -> None:
     deleted = list(
-        FactEvent.objects.filter(action=EventAction.DELETED, subject_id__startswith=prefix)
-        .values_list("subject_id", "key")
+        FactEvent.objects.filter(
+            action=EventAction.DELETED, subject_id__startswith=prefix
+        ).values_list("subject_id", "key")
     )
     assert len(deleted) == len(set(deleted)) == n
 
@@ -73,7 +76,9 @@ def test_beat_and_a_worker_erase_expired_facts_from_every_table_but_not_held_one
     )
     for subject_id in ("beat-a", "beat-held"):
         services.fact_set_expiry(
-            subject_id=subject_id, key="seat_note", actor=STAFF,
+            subject_id=subject_id,
+            key="seat_note",
+            actor=STAFF,
             expires_at=timezone.now() - timedelta(minutes=5),
         )
     services.subject_set_legal_hold(
@@ -81,8 +86,14 @@ def test_beat_and_a_worker_erase_expired_facts_from_every_table_but_not_held_one
     )
     token = ServiceToken.objects.create(name="host", token_hash="b" * 64, prefix="mat_bbbb")
     IdempotencyRecord.objects.create(
-        token=token, key="k", subject_id="beat-a", method="PUT", path="/x", request_hash="h",
-        status_code=201, response_body={"value": "Beat swept aisle Qm3"},
+        token=token,
+        key="k",
+        subject_id="beat-a",
+        method="PUT",
+        path="/x",
+        request_hash="h",
+        status_code=201,
+        response_body={"value": "Beat swept aisle Qm3"},
     )
 
     start(Worker)

@@ -66,7 +66,8 @@ _WRITES_FACTS = re.compile(
 # The statements of facts/sql.py that write memory_fact, by name: only the allowed modules may
 # execute them, so nothing else may name them.
 WRITE_CONSTANTS = {
-    name for name, value in vars(facts_sql).items()
+    name
+    for name, value in vars(facts_sql).items()
     if name.isupper() and isinstance(value, str) and _WRITES_FACTS.search(value)
 }
 
@@ -108,8 +109,10 @@ def _offences(path: Path) -> list[str]:
         if text is not None and _WRITES_FACTS.search(text):
             found.append(f"{where}: raw SQL on memory_fact")
         named = (
-            node.id if isinstance(node, ast.Name)
-            else node.attr if isinstance(node, ast.Attribute)
+            node.id
+            if isinstance(node, ast.Name)
+            else node.attr
+            if isinstance(node, ast.Attribute)
             else None
         )
         if named in WRITE_CONSTANTS:

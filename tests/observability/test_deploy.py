@@ -26,20 +26,29 @@ def exported_names() -> set[str]:
     names = set(gauges.GAUGES)
     histogram = "memoryadmin_agent_request_seconds"
     names.update(histogram + suffix for suffix in ("_bucket", "_count", "_sum"))
-    for metric in (metrics.EXTRACTION_JOBS, metrics.EXTRACTION_FACTS, metrics.ERASURES,
-                   metrics.WRITE_FILTER_BLOCKED, metrics.WEBHOOK_DELIVERIES):
+    for metric in (
+        metrics.EXTRACTION_JOBS,
+        metrics.EXTRACTION_FACTS,
+        metrics.ERASURES,
+        metrics.WRITE_FILTER_BLOCKED,
+        metrics.WEBHOOK_DELIVERIES,
+    ):
         for family in metric.collect():
             names.add(family.name + "_total")
     return names
 
 
 def test_every_alert_expression_names_metrics_that_exist():
-    rules = [rule for group in yaml.safe_load(ALERTS.read_text())["groups"]
-             for rule in group["rules"]]
+    rules = [
+        rule for group in yaml.safe_load(ALERTS.read_text())["groups"] for rule in group["rules"]
+    ]
     names = exported_names()
     assert {rule["alert"] for rule in rules} >= {
-        "MemoryTierOneSlow", "MemoryExtractionQueueOld", "MemorySweepLagging",
-        "MemoryPrivacyRequestsOverdue", "MemoryWebhookRecipientFailing",
+        "MemoryTierOneSlow",
+        "MemoryExtractionQueueOld",
+        "MemorySweepLagging",
+        "MemoryPrivacyRequestsOverdue",
+        "MemoryWebhookRecipientFailing",
     }
     for rule in rules:
         used = set(NAMED.findall(rule["expr"]))
@@ -58,7 +67,10 @@ def test_promtool_accepts_the_alert_rules():
     if not promtool:
         pytest.skip("promtool is not installed here; `bash .ci/run` installs it")
     result = subprocess.run(  # noqa: S603 - a fixed argv
-        [promtool, "check", "rules", str(ALERTS)], capture_output=True, text=True, timeout=60,
+        [promtool, "check", "rules", str(ALERTS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -69,8 +81,15 @@ def test_the_dashboard_shows_what_the_issue_asks_over_metrics_that_exist():
     dashboard = json.loads(DASHBOARD.read_text())
     names = exported_names()
     titles = [panel["title"] for panel in dashboard["panels"]]
-    for wanted in ("p50", "p99", "Extraction outcomes", "queue", "sweep lag", "Erasures",
-                   "Privacy requests due"):
+    for wanted in (
+        "p50",
+        "p99",
+        "Extraction outcomes",
+        "queue",
+        "sweep lag",
+        "Erasures",
+        "Privacy requests due",
+    ):
         assert any(wanted.lower() in title.lower() for title in titles), wanted
     for panel in dashboard["panels"]:
         for target in panel["targets"]:

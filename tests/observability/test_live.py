@@ -52,17 +52,37 @@ class JsonWorker:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> JsonWorker:
-        env = {**os.environ, "DATABASE_URL": subprocess_database_url(), "DB_CONN_MAX_AGE": "0",
-               **self.env}
+        env = {
+            **os.environ,
+            "DATABASE_URL": subprocess_database_url(),
+            "DB_CONN_MAX_AGE": "0",
+            **self.env,
+        }
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         self.process = subprocess.Popen(  # noqa: S603 - fixed argv
-            [sys.executable, "-m", "celery", "-A", "memoryadmin", "--quiet", "worker",
-             "--pool=prefork", "--concurrency=1", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", f"--hostname=obs-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryadmin",
+                "--quiet",
+                "worker",
+                "--pool=prefork",
+                "--concurrency=1",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                f"--hostname=obs-{os.getpid()}@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
-        wait_for(lambda: " ready." in self.output() or self.process.poll() is not None,
-                 timeout=180)  # a loaded machine takes its time to import the application
+        wait_for(
+            lambda: " ready." in self.output() or self.process.poll() is not None, timeout=180
+        )  # a loaded machine takes its time to import the application
         assert self.process.poll() is None, self.output()
         return self
 
@@ -86,14 +106,24 @@ def stack(django_db_setup: Any, django_db_blocker: Any, model: FakeAnthropic) ->
     broker = os.environ["TEST_BROKER_URL"]
     redis.Redis.from_url(broker).flushdb()
     with django_db_blocker.unblock():
-        worker = JsonWorker({
-            **ENV, "CELERY_BROKER_URL": broker, "METRICS_WORKER_PORT": str(WORKER_METRICS_PORT),
-            "ANTHROPIC_API_KEY": "sk-ant-test-fake", "ANTHROPIC_BASE_URL": model.base_url,
-        }).start()
+        worker = JsonWorker(
+            {
+                **ENV,
+                "CELERY_BROKER_URL": broker,
+                "METRICS_WORKER_PORT": str(WORKER_METRICS_PORT),
+                "ANTHROPIC_API_KEY": "sk-ant-test-fake",
+                "ANTHROPIC_BASE_URL": model.base_url,
+            }
+        ).start()
         try:
-            web = Gunicorn(port=WEB_PORT, env={
-                **ENV, "CELERY_BROKER_URL": broker, "ANTHROPIC_API_KEY": "sk-ant-test-fake",
-            }).start()
+            web = Gunicorn(
+                port=WEB_PORT,
+                env={
+                    **ENV,
+                    "CELERY_BROKER_URL": broker,
+                    "ANTHROPIC_API_KEY": "sk-ant-test-fake",
+                },
+            ).start()
         except Exception:
             worker.stop()
             raise
@@ -122,8 +152,9 @@ def scrape(url: str, **headers: str) -> httpx.Response:
 
 def test_metrics_logs_and_request_ids_across_real_processes(stack, model: FakeAnthropic) -> None:
     web, worker = stack
-    _, secret = token_issue(name="live-host", scopes=[
-        "memory:read", "memory:write", "turns:write", "portal:issue"])
+    _, secret = token_issue(
+        name="live-host", scopes=["memory:read", "memory:write", "turns:write", "portal:issue"]
+    )
     auth = {"Authorization": f"Bearer {secret}"}
     base = f"{web.url}/api/v1/subjects/FF-LIVE-1"
     bearer = {"Authorization": f"Bearer {TOKEN}"}
@@ -140,15 +171,27 @@ def test_metrics_logs_and_request_ids_across_real_processes(stack, model: FakeAn
     for _ in range(TIER_ONE_CALLS):
         response = httpx.get(f"{base}/tier-one", headers=auth, timeout=10)
         assert response.status_code == 200 and response.headers["X-Request-ID"]
-    put = httpx.put(f"{base}/facts", headers=auth, timeout=10, json={
-        "facts": [{"key": f"seat_{KEY}", "value": f"aisle {VALUE}", "category": "preference"}]})
+    put = httpx.put(
+        f"{base}/facts",
+        headers=auth,
+        timeout=10,
+        json={
+            "facts": [{"key": f"seat_{KEY}", "value": f"aisle {VALUE}", "category": "preference"}]
+        },
+    )
     assert put.status_code == 200, put.text
     single = f"{base}/facts/note_{PATH_KEY}"
-    assert httpx.put(single, headers=auth, timeout=10, json={
-        "value": f"window {VALUE}", "category": "preference"}).status_code in (200, 201)
+    assert httpx.put(
+        single,
+        headers=auth,
+        timeout=10,
+        json={"value": f"window {VALUE}", "category": "preference"},
+    ).status_code in (200, 201)
     assert httpx.get(single, headers=auth, timeout=10).status_code == 200
-    assert httpx.get(f"{base}/facts/search", params={"q": QUERY}, headers=auth,
-                     timeout=10).status_code == 200
+    assert (
+        httpx.get(f"{base}/facts/search", params={"q": QUERY}, headers=auth, timeout=10).status_code
+        == 200
+    )
     assert httpx.delete(single, headers=auth, timeout=10).status_code in (200, 204)
     link = httpx.post(f"{base}/portal-links", headers=auth, timeout=10, json={})
     assert link.status_code == 201, link.text
@@ -157,26 +200,51 @@ def test_metrics_logs_and_request_ids_across_real_processes(stack, model: FakeAn
     assert opened.status_code in (200, 302, 303)
 
     # A turn: its web and worker lines share the proxy's request id.
-    model.script(tool_use([{"key": f"meal_{LEARNED_KEY}", "value": f"vegan {LEARNED_VALUE}",
-                            "category": "preference"}]))
-    turn = httpx.post(f"{base}/turns", timeout=10, json={
-        "session_id": "live-session", "turn_id": "live-turn-1",
-        "messages": [{"role": "user", "text": f"I eat vegan food {TRANSCRIPT}"},
-                     {"role": "assistant", "text": "Noted."}],
-    }, headers={**auth, "X-Request-ID": "live-turn-req-1"})
+    model.script(
+        tool_use(
+            [
+                {
+                    "key": f"meal_{LEARNED_KEY}",
+                    "value": f"vegan {LEARNED_VALUE}",
+                    "category": "preference",
+                }
+            ]
+        )
+    )
+    turn = httpx.post(
+        f"{base}/turns",
+        timeout=10,
+        json={
+            "session_id": "live-session",
+            "turn_id": "live-turn-1",
+            "messages": [
+                {"role": "user", "text": f"I eat vegan food {TRANSCRIPT}"},
+                {"role": "assistant", "text": "Noted."},
+            ],
+        },
+        headers={**auth, "X-Request-ID": "live-turn-req-1"},
+    )
     assert turn.status_code == 202, turn.text
     assert turn.headers["X-Request-ID"] == "live-turn-req-1"
     job_url = f"{web.url}/api/v1/jobs/{turn.json()['job_id']}"
-    job = wait_for(lambda: (j := httpx.get(job_url, headers=auth, timeout=10).json())[
-        "status"] in {"succeeded", "failed", "skipped"} and j, timeout=40)
+    job = wait_for(
+        lambda: (
+            (j := httpx.get(job_url, headers=auth, timeout=10).json())["status"]
+            in {"succeeded", "failed", "skipped"}
+            and j
+        ),
+        timeout=40,
+    )
     assert job["status"] == "succeeded" and job["counts"]["stored"] == 1, job["reason"]
 
     # Counted across the workers: the two workers' files add up to exactly the calls made.
     time.sleep(1.5)
     after = scrape(f"{web.url}/metrics", **bearer).text
     name = "memoryadmin_agent_request_seconds_count"
-    assert (value(after, name, operation="tier_one", status="200")
-            - value(before, name, operation="tier_one", status="200")) == TIER_ONE_CALLS
+    assert (
+        value(after, name, operation="tier_one", status="200")
+        - value(before, name, operation="tier_one", status="200")
+    ) == TIER_ONE_CALLS
     assert value(after, name, operation="turn", status="202") >= 1
     assert value(after, name, operation="search", status="200") >= 1
     web_lines = json_lines(web.output())
@@ -198,6 +266,14 @@ def test_metrics_logs_and_request_ids_across_real_processes(stack, model: FakeAn
     assert any("extraction job" in line["message"] for line in joined), worker_lines[-10:]
     everything = web.output() + worker.output()
     # The key in a single-fact address too: the access log writes it as its keyed hash.
-    for marker in (VALUE, KEY, QUERY, TRANSCRIPT, LEARNED_KEY, LEARNED_VALUE, portal_secret,
-                   PATH_KEY):
+    for marker in (
+        VALUE,
+        KEY,
+        QUERY,
+        TRANSCRIPT,
+        LEARNED_KEY,
+        LEARNED_VALUE,
+        portal_secret,
+        PATH_KEY,
+    ):
         assert marker not in everything, marker

@@ -74,23 +74,27 @@ def test_nobody_reads_the_metrics_when_nothing_is_configured(settings):
 
 
 def test_a_forwarded_address_is_not_believed():
-    response = Client(REMOTE_ADDR="192.0.2.7").get(
-        "/metrics", HTTP_X_FORWARDED_FOR="10.20.3.4"
-    )
+    response = Client(REMOTE_ADDR="192.0.2.7").get("/metrics", HTTP_X_FORWARDED_FOR="10.20.3.4")
     assert response.status_code == 403
 
 
 def test_every_metric_of_the_issue_is_exported():
     text = scrape()
     for name in (
-        "memoryadmin_agent_request_seconds", "memoryadmin_facts",
-        "memoryadmin_extraction_jobs_total", "memoryadmin_extraction_facts_total",
-        "memoryadmin_extraction_queue_oldest_seconds", "memoryadmin_sweep_lag_seconds",
-        "memoryadmin_erasures_total", "memoryadmin_write_filter_blocked_total",
-        "memoryadmin_privacy_requests_due", "memoryadmin_webhook_deliveries_total",
+        "memoryadmin_agent_request_seconds",
+        "memoryadmin_facts",
+        "memoryadmin_extraction_jobs_total",
+        "memoryadmin_extraction_facts_total",
+        "memoryadmin_extraction_queue_oldest_seconds",
+        "memoryadmin_sweep_lag_seconds",
+        "memoryadmin_erasures_total",
+        "memoryadmin_write_filter_blocked_total",
+        "memoryadmin_privacy_requests_due",
+        "memoryadmin_webhook_deliveries_total",
     ):
-        assert (f"# TYPE {name} " in text
-                or f"# TYPE {name.removesuffix('_total')} counter" in text), name
+        assert (
+            f"# TYPE {name} " in text or f"# TYPE {name.removesuffix('_total')} counter" in text
+        ), name
 
 
 def test_agent_requests_are_timed_by_operation_and_status(make_agent):
@@ -98,16 +102,19 @@ def test_agent_requests_are_timed_by_operation_and_status(make_agent):
     before = scrape()
     for _ in range(3):
         assert agent.get("/api/v1/subjects/FF-OBS-SUBJECT/tier-one").status_code == 200
-    agent.put("/api/v1/subjects/FF-OBS-SUBJECT/facts",
-              {"facts": [{"key": "seat_zz", "value": "aisle zz", "category": "preference"}]},
-              format="json")
+    agent.put(
+        "/api/v1/subjects/FF-OBS-SUBJECT/facts",
+        {"facts": [{"key": "seat_zz", "value": "aisle zz", "category": "preference"}]},
+        format="json",
+    )
     assert agent.get("/api/v1/subjects/FF-OBS-SUBJECT/facts/no_such_key").status_code == 404
     after = scrape()
 
     def grew(operation: str, status: str) -> float:
         name = "memoryadmin_agent_request_seconds_count"
-        return (value(after, name, operation=operation, status=status)
-                - value(before, name, operation=operation, status=status))
+        return value(after, name, operation=operation, status=status) - value(
+            before, name, operation=operation, status=status
+        )
 
     assert grew("tier_one", "200") == 3
     assert grew("upsert", "200") == 1
@@ -141,18 +148,26 @@ def test_a_request_id_is_made_or_kept_and_answered(make_agent):
 def test_erasures_and_write_filter_refusals_are_counted(django_capture_on_commit_callbacks):
     agent = Actor.agent("obs-host")
     before = scrape()
-    services.fact_upsert(subject_id="FF-OBS-2", facts=[
-        services.FactDraft("meal_x", "vegetarian meal", "preference"),
-        services.FactDraft("seat_x", "window seat", "preference"),
-    ], actor=agent)
+    services.fact_upsert(
+        subject_id="FF-OBS-2",
+        facts=[
+            services.FactDraft("meal_x", "vegetarian meal", "preference"),
+            services.FactDraft("seat_x", "window seat", "preference"),
+        ],
+        actor=agent,
+    )
     with django_capture_on_commit_callbacks(execute=True):
         services.fact_delete(subject_id="FF-OBS-2", key="meal_x", actor=agent)
     with django_capture_on_commit_callbacks(execute=True):
-        services.subject_clear(subject_id="FF-OBS-2", actor=Actor.customer("FF-OBS-2"),
-                               reason="Traveller asked")
+        services.subject_clear(
+            subject_id="FF-OBS-2", actor=Actor.customer("FF-OBS-2"), reason="Traveller asked"
+        )
     with pytest.raises(FactBlocked):
-        services.fact_upsert(subject_id="FF-OBS-2", facts=[
-            services.FactDraft("card", "card 4111 1111 1111 1111", "preference")], actor=agent)
+        services.fact_upsert(
+            subject_id="FF-OBS-2",
+            facts=[services.FactDraft("card", "card 4111 1111 1111 1111", "preference")],
+            actor=agent,
+        )
     after = scrape()
 
     def grew(name: str, **labels: str) -> float:
@@ -164,16 +179,24 @@ def test_erasures_and_write_filter_refusals_are_counted(django_capture_on_commit
 
 
 def test_database_gauges_are_read_at_most_once_per_period(settings):
-    services.fact_upsert(subject_id="FF-OBS-3", facts=[
-        services.FactDraft("seat_y", "aisle seat", "preference")], actor=Actor.agent("h"))
+    services.fact_upsert(
+        subject_id="FF-OBS-3",
+        facts=[services.FactDraft("seat_y", "aisle seat", "preference")],
+        actor=Actor.agent("h"),
+    )
     text = scrape()
-    assert value(text, "memoryadmin_facts", category="preference", status="active",
-                 sensitive="false") == 1
+    assert (
+        value(text, "memoryadmin_facts", category="preference", status="active", sensitive="false")
+        == 1
+    )
     assert value(text, "memoryadmin_sweep_lag_seconds") == 0
     assert value(text, "memoryadmin_extraction_queue_oldest_seconds") == 0
 
-    services.fact_upsert(subject_id="FF-OBS-3", facts=[
-        services.FactDraft("meal_y", "vegan meal", "preference")], actor=Actor.agent("h"))
+    services.fact_upsert(
+        subject_id="FF-OBS-3",
+        facts=[services.FactDraft("meal_y", "vegan meal", "preference")],
+        actor=Actor.agent("h"),
+    )
     # Within the period the reading is the cached one: no new query, the old count.
     assert value(scrape(), "memoryadmin_facts", category="preference") == 1
     cache.delete(gauges.CACHE_KEY)  # the period is over

@@ -54,10 +54,19 @@ def two_travellers(db):
     """A and B each with facts under the same keys, so a key alone never tells them apart."""
     for subject, words in ((A, "Alpha"), (B, "Bravo")):
         FactFactory(subject_id=subject, key="seat_preference", value=f"{words} aisle seat")
-        FactFactory(subject_id=subject, key="overnight_flight", value=f"{words} avoids red-eyes",
-                    category="constraint")
-        FactFactory(subject_id=subject, key="travel_party", value=f"{words} travels with spouse",
-                    category="context")
-    FactFactory(subject_id=B, key="b_only_secret", value="Bravo private context",
-                category="context")
+        FactFactory(
+            subject_id=subject,
+            key="overnight_flight",
+            value=f"{words} avoids red-eyes",
+            category="constraint",
+        )
+        FactFactory(
+            subject_id=subject,
+            key="travel_party",
+            value=f"{words} travels with spouse",
+            category="context",
+        )
+    FactFactory(
+        subject_id=B, key="b_only_secret", value="Bravo private context", category="context"
+    )
     return A, B

@@ -53,8 +53,11 @@ LANGUAGES = {
         "sign_out": "Sign out",
         "signed_out": "You're signed out",
         "used": "This link has already been used",
-        "values": ("Prefers aisle seats on long flights", "Avoids overnight flights",
-                   "Usually travels with spouse"),
+        "values": (
+            "Prefers aisle seats on long flights",
+            "Avoids overnight flights",
+            "Usually travels with spouse",
+        ),
         "new_value": "Prefers a window seat, near the front",
     },
     "zh-hant": {
@@ -92,14 +95,34 @@ LANGUAGES = {
 
 def traveller(subject_id: str, words: dict) -> None:
     seat, overnight, party = words["values"]
-    FactFactory(subject_id=subject_id, key="seat_preference", value=seat,
-                actor=Actor.extraction("turn-1"), session_tag="0123456789ab")
-    FactFactory(subject_id=subject_id, key="overnight_flight", value=overnight,
-                category="constraint", actor=Actor.extraction("turn-1"))
-    FactFactory(subject_id=subject_id, key="travel_party", value=party, category="context",
-                actor=Actor.staff(_staff()))
-    FactFactory(subject_id=subject_id, key="health_note", value="Carries insulin, diabetic",
-                category="context", actor=Actor.agent("airline-agent"))  # held for review
+    FactFactory(
+        subject_id=subject_id,
+        key="seat_preference",
+        value=seat,
+        actor=Actor.extraction("turn-1"),
+        session_tag="0123456789ab",
+    )
+    FactFactory(
+        subject_id=subject_id,
+        key="overnight_flight",
+        value=overnight,
+        category="constraint",
+        actor=Actor.extraction("turn-1"),
+    )
+    FactFactory(
+        subject_id=subject_id,
+        key="travel_party",
+        value=party,
+        category="context",
+        actor=Actor.staff(_staff()),
+    )
+    FactFactory(
+        subject_id=subject_id,
+        key="health_note",
+        value="Carries insulin, diabetic",
+        category="context",
+        actor=Actor.agent("airline-agent"),
+    )  # held for review
     FactFactory(subject_id=subject_id, key="nickname", value=XSS, actor=Actor.customer(subject_id))
 
 
@@ -140,10 +163,12 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     words = LANGUAGES[lang]
     subject = f"FF-BROWSER-{lang.upper()}"
     traveller(subject, words)
-    _, secret = token_issue(name="airline-agent",
-                            scopes=[Scope.MEMORY_READ.value, Scope.TURNS_WRITE.value])
-    api = httpx.Client(base_url=live_server.url, headers={"Authorization": f"Bearer {secret}"},
-                       timeout=30)
+    _, secret = token_issue(
+        name="airline-agent", scopes=[Scope.MEMORY_READ.value, Scope.TURNS_WRITE.value]
+    )
+    api = httpx.Client(
+        base_url=live_server.url, headers={"Authorization": f"Bearer {secret}"}, timeout=30
+    )
     page = new_page(viewport=PHONE, locale=words["locale"])
 
     # open a link: a page with one button, then the secret leaves the address bar
@@ -199,9 +224,14 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     # pause learning: a posted turn is then skipped
     page.get_by_label(words["learn"]).uncheck()
     page.get_by_role("button", name=words["save_choices"]).click()
-    turn = api.post(f"/api/v1/subjects/{subject}/turns", json={
-        "session_id": "s-1", "turn_id": "t-1",
-        "messages": [{"role": "user", "text": "I always fly business now"}]})
+    turn = api.post(
+        f"/api/v1/subjects/{subject}/turns",
+        json={
+            "session_id": "s-1",
+            "turn_id": "t-1",
+            "messages": [{"role": "user", "text": "I always fly business now"}],
+        },
+    )
     assert turn.status_code == 202 and turn.json()["status"] == "skipped"
     job = api.get(f"/api/v1/jobs/{turn.json()['job_id']}").json()
     assert "paused learning" in job["reason"]
@@ -295,11 +325,32 @@ def test_the_pages_without_a_session_are_clear_and_accessible(new_page, live_ser
 
 # Things a frequent flyer's assistant might have picked up over the years, per language.
 MANY = {
-    "en": ("Likes {} on flights", ["tea with milk", "the aisle on short hops", "a blanket",
-                                   "quiet rows", "an early boarding call", "fruit for breakfast",
-                                   "sparkling water", "a window over the wing"]),
-    "zh-hant": ("搭機時喜歡{}", ["奶茶", "短程坐走道", "多一條毯子", "安靜的座位區", "提早登機",
-                               "早餐吃水果", "氣泡水", "機翼旁的窗邊座位"]),
+    "en": (
+        "Likes {} on flights",
+        [
+            "tea with milk",
+            "the aisle on short hops",
+            "a blanket",
+            "quiet rows",
+            "an early boarding call",
+            "fruit for breakfast",
+            "sparkling water",
+            "a window over the wing",
+        ],
+    ),
+    "zh-hant": (
+        "搭機時喜歡{}",
+        [
+            "奶茶",
+            "短程坐走道",
+            "多一條毯子",
+            "安靜的座位區",
+            "提早登機",
+            "早餐吃水果",
+            "氣泡水",
+            "機翼旁的窗邊座位",
+        ],
+    ),
 }
 
 
@@ -312,9 +363,13 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
     subject = f"FF-PAGES-{lang.upper()}"
     for n in range(45):
         category = "preference" if n < 30 else "constraint"
-        FactFactory(subject_id=subject, key=f"habit_{n:02d}", category=category,
-                    value=f"{pattern.format(things[n % len(things)])} ({n + 1})",
-                    actor=Actor.extraction(f"turn-{n}"))
+        FactFactory(
+            subject_id=subject,
+            key=f"habit_{n:02d}",
+            category=category,
+            value=f"{pattern.format(things[n % len(things)])} ({n + 1})",
+            actor=Actor.extraction(f"turn-{n}"),
+        )
     page = new_page(viewport=PHONE, locale=words["locale"])
     enter(page, link(live_server, subject))
     assert page.locator("li.card").count() == 20

@@ -95,8 +95,9 @@ def test_the_switcher_is_a_plain_form_that_remembers_the_choice_for_the_portal(s
     assert "Forget everything?" in client.get("/portal/forget").content.decode()
 
 
-@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/portal/", "/staff/",
-                                    "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "target", ["https://evil.example/", "//evil.example/portal/", "/staff/", "javascript:alert(1)"]
+)
 def test_the_switcher_only_returns_to_portal_pages(db, target):
     response = Client().post("/portal/language", {"language": "en", "next": target})
     assert response["Location"] == "/portal/"

@@ -19,23 +19,29 @@ from .conftest import A, B, open_url
 
 pytestmark = pytest.mark.django_db
 
-B_VALUES = ("Bravo aisle seat", "Bravo avoids red-eyes", "Bravo travels with spouse",
-            "Bravo private context")
+B_VALUES = (
+    "Bravo aisle seat",
+    "Bravo avoids red-eyes",
+    "Bravo travels with spouse",
+    "Bravo private context",
+)
 
 
 def b_state() -> tuple:
     return (
         sorted(MemoryFact.objects.filter(subject_id=B).values_list("key", "value", "version")),
         FactEvent.objects.filter(subject_id=B).count(),
-        list(Subject.objects.filter(subject_id=B).values_list(
-            "purge_generation", "memory_paused", "memory_use_paused")),
+        list(
+            Subject.objects.filter(subject_id=B).values_list(
+                "purge_generation", "memory_paused", "memory_use_paused"
+            )
+        ),
     )
 
 
 def assert_no_b(response) -> None:
     # The language switcher sends the visitor back to the address they typed: not B's data.
-    body = re.sub(r'<input type="hidden" name="next" value="[^"]*">', "",
-                  response.content.decode())
+    body = re.sub(r'<input type="hidden" name="next" value="[^"]*">', "", response.content.decode())
     for value in B_VALUES:
         assert value not in body
     assert B not in body
@@ -46,12 +52,17 @@ SMUGGLED = {"subject_id": B, "subject": B, "traveller": B, "subject_id[]": B}
 
 def every_request(receipt_of_b: str):
     """Each portal URL and form, aimed at B's facts in every way a URL or form can be."""
-    keys = ["b_only_secret", "seat_preference", "B_ONLY_SECRET", "b_only_secret/",
-            f"{B}/seat_preference", "..%2Fb_only_secret"]
+    keys = [
+        "b_only_secret",
+        "seat_preference",
+        "B_ONLY_SECRET",
+        "b_only_secret/",
+        f"{B}/seat_preference",
+        "..%2Fb_only_secret",
+    ]
     for key in keys:
         yield "get", f"/portal/facts/{key}/change", None
-        yield "post", f"/portal/facts/{key}/change", {"value": "Hijacked", "version": 1,
-                                                     **SMUGGLED}
+        yield "post", f"/portal/facts/{key}/change", {"value": "Hijacked", "version": 1, **SMUGGLED}
         yield "get", f"/portal/facts/{key}/delete", None
         yield "post", f"/portal/facts/{key}/delete", SMUGGLED
     query = f"?subject_id={B}&subject={B}"
@@ -68,16 +79,20 @@ def test_a_session_for_a_never_touches_b(signed_in, two_travellers):
     receipt_of_b = services.subject_forget(subject_id="FF-C-0003", actor=Actor.customer("x"))
     b_receipt = services.subject_forget(subject_id=B, actor=Actor.customer(B))
     # B's facts again, after B's own clear, so there is something of B's to protect
-    for key, value, category in (("seat_preference", B_VALUES[0], "preference"),
-                                 ("overnight_flight", B_VALUES[1], "constraint"),
-                                 ("travel_party", B_VALUES[2], "context"),
-                                 ("b_only_secret", B_VALUES[3], "context")):
+    for key, value, category in (
+        ("seat_preference", B_VALUES[0], "preference"),
+        ("overnight_flight", B_VALUES[1], "constraint"),
+        ("travel_party", B_VALUES[2], "context"),
+        ("b_only_secret", B_VALUES[3], "context"),
+    ):
         FactFactory(subject_id=B, key=key, value=value, category=category)
     before = b_state()
     client = signed_in(A)
 
-    for method, url, data in [*every_request(b_receipt.number),
-                              ("get", f"/portal/receipts/{receipt_of_b.number}", None)]:
+    for method, url, data in [
+        *every_request(b_receipt.number),
+        ("get", f"/portal/receipts/{receipt_of_b.number}", None),
+    ]:
         response = getattr(client, method)(url, data) if data else getattr(client, method)(url)
         assert response.status_code < 500, url
         assert_no_b(response)
@@ -94,8 +109,9 @@ def test_the_export_holds_only_the_sessions_traveller(signed_in, two_travellers)
     assert b"Alpha aisle seat" in response.content
 
 
-def test_a_link_for_a_opens_only_a_even_for_a_browser_signed_in_as_b(signed_in, issue_link,
-                                                                     two_travellers):
+def test_a_link_for_a_opens_only_a_even_for_a_browser_signed_in_as_b(
+    signed_in, issue_link, two_travellers
+):
     client = signed_in(B)
     client.post(open_url(issue_link(A)))
 

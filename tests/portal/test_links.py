@@ -153,8 +153,14 @@ def test_signing_out_ends_the_session_on_the_server(signed_in):
 
 def test_without_a_session_every_portal_page_asks_for_a_link(db):
     client = Client()
-    for url in ("/portal/", "/portal/facts/seat_preference/change", "/portal/download",
-                "/portal/forget", "/portal/forget/confirm", "/portal/receipts/R-AAAA-BBBB-CCCC"):
+    for url in (
+        "/portal/",
+        "/portal/facts/seat_preference/change",
+        "/portal/download",
+        "/portal/forget",
+        "/portal/forget/confirm",
+        "/portal/receipts/R-AAAA-BBBB-CCCC",
+    ):
         response = client.get(url)
         assert response.status_code == 401, url
         assert "Open your privacy link" in response.content.decode()

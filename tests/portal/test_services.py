@@ -22,11 +22,13 @@ def test_stale_links_and_sessions_are_purged_and_live_ones_kept(signed_in, issue
     fresh = issue_link(A)
     old = portal_link_issue(subject_id=A, issued_by="t")
     PortalLink.objects.filter(pk=PortalLink.objects.latest("id").pk).update(
-        expires_at=timezone.now() - timedelta(days=2))
+        expires_at=timezone.now() - timedelta(days=2)
+    )
     ended = signed_in(A)
     ended.post("/portal/sign-out")
     PortalSession.objects.filter(ended_at__isnull=False).update(
-        ended_at=timezone.now() - timedelta(days=2))
+        ended_at=timezone.now() - timedelta(days=2)
+    )
 
     links, sessions = purge_stale_portal_rows_task()
 

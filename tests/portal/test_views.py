@@ -41,14 +41,33 @@ def text(response) -> str:
 
 
 def test_facts_are_grouped_in_plain_words_with_where_they_came_from(signed_in):
-    FactFactory(subject_id=A, key="seat_preference", value="Prefers aisle seats",
-                actor=Actor.extraction("turn"))
-    FactFactory(subject_id=A, key="overnight_flight", value="Avoids overnight flights",
-                category="constraint", actor=Actor.agent("host"))
-    FactFactory(subject_id=A, key="travel_party", value="Travels with spouse", category="context",
-                actor=Actor.staff(UserFactory(username="ops")))
-    FactFactory(subject_id=A, key="home_airport", value="Flies from TPE", category="context",
-                actor=Actor.customer(A))
+    FactFactory(
+        subject_id=A,
+        key="seat_preference",
+        value="Prefers aisle seats",
+        actor=Actor.extraction("turn"),
+    )
+    FactFactory(
+        subject_id=A,
+        key="overnight_flight",
+        value="Avoids overnight flights",
+        category="constraint",
+        actor=Actor.agent("host"),
+    )
+    FactFactory(
+        subject_id=A,
+        key="travel_party",
+        value="Travels with spouse",
+        category="context",
+        actor=Actor.staff(UserFactory(username="ops")),
+    )
+    FactFactory(
+        subject_id=A,
+        key="home_airport",
+        value="Flies from TPE",
+        category="context",
+        actor=Actor.customer(A),
+    )
 
     body = text(signed_in(A).get("/portal/"))
 
@@ -66,8 +85,12 @@ def test_facts_are_grouped_in_plain_words_with_where_they_came_from(signed_in):
 
 
 def test_a_fact_waiting_for_review_and_paused_use_are_said_in_words(signed_in):
-    FactFactory(subject_id=A, key="health_note", value="Diabetic, carries insulin",
-                actor=Actor.agent("host"))  # held for review by the sensitivity classifier
+    FactFactory(
+        subject_id=A,
+        key="health_note",
+        value="Diabetic, carries insulin",
+        actor=Actor.agent("host"),
+    )  # held for review by the sensitivity classifier
     client = signed_in(A)
     assert "Waiting for review." in text(client.get("/portal/"))
     assert "Not in use." not in text(client.get("/portal/"))
@@ -83,7 +106,7 @@ def test_an_empty_memory_says_so(signed_in):
 
 
 def test_fact_values_are_escaped_everywhere(signed_in):
-    payload = '<script>alert(1)</script><img src=x onerror=alert(2)>"\''
+    payload = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'"
     FactFactory(subject_id=A, key="xss", value=payload)
     client = signed_in(A)
 
@@ -106,13 +129,19 @@ def _many(subject_id: str, count: int, category: str = "preference", prefix: str
 
 
 @pytest.mark.parametrize("count", [1, 500])
-def test_the_overview_needs_a_fixed_number_of_queries(signed_in, django_assert_max_num_queries,
-                                                     count):
+def test_the_overview_needs_a_fixed_number_of_queries(
+    signed_in, django_assert_max_num_queries, count
+):
     _many(A, count)
     client = signed_in(A)
     client.get("/portal/")  # the session's last-seen time is fresh now
-    for url in ("/portal/", "/portal/?page=25", "/portal/forget",
-                "/portal/forget/confirm", "/portal/facts/topic_0/change"):
+    for url in (
+        "/portal/",
+        "/portal/?page=25",
+        "/portal/forget",
+        "/portal/forget/confirm",
+        "/portal/facts/topic_0/change",
+    ):
         with django_assert_max_num_queries(5):  # + the page's use counts (issue 21)
             assert client.get(url).status_code == 200, url
     # The download also records its access request (request, timeline, policy history), a
@@ -169,8 +198,19 @@ def test_a_short_memory_has_no_pager(signed_in):
 
 @pytest.mark.parametrize(
     ("page", "shown"),
-    [("abc", 1), ("", 1), ("0", 1), ("-3", 1), ("1e3", 1), ("2.5", 1), ("３", 3), ("999", 3),
-     ("9" * 400, 3), ("%00", 1), (" 2 ", 2)],
+    [
+        ("abc", 1),
+        ("", 1),
+        ("0", 1),
+        ("-3", 1),
+        ("1e3", 1),
+        ("2.5", 1),
+        ("３", 3),
+        ("999", 3),
+        ("9" * 400, 3),
+        ("%00", 1),
+        (" 2 ", 2),
+    ],
 )
 def test_any_page_number_gets_a_sensible_page_never_an_error(signed_in, page, shown):
     _many(A, 45)
@@ -188,14 +228,16 @@ def test_changing_or_deleting_from_a_later_page_returns_to_it(signed_in):
 
     form = text(client.get("/portal/facts/topic_20/change?page=2"))
     assert 'href="/portal/?page=2"' in form  # Back and Cancel
-    saved = client.post("/portal/facts/topic_20/change?page=2",
-                        {"value": "Window seats", "version": 1})
+    saved = client.post(
+        "/portal/facts/topic_20/change?page=2", {"value": "Window seats", "version": 1}
+    )
     assert saved.status_code == 302 and saved["Location"] == "/portal/?page=2"
 
     deleted = client.post("/portal/facts/topic_21/delete?page=2")
     assert deleted.status_code == 302 and deleted["Location"] == "/portal/?page=2"
     assert cards(text(client.get(deleted["Location"]))) == [
-        "Window seats", *(f"Preference number {n}" for n in range(22, 25))
+        "Window seats",
+        *(f"Preference number {n}" for n in range(22, 25)),
     ]
     # Anything but a plain page number returns to the start of the list.
     for junk in ("https://evil.example", "1", "0", "x", "２"):
@@ -206,9 +248,13 @@ def test_changing_or_deleting_from_a_later_page_returns_to_it(signed_in):
 def test_pages_carry_no_inline_script_style_or_handlers(signed_in):
     FactFactory(subject_id=A, key="seat_preference", value="Aisle")
     client = signed_in(A)
-    for url in ("/portal/", "/portal/facts/seat_preference/change",
-                "/portal/facts/seat_preference/delete", "/portal/forget",
-                "/portal/forget/confirm"):
+    for url in (
+        "/portal/",
+        "/portal/facts/seat_preference/change",
+        "/portal/facts/seat_preference/delete",
+        "/portal/forget",
+        "/portal/forget/confirm",
+    ):
         body = text(client.get(url))
         assert "<script" not in body and "<style" not in body and " style=" not in body, url
         assert not re.search(r"\son[a-z]+=", body), url
@@ -218,12 +264,18 @@ def test_pages_carry_no_inline_script_style_or_handlers(signed_in):
 
 
 def test_correcting_a_fact_keeps_its_category_and_records_the_traveller(signed_in):
-    FactFactory(subject_id=A, key="overnight_flight", value="Avoids overnight flights",
-                category="constraint")
+    FactFactory(
+        subject_id=A,
+        key="overnight_flight",
+        value="Avoids overnight flights",
+        category="constraint",
+    )
     client = signed_in(A)
 
-    response = client.post("/portal/facts/overnight_flight/change",
-                           {"value": "Red-eyes only under 5 hours", "version": 1})
+    response = client.post(
+        "/portal/facts/overnight_flight/change",
+        {"value": "Red-eyes only under 5 hours", "version": 1},
+    )
 
     assert response.status_code == 302 and response["Location"] == "/portal/"
     fact = MemoryFact.objects.get(subject_id=A, key="overnight_flight")
@@ -237,9 +289,11 @@ def test_correcting_a_fact_keeps_its_category_and_records_the_traveller(signed_i
 
 @pytest.mark.parametrize(
     "secret",
-    ["call 0912 345 678 or jane.doe@example.com",
-     # The same, typed on a Chinese keyboard in full-width forms (issue 20).
-     "call ０９１２ ３４５ ６７８ or jane.doe＠example．com"],
+    [
+        "call 0912 345 678 or jane.doe@example.com",
+        # The same, typed on a Chinese keyboard in full-width forms (issue 20).
+        "call ０９１２ ３４５ ６７８ or jane.doe＠example．com",
+    ],
 )
 def test_a_blocked_value_is_refused_without_repeating_it(signed_in, secret):
     FactFactory(subject_id=A, key="contact", value="Prefers e-mail")
@@ -278,11 +332,17 @@ def test_bad_input_is_a_form_error_not_a_500(signed_in, data, message):
 def test_a_stale_form_is_refused_with_the_current_version_to_save_again(signed_in):
     FactFactory(subject_id=A, key="seat_preference", value="Aisle")
     client = signed_in(A)
-    services.fact_edit(subject_id=A, key="seat_preference", value="Window", expected_version=1,
-                       actor=Actor.agent("host"))
+    services.fact_edit(
+        subject_id=A,
+        key="seat_preference",
+        value="Window",
+        expected_version=1,
+        actor=Actor.agent("host"),
+    )
 
-    response = client.post("/portal/facts/seat_preference/change", {"value": "Aisle please",
-                                                                    "version": 1})
+    response = client.post(
+        "/portal/facts/seat_preference/change", {"value": "Aisle please", "version": 1}
+    )
 
     assert response.status_code == 200
     assert "changed somewhere else" in text(response)
@@ -322,8 +382,11 @@ def test_pausing_learning_skips_posted_turns(signed_in):
     turns = agent_client(Scope.TURNS_WRITE.value)
     posted = turns.post(
         f"/api/v1/subjects/{A}/turns",
-        {"session_id": "s-1", "turn_id": "t-1",
-         "messages": [{"role": "user", "text": "I always want an aisle seat"}]},
+        {
+            "session_id": "s-1",
+            "turn_id": "t-1",
+            "messages": [{"role": "user", "text": "I always want an aisle seat"}],
+        },
         format="json",
     )
 
@@ -338,8 +401,9 @@ def test_pausing_learning_skips_posted_turns(signed_in):
 
 
 def test_pausing_use_empties_the_agents_reads_and_keeps_the_facts(signed_in):
-    FactFactory(subject_id=A, key="overnight_flight", value="Avoids red-eyes",
-                category="constraint")
+    FactFactory(
+        subject_id=A, key="overnight_flight", value="Avoids red-eyes", category="constraint"
+    )
     client = signed_in(A)
     agent = agent_client()
 
@@ -388,13 +452,17 @@ def test_download_my_data_has_facts_history_with_erased_values_and_switches(sign
         ("seat_preference", "Prefers aisle seats")
     ]
     # the switches by the portal's own names
-    assert data["switches"] == {"Learn from my conversations": False,
-                                "Let the assistant use what it remembers": True}
+    assert data["switches"] == {
+        "Learn from my conversations": False,
+        "Let the assistant use what it remembers": True,
+    }
     day_deleted = date_format(timezone.localtime(), "DATE_FORMAT")
     whats = [event["what"] for event in data["history"]]
     assert f"a fact you deleted on {day_deleted}" in whats
-    assert not any(event.get("fact") == "erased" or event.get("before") == "erased"
-                   for event in data["history"])
+    assert not any(
+        event.get("fact") == "erased" or event.get("before") == "erased"
+        for event in data["history"]
+    )
     deleted = next(e for e in data["history"] if e["what"].startswith("a fact you deleted"))
     assert "fact" not in deleted and deleted["why"] == "you did this in the privacy portal"
     seat = next(e for e in data["history"] if e.get("fact") == "seat_preference")
@@ -411,8 +479,13 @@ def test_forget_everything_takes_two_steps_and_gives_a_receipt_staff_can_find(si
     values = ["Prefers aisle seats Qx1", "Avoids overnight flights Qx2"]
     FactFactory(subject_id=A, key="seat_preference", value=values[0])
     FactFactory(subject_id=A, key="overnight_flight", value=values[1], category="constraint")
-    services.fact_edit(subject_id=A, key="seat_preference", value="Aisle seats Qx3",
-                       expected_version=1, actor=Actor.customer(A))
+    services.fact_edit(
+        subject_id=A,
+        key="seat_preference",
+        value="Aisle seats Qx3",
+        expected_version=1,
+        actor=Actor.customer(A),
+    )
     agent = agent_client()
     before = selectors.purge_generation(A)
     client = signed_in(A)

@@ -15,8 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def test_chinese_sentences_join_without_a_space_and_quote_with_corner_brackets(signed_in):
     FactFactory(subject_id=A, key="seat_preference", value="長途航班偏好靠走道座位")
-    services.subject_set_preferences(subject_id=A, memory_use_paused=True,
-                                     actor=Actor.customer(A))
+    services.subject_set_preferences(subject_id=A, memory_use_paused=True, actor=Actor.customer(A))
     body = signed_in(A, language="zh-TW").get("/portal/").content.decode()
 
     assert "暫停使用。</strong>您已關閉「讓 AI 客服使用記憶」。" in body
@@ -27,8 +26,7 @@ def test_chinese_sentences_join_without_a_space_and_quote_with_corner_brackets(s
 
 def test_english_keeps_its_spaces_and_the_switch_has_a_subject(signed_in):
     FactFactory(subject_id=A, key="seat_preference", value="Aisle seats")
-    services.subject_set_preferences(subject_id=A, memory_use_paused=True,
-                                     actor=Actor.customer(A))
+    services.subject_set_preferences(subject_id=A, memory_use_paused=True, actor=Actor.customer(A))
     body = signed_in(A, language="en").get("/portal/").content.decode()
 
     assert "Not in use.</strong> You asked the assistant" in body
@@ -37,8 +35,7 @@ def test_english_keeps_its_spaces_and_the_switch_has_a_subject(signed_in):
 
 
 def test_with_nothing_left_the_paused_note_does_not_promise_to_keep_anything(signed_in):
-    services.subject_set_preferences(subject_id=A, memory_use_paused=True,
-                                     actor=Actor.customer(A))
+    services.subject_set_preferences(subject_id=A, memory_use_paused=True, actor=Actor.customer(A))
     body = signed_in(A, language="en").get("/portal/").content.decode()
     assert "It keeps it, so you can turn this back on" not in body
     assert "You asked the assistant not to use what it remembers." in body

@@ -41,9 +41,7 @@ def check(page, name: str) -> None:
     assert dialogs_of(page) == []
 
 
-def test_record_a_phone_request_export_for_the_traveller_and_close_it(
-    page, live_server, tmp_path
-):
+def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live_server, tmp_path):
     FactFactory(subject_id="FF-940001", key="seat_preference", value="Prefers aisle seats")
     staff_login(page, live_server, make_staff("eddie", EDITOR), PASSWORD)
     page.goto(f"{live_server.url}/staff/privacy/")
@@ -70,19 +68,21 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(
     assert page.locator('[data-evidence="sha256"]').inner_text() == sha
     page.get_by_label("What was done").fill("Sent the file by e-mail")
     page.get_by_role("button", name="Close with the evidence").click()
-    assert page.locator('[data-status]').inner_text().startswith("Completed")
+    assert page.locator("[data-status]").inner_text().startswith("Completed")
     check(page, "privacy-request-completed")
     req.refresh_from_db()
     assert req.status == RequestStatus.COMPLETED and req.evidence == {"sha256": sha}
-    assert [s.action for s in req.steps.order_by("id")] == [
-        "received", "exported", "completed"]
+    assert [s.action for s in req.steps.order_by("id")] == ["received", "exported", "completed"]
 
 
 def test_an_overdue_request_on_the_overview(page, live_server):
     old = privacy_request_record(
-        subject_id="FF-940002", kind="erasure", channel="letter",
+        subject_id="FF-940002",
+        kind="erasure",
+        channel="letter",
         received_at=clock.received_at_of(clock.today() - timedelta(days=40)),
-        actor=Actor.system("test"), note="",
+        actor=Actor.system("test"),
+        note="",
     )
     staff_login(page, live_server, make_staff("vera", VIEWER), PASSWORD)
     page.goto(f"{live_server.url}/staff/")
@@ -101,8 +101,12 @@ def test_an_overdue_request_on_the_overview(page, live_server):
 
 def test_refusing_a_request_needs_a_ground(page, live_server):
     req = privacy_request_record(
-        subject_id="FF-940003", kind="objection", channel="email",
-        received_at=clock.received_at_of(clock.today()), actor=Actor.system("t"), note="",
+        subject_id="FF-940003",
+        kind="objection",
+        channel="email",
+        received_at=clock.received_at_of(clock.today()),
+        actor=Actor.system("t"),
+        note="",
     )
     staff_login(page, live_server, make_staff("priya", PRIVACY_ADMIN), PASSWORD)
     page.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")
@@ -127,9 +131,7 @@ def _portal(new_page, live_server, subject_id: str, locale: str = "en-GB"):
     return page
 
 
-def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(
-    new_page, live_server
-):
+def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(new_page, live_server):
     FactFactory(subject_id="FF-940004", key="meal", value="Asks for a vegan meal")
     FactFactory(subject_id="FF-940004", key="party", value="Travels with two children")
     page = _portal(new_page, live_server, "FF-940004")
@@ -159,18 +161,22 @@ def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(
     check(staff, "privacy-request-erasure-from-portal")
 
 
-@pytest.mark.parametrize(("lang", "locale", "told"), [
-    ("en", "en-GB", "We can't forget everything yet"),
-    ("zh-hant", "zh-TW", "我們暫時還不能忘記一切"),
-])
+@pytest.mark.parametrize(
+    ("lang", "locale", "told"),
+    [
+        ("en", "en-GB", "We can't forget everything yet"),
+        ("zh-hant", "zh-TW", "我們暫時還不能忘記一切"),
+    ],
+)
 def test_under_legal_hold_the_traveller_is_told_and_nothing_is_erased(
     new_page, live_server, lang, locale, told
 ):
     subject = f"FF-HOLD-{lang.upper()}"
     FactFactory(subject_id=subject, key="meal", value="Asks for a vegan meal")
     admin = UserFactory(username=f"lex-{lang}")
-    services.subject_set_legal_hold(subject_id=subject, hold=True, actor=Actor.staff(admin),
-                                    reason="case 2027-14")
+    services.subject_set_legal_hold(
+        subject_id=subject, hold=True, actor=Actor.staff(admin), reason="case 2027-14"
+    )
     page = _portal(new_page, live_server, subject, locale)
     page.goto(f"{live_server.url}/portal/forget/confirm")
     confirm = page.locator("form").filter(has=page.locator('input[type="checkbox"]'))
@@ -203,7 +209,8 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
     try:
         for name, receiver in (("CRM", crm), ("Warehouse", warehouse)):
             _, receiver.secret = webhook_recipient_add(
-                name=name, url=receiver.url, events=None, actor=Actor.system("test"))
+                name=name, url=receiver.url, events=None, actor=Actor.system("test")
+            )
         warehouse.statuses = [500] * 20
         FactFactory(subject_id="FF-940010", key="meal", value="Asks for a vegan meal")
         page = _portal(new_page, live_server, "FF-940010")
@@ -240,7 +247,8 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         warehouse.statuses = []  # it is back: a privacy admin replays the erasure
         erased = pending.get(event__event_type="memory.subject.erased")
         admin.get_by_role("row").filter(has_text=erased.event.msg_id).filter(
-            has_text="Warehouse").get_by_role("link").click()
+            has_text="Warehouse"
+        ).get_by_role("link").click()
         admin.get_by_role("button", name="Replay this delivery now").click()
         assert "Replayed: Warehouse answered 200." in admin.locator(".flashes").inner_text()
         last = admin.locator("table tbody tr").last.inner_text()

@@ -16,18 +16,21 @@ def at(day: date, hour: int = 10) -> datetime:
     return datetime(day.year, day.month, day.day, hour, tzinfo=TAIPEI)
 
 
-@pytest.mark.parametrize(("received", "due"), [
-    (date(2027, 1, 31), date(2027, 2, 28)),   # no 31 February: the month's last day
-    (date(2028, 1, 31), date(2028, 2, 29)),   # a leap year
-    (date(2028, 1, 30), date(2028, 2, 29)),
-    (date(2027, 1, 28), date(2027, 2, 28)),
-    (date(2027, 3, 15), date(2027, 4, 15)),
-    (date(2027, 3, 31), date(2027, 4, 30)),
-    (date(2027, 5, 31), date(2027, 6, 30)),
-    (date(2027, 12, 15), date(2028, 1, 15)),  # over the year's end
-    (date(2027, 12, 31), date(2028, 1, 31)),
-    (date(2027, 2, 28), date(2027, 3, 28)),   # February's last day maps to the 28th, not 31st
-])
+@pytest.mark.parametrize(
+    ("received", "due"),
+    [
+        (date(2027, 1, 31), date(2027, 2, 28)),  # no 31 February: the month's last day
+        (date(2028, 1, 31), date(2028, 2, 29)),  # a leap year
+        (date(2028, 1, 30), date(2028, 2, 29)),
+        (date(2027, 1, 28), date(2027, 2, 28)),
+        (date(2027, 3, 15), date(2027, 4, 15)),
+        (date(2027, 3, 31), date(2027, 4, 30)),
+        (date(2027, 5, 31), date(2027, 6, 30)),
+        (date(2027, 12, 15), date(2028, 1, 15)),  # over the year's end
+        (date(2027, 12, 31), date(2028, 1, 31)),
+        (date(2027, 2, 28), date(2027, 3, 28)),  # February's last day maps to the 28th, not 31st
+    ],
+)
 def test_due_one_calendar_month_after_receipt(received, due):
     assert clock.due_on(at(received)) == due
 
@@ -38,12 +41,15 @@ def test_the_day_is_the_airlines_not_utc():
     assert clock.due_on(received) == date(2027, 3, 1)
 
 
-@pytest.mark.parametrize(("received", "months", "due"), [
-    (date(2027, 1, 31), 1, date(2027, 3, 31)),
-    (date(2027, 1, 31), 2, date(2027, 4, 30)),
-    (date(2027, 11, 30), 2, date(2028, 2, 29)),  # into a leap February
-    (date(2027, 3, 15), 2, date(2027, 6, 15)),
-])
+@pytest.mark.parametrize(
+    ("received", "months", "due"),
+    [
+        (date(2027, 1, 31), 1, date(2027, 3, 31)),
+        (date(2027, 1, 31), 2, date(2027, 4, 30)),
+        (date(2027, 11, 30), 2, date(2028, 2, 29)),  # into a leap February
+        (date(2027, 3, 15), 2, date(2027, 6, 15)),
+    ],
+)
 def test_an_extension_adds_further_months_from_receipt(received, months, due):
     assert clock.due_on(at(received), extension_months=months) == due
 

@@ -36,15 +36,24 @@ def _corrected() -> list[OutboxEvent]:
 
 
 def test_a_staff_edit_sends_a_signed_keyless_correction(
-    client, editor, recipient, receiver, django_capture_on_commit_callbacks  # noqa: F811
+    client,
+    editor,
+    recipient,
+    receiver,
+    django_capture_on_commit_callbacks,  # noqa: F811
 ):
     fact = FactFactory(subject_id=S, key=KEY, value=OLD, category="constraint")
     client.force_login(editor)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("staff:fact_edit", args=[S, KEY]), {
-            "value": NEW, "category": "constraint", "reason": "traveller called",
-            "version": fact.version,
-        })
+        response = client.post(
+            reverse("staff:fact_edit", args=[S, KEY]),
+            {
+                "value": NEW,
+                "category": "constraint",
+                "reason": "traveller called",
+                "version": fact.version,
+            },
+        )
     assert response.status_code == 302
     assert MemoryFact.objects.get(subject_id=S, key=KEY).value == NEW
 
@@ -68,31 +77,48 @@ def test_a_portal_correction_names_its_rectification_request(
     fact = FactFactory(subject_id=S, key=KEY, value=OLD)
     with django_capture_on_commit_callbacks(execute=True):
         request = flows.privacy_correct(
-            subject_id=S, key=KEY, value=NEW, expected_version=fact.version,
-            actor=Actor.customer(S), reason="portal",
+            subject_id=S,
+            key=KEY,
+            value=NEW,
+            expected_version=fact.version,
+            actor=Actor.customer(S),
+            reason="portal",
         )
     corrected = [p for p in receiver.payloads() if p["type"] == "memory.fact.corrected"]
     assert len(corrected) == 1  # one event, not one from fact_edit and one from the flow
     data = corrected[0]["data"]
     assert (data["path"], data["request"], data["key_hash"]) == (
-        "traveller", request.number, key_digest(S, KEY))
+        "traveller",
+        request.number,
+        key_digest(S, KEY),
+    )
     assert all(item.verified for item in receiver.received)
     for item in receiver.received:
         _no_value_or_key(item.body.decode())
 
 
 def test_a_staff_edit_conflict_or_an_unchanged_value_sends_nothing(
-    client, editor, recipient  # noqa: F811
+    client,
+    editor,
+    recipient,  # noqa: F811
 ):
     fact = FactFactory(subject_id=S, key=KEY, value=OLD, category="constraint")
     client.force_login(editor)
     url = reverse("staff:fact_edit", args=[S, KEY])
-    stale = client.post(url, {"value": NEW, "category": "constraint", "reason": "x",
-                              "version": fact.version + 5})
+    stale = client.post(
+        url, {"value": NEW, "category": "constraint", "reason": "x", "version": fact.version + 5}
+    )
     assert stale.status_code == 409
     # a new category alone is not a correction of what other systems hold
-    client.post(url, {"value": OLD, "category": "preference", "reason": "recategorised",
-                      "version": fact.version})
+    client.post(
+        url,
+        {
+            "value": OLD,
+            "category": "preference",
+            "reason": "recategorised",
+            "version": fact.version,
+        },
+    )
     assert MemoryFact.objects.get(subject_id=S, key=KEY).category == "preference"
     assert _corrected() == []
 
@@ -100,8 +126,10 @@ def test_a_staff_edit_conflict_or_an_unchanged_value_sends_nothing(
 def test_the_agent_replacing_a_value_is_not_a_correction(recipient):
     FactFactory(subject_id=S, key=KEY, value=OLD)
     services.fact_upsert(
-        subject_id=S, facts=[services.FactDraft(KEY, NEW, "preference")],
-        actor=Actor.agent("host-1"), reason="said in chat",
+        subject_id=S,
+        facts=[services.FactDraft(KEY, NEW, "preference")],
+        actor=Actor.agent("host-1"),
+        reason="said in chat",
     )
     assert MemoryFact.objects.get(subject_id=S, key=KEY).value == NEW
     assert _corrected() == []
@@ -114,8 +142,14 @@ def test_a_correction_rolled_back_leaves_no_event(recipient, receiver):
         pass
 
     with pytest.raises(Boom), transaction.atomic():
-        services.fact_edit(subject_id=S, key=KEY, value=NEW, expected_version=fact.version,
-                           actor=Actor.customer(S), reason="x")
+        services.fact_edit(
+            subject_id=S,
+            key=KEY,
+            value=NEW,
+            expected_version=fact.version,
+            actor=Actor.customer(S),
+            reason="x",
+        )
         assert len(_corrected()) == 1  # written in the correcting transaction
         raise Boom
     assert _corrected() == []

@@ -49,8 +49,9 @@ def test_a_failed_verification_keeps_the_request_open():
     FactFactory(subject_id=S, key="legroom", value=VALUE)
     outcome = flows.privacy_forget(subject_id=S, actor=traveller(), reason="portal")
     # A history row from before the erasure that still shows its key in plain:
-    stray = FactEvent.objects.create(subject_id=S, key="legroom", action="updated",
-                                     actor_kind="system")
+    stray = FactEvent.objects.create(
+        subject_id=S, key="legroom", action="updated", actor_kind="system"
+    )
     FactEvent.objects.filter(pk=stray.pk).update(created_at=timezone.now() - timedelta(days=1))
     request = flows.privacy_verify_erasure(request_id=outcome.request.pk, actor=traveller())
     assert request.status == RequestStatus.IN_PROGRESS
@@ -69,8 +70,9 @@ def test_under_legal_hold_the_request_waits_and_lifting_the_hold_carries_it_out(
     assert "Art. 17(3)(e)" in request.ground
     assert MemoryFact.objects.filter(subject_id=S).count() == 1  # nothing erased
 
-    [carried] = flows.privacy_legal_hold_set(subject_id=S, hold=False, actor=staff,
-                                             reason="case closed")
+    [carried] = flows.privacy_legal_hold_set(
+        subject_id=S, hold=False, actor=staff, reason="case closed"
+    )
     assert MemoryFact.objects.filter(subject_id=S).count() == 0
     done = flows.privacy_verify_erasure(request_id=carried.pk, actor=staff)
     assert done.status == RequestStatus.COMPLETED
@@ -82,14 +84,21 @@ def test_under_legal_hold_the_request_waits_and_lifting_the_hold_carries_it_out(
 def test_a_download_is_a_completed_access_request_with_its_sha256():
     request = flows.privacy_export_record(subject_id=S, sha256="ab" * 32, actor=traveller())
     assert (request.kind, request.status, request.evidence) == (
-        "access", "completed", {"sha256": "ab" * 32})
+        "access",
+        "completed",
+        {"sha256": "ab" * 32},
+    )
 
 
 def test_a_correction_is_a_rectification_and_emits_a_keyless_event(recipient):
     fact = FactFactory(subject_id=S, key="legroom", value=VALUE)
     request = flows.privacy_correct(
-        subject_id=S, key="legroom", value="Books an exit row", expected_version=fact.version,
-        actor=traveller(), reason="portal",
+        subject_id=S,
+        key="legroom",
+        value="Books an exit row",
+        expected_version=fact.version,
+        actor=traveller(),
+        reason="portal",
     )
     assert (request.kind, request.status) == ("rectification", "completed")
     types = list(OutboxEvent.objects.values_list("event_type", flat=True))
@@ -99,21 +108,33 @@ def test_a_correction_is_a_rectification_and_emits_a_keyless_event(recipient):
 
 
 def test_pausing_is_a_restriction_and_resuming_is_not_a_request():
-    _subject, request = flows.privacy_pause(subject_id=S, memory_paused=True,
-                                            memory_use_paused=False, actor=traveller(),
-                                            reason="portal")
+    _subject, request = flows.privacy_pause(
+        subject_id=S,
+        memory_paused=True,
+        memory_use_paused=False,
+        actor=traveller(),
+        reason="portal",
+    )
     assert (request.kind, request.status) == ("restriction", "completed")
-    _subject, again = flows.privacy_pause(subject_id=S, memory_paused=False,
-                                          memory_use_paused=False, actor=traveller(),
-                                          reason="portal")
+    _subject, again = flows.privacy_pause(
+        subject_id=S,
+        memory_paused=False,
+        memory_use_paused=False,
+        actor=traveller(),
+        reason="portal",
+    )
     assert again is None
 
 
 def _phone_request(**kwargs) -> PrivacyRequest:
     editor = Actor.staff(UserFactory(username="eddie"))
     return privacy.privacy_request_record(
-        subject_id=S, kind="access", channel="phone",
-        received_at=kwargs.get("received_at", timezone.now()), actor=editor, note="called in",
+        subject_id=S,
+        kind="access",
+        channel="phone",
+        received_at=kwargs.get("received_at", timezone.now()),
+        actor=editor,
+        note="called in",
     )
 
 
@@ -125,8 +146,9 @@ def test_refusing_needs_a_ground():
     assert "ground" in refused.value.fields
     request.refresh_from_db()
     assert request.status == RequestStatus.OPEN  # nothing half-written
-    privacy.privacy_request_refuse(request_id=request.pk, actor=admin,
-                                   ground="Art. 12(5): manifestly unfounded")
+    privacy.privacy_request_refuse(
+        request_id=request.pk, actor=admin, ground="Art. 12(5): manifestly unfounded"
+    )
     request.refresh_from_db()
     assert request.status == RequestStatus.REFUSED
 
@@ -139,11 +161,17 @@ def test_an_extension_needs_a_reason_and_the_day_the_traveller_was_told():
     assert request.due_on == date(2026, 11, 30)
     admin = Actor.staff(UserFactory(username="priya"))
     with pytest.raises(RequestInvalid) as refused:
-        privacy.privacy_request_extend(request_id=request.pk, actor=admin, months=2, reason="",
-                                       told_on=None)
+        privacy.privacy_request_extend(
+            request_id=request.pk, actor=admin, months=2, reason="", told_on=None
+        )
     assert set(refused.value.fields) == {"reason", "told_on"}
-    privacy.privacy_request_extend(request_id=request.pk, actor=admin, months=2,
-                                   reason="many linked requests", told_on=date(2026, 11, 20))
+    privacy.privacy_request_extend(
+        request_id=request.pk,
+        actor=admin,
+        months=2,
+        reason="many linked requests",
+        told_on=date(2026, 11, 20),
+    )
     request.refresh_from_db()
     assert request.due_on == date(2027, 1, 31) and request.original_due_on == date(2026, 11, 30)
 

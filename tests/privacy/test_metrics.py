@@ -41,9 +41,12 @@ def test_requests_due_and_overdue_reach_the_gauge():
     today = clock.today()
     for days_ago in (40, 27, 0):  # overdue, due within 7 days, due in a month
         privacy.privacy_request_record(
-            subject_id="FF-MET-1", kind="access", channel="phone",
+            subject_id="FF-MET-1",
+            kind="access",
+            channel="phone",
             received_at=clock.received_at_of(today - timedelta(days=days_ago)),
-            actor=editor, note="called in",
+            actor=editor,
+            note="called in",
         )
     text = _scrape()
     assert value(text, "memoryadmin_privacy_requests_due", state="overdue") == 1
@@ -65,7 +68,12 @@ def test_each_delivery_attempt_is_counted_by_its_outcome(
         second = webhooks.delivery_attempt(delivery_id=delivery_id)
     assert (first.delivered_at, second.delivered_at is not None) == (None, True)
     after = _scrape()
-    assert value(after, DELIVERIES, outcome="failed") - value(before, DELIVERIES,
-                                                              outcome="failed") == 1
-    assert value(after, DELIVERIES, outcome="delivered") - value(before, DELIVERIES,
-                                                                 outcome="delivered") == 1
+    assert (
+        value(after, DELIVERIES, outcome="failed") - value(before, DELIVERIES, outcome="failed")
+        == 1
+    )
+    assert (
+        value(after, DELIVERIES, outcome="delivered")
+        - value(before, DELIVERIES, outcome="delivered")
+        == 1
+    )

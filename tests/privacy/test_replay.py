@@ -52,8 +52,12 @@ def test_a_privacy_admin_replays_a_delivery(client, privacy_admin, delivered, re
     assert attempts == [(False, 200), (True, 200)]
     delivered.refresh_from_db()
     assert (delivered.status, delivered.attempts) == (DeliveryStatus.DELIVERED, 2)
-    assert PolicyEvent.objects.filter(action="webhook_replayed", target="CRM",
-                                      actor_user=privacy_admin).count() == 1
+    assert (
+        PolicyEvent.objects.filter(
+            action="webhook_replayed", target="CRM", actor_user=privacy_admin
+        ).count()
+        == 1
+    )
     page = client.get(url).content.decode()
     assert page.count("(acknowledged)") == 2 and "<td>yes</td>" in page
 
@@ -66,8 +70,9 @@ def test_a_privacy_admin_replays_a_delivery(client, privacy_admin, delivered, re
 
 
 def test_a_removed_recipient_is_not_replayed_to(client, privacy_admin, delivered, receiver):  # noqa: F811
-    webhook_recipient_remove(recipient_id=delivered.recipient_id, actor=Actor.system("t"),
-                             reason="contract ended")
+    webhook_recipient_remove(
+        recipient_id=delivered.recipient_id, actor=Actor.system("t"), reason="contract ended"
+    )
     client.force_login(privacy_admin)
     response = client.post(f"/staff/privacy/webhooks/deliveries/{delivered.pk}/", follow=True)
     assert "Not replayed: CRM was removed." in response.content.decode()

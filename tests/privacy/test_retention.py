@@ -40,7 +40,11 @@ def test_the_default_is_90_days_swept_daily_by_beat():
 
 
 def test_settled_events_go_with_their_log_and_the_erasure_keeps_who_acknowledged(
-    recipient, receiver, client, viewer, django_capture_on_commit_callbacks  # noqa: F811
+    recipient,
+    receiver,
+    client,
+    viewer,
+    django_capture_on_commit_callbacks,  # noqa: F811
 ):
     FactFactory(subject_id="FF-960001", key="meal", value="Asks for a kosher meal")
     FactFactory(subject_id="FF-960002", key="seat", value="Prefers the window")
@@ -66,13 +70,20 @@ def test_settled_events_go_with_their_log_and_the_erasure_keeps_who_acknowledged
     kept = request.evidence["recipients"]["CRM"]
     assert (kept["acknowledged"], kept["status"], kept["attempts"]) == (True, "delivered", 1)
     assert selectors.receipt_deliveries(receipt) == [
-        {"recipient": "CRM", "status": "delivered", "attempts": 1, "acknowledged": True,
-         "delivery_id": None}]
+        {
+            "recipient": "CRM",
+            "status": "delivered",
+            "attempts": 1,
+            "acknowledged": True,
+            "delivery_id": None,
+        }
+    ]
     client.force_login(viewer)
     page = client.get(f"/staff/privacy/requests/{request.number}/").content.decode()
     assert '<th scope="row">CRM</th><td>Yes</td>' in page
     assert "Asks for a kosher meal" not in str(request.evidence) and "meal" not in str(
-        request.evidence["recipients"])
+        request.evidence["recipients"]
+    )
 
 
 def test_recent_events_and_undispatched_ones_stay(recipient):

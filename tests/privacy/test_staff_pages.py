@@ -22,9 +22,12 @@ pytestmark = pytest.mark.django_db
 
 def _request(days_ago: int = 0, kind: str = "access") -> PrivacyRequest:
     return privacy_request_record(
-        subject_id="FF-930001", kind=kind, channel="phone",
+        subject_id="FF-930001",
+        kind=kind,
+        channel="phone",
         received_at=clock.received_at_of(clock.today() - timedelta(days=days_ago)),
-        actor=Actor.system("test"), note="=HYPERLINK(\"x\")",
+        actor=Actor.system("test"),
+        note='=HYPERLINK("x")',
     )
 
 
@@ -51,17 +54,28 @@ def test_roles(client, viewer, editor, privacy_admin, no_role):  # noqa: F811
 def test_recording_checks_its_input(client, editor):  # noqa: F811
     client.force_login(editor)
     future = clock.today() + timedelta(days=2)
-    response = client.post("/staff/privacy/record/", {
-        "subject_id": "", "kind": "nonsense", "channel": "phone", "received_on": future,
-    })
+    response = client.post(
+        "/staff/privacy/record/",
+        {
+            "subject_id": "",
+            "kind": "nonsense",
+            "channel": "phone",
+            "received_on": future,
+        },
+    )
     assert response.status_code == 400
     body = response.content.decode()
     assert "There is a problem" in body and "This field is required" in body
     assert PrivacyRequest.objects.count() == 0
-    response = client.post("/staff/privacy/record/", {
-        "subject_id": "FF-930002", "kind": "access", "channel": "phone",
-        "received_on": future,
-    })
+    response = client.post(
+        "/staff/privacy/record/",
+        {
+            "subject_id": "FF-930002",
+            "kind": "access",
+            "channel": "phone",
+            "received_on": future,
+        },
+    )
     assert response.status_code == 400
     assert "cannot be in the future" in response.content.decode()
     assert PrivacyRequest.objects.count() == 0
@@ -82,8 +96,9 @@ def test_csv_for_auditors_neutralises_formulas(client, viewer):  # noqa: F811
     _request(days_ago=3)
     client.force_login(viewer)
     today = clock.today()
-    response = client.get("/staff/privacy/requests.csv",
-                          {"start": today - timedelta(days=10), "end": today})
+    response = client.get(
+        "/staff/privacy/requests.csv", {"start": today - timedelta(days=10), "end": today}
+    )
     assert response.status_code == 200
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0][0] == "number" and len(rows) == 2
@@ -93,7 +108,9 @@ def test_csv_for_auditors_neutralises_formulas(client, viewer):  # noqa: F811
 
 
 def test_list_and_overview_use_a_fixed_number_of_queries(
-    client, viewer, django_assert_max_num_queries  # noqa: F811
+    client,
+    viewer,
+    django_assert_max_num_queries,  # noqa: F811
 ):
     for n in range(30):
         _request(days_ago=n * 2)
@@ -109,15 +126,26 @@ def test_list_and_overview_use_a_fixed_number_of_queries(
 
 def test_registering_a_recipient_shows_the_secret_once(client, privacy_admin, settings):  # noqa: F811
     client.force_login(privacy_admin)
-    response = client.post("/staff/privacy/webhooks/", {
-        "name": "CRM", "url": "http://crm.example/hook", "events": ["memory.fact.erased"],
-        "reason": "DPA-7",
-    })
+    response = client.post(
+        "/staff/privacy/webhooks/",
+        {
+            "name": "CRM",
+            "url": "http://crm.example/hook",
+            "events": ["memory.fact.erased"],
+            "reason": "DPA-7",
+        },
+    )
     assert response.status_code == 400 and "https://" in response.content.decode()
-    response = client.post("/staff/privacy/webhooks/", {
-        "name": "CRM", "url": "https://crm.example/hook", "events": ["memory.fact.erased"],
-        "reason": "DPA-7",
-    }, follow=True)
+    response = client.post(
+        "/staff/privacy/webhooks/",
+        {
+            "name": "CRM",
+            "url": "https://crm.example/hook",
+            "events": ["memory.fact.erased"],
+            "reason": "DPA-7",
+        },
+        follow=True,
+    )
     body = response.content.decode()
     assert "whsec_" in body
     again = client.get(response.redirect_chain[-1][0]).content.decode()

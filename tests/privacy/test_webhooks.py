@@ -39,8 +39,9 @@ def test_a_staff_erasure_is_delivered_signed_and_verified_without_value_or_key(
     _fact()
     staff = UserFactory(username="sam")
     with django_capture_on_commit_callbacks(execute=True):
-        services.fact_delete(subject_id="FF-900001", key=KEY, actor=Actor.staff(staff),
-                             reason="asked on the phone")
+        services.fact_delete(
+            subject_id="FF-900001", key=KEY, actor=Actor.staff(staff), reason="asked on the phone"
+        )
 
     [got] = receiver.received
     assert got.verified, "the receiver's standardwebhooks check failed"
@@ -83,15 +84,17 @@ def test_every_erasure_path_writes_its_event(recipient):
     staff = Actor.staff(UserFactory(username="sam"))
     for n in range(4):
         _fact(key=f"topic_{n}", value=f"Value number {n}")
-    services.fact_delete(subject_id="FF-900001", key="topic_0",
-                         actor=Actor.customer("FF-900001"))
+    services.fact_delete(subject_id="FF-900001", key="topic_0", actor=Actor.customer("FF-900001"))
     services.fact_delete(subject_id="FF-900001", key="topic_1", actor=staff)
     services.fact_delete(subject_id="FF-900001", key="topic_2", actor=Actor.agent("host-1"))
     services.subject_forget(subject_id="FF-900001", actor=Actor.customer("FF-900001"))
 
     paths = list(OutboxEvent.objects.order_by("id").values_list("event_type", "path"))
-    assert paths[:3] == [("memory.fact.erased", "traveller"), ("memory.fact.erased", "staff"),
-                         ("memory.fact.erased", "agent")]
+    assert paths[:3] == [
+        ("memory.fact.erased", "traveller"),
+        ("memory.fact.erased", "staff"),
+        ("memory.fact.erased", "agent"),
+    ]
     assert ("memory.subject.erased", "forget_everything") in paths
     for event in OutboxEvent.objects.all():
         assert event.key_hash == "" or event.key_hash.startswith("#")
@@ -99,14 +102,17 @@ def test_every_erasure_path_writes_its_event(recipient):
 
 def test_review_rejection_and_retention_sweep_paths(recipient):
     staff = Actor.staff(UserFactory(username="sam"))
-    FactFactory(subject_id="FF-900003", key="mobility", value="Uses a wheelchair",
-                actor=Actor.agent("host-1"))
+    FactFactory(
+        subject_id="FF-900003",
+        key="mobility",
+        value="Uses a wheelchair",
+        actor=Actor.agent("host-1"),
+    )
     fact = MemoryFact.objects.get(subject_id="FF-900003")
     assert fact.status == "pending_review"
     services.fact_reject(subject_id="FF-900003", key=fact.key, actor=staff, reason="not said")
     _fact(subject_id="FF-900004", key="old_topic", value="Old trip context")
-    services.fact_expire(subject_id="FF-900004", key="old_topic", actor=staff,
-                         reason="trip over")
+    services.fact_expire(subject_id="FF-900004", key="old_topic", actor=staff, reason="trip over")
     services.facts_sweep_expired(now=timezone.now() + timedelta(seconds=1))
     paths = list(OutboxEvent.objects.order_by("id").values_list("subject_id", "path"))
     assert paths == [("FF-900003", "review"), ("FF-900004", "retention")]
@@ -134,9 +140,12 @@ def test_no_recipient_no_outbox_rows():
 
 
 def test_only_the_events_a_recipient_chose(receiver, django_capture_on_commit_callbacks):
-    row, secret = webhook_recipient_add(name="Warehouse", url=receiver.url,
-                                        events=["memory.subject.erased"],
-                                        actor=Actor.system("t"))
+    row, secret = webhook_recipient_add(
+        name="Warehouse",
+        url=receiver.url,
+        events=["memory.subject.erased"],
+        actor=Actor.system("t"),
+    )
     receiver.secret = secret
     _fact()
     with django_capture_on_commit_callbacks(execute=True):
@@ -152,11 +161,13 @@ def test_http_urls_need_debug(settings):
 
     settings.DEBUG = False
     with pytest.raises(RequestInvalid) as refused:
-        webhook_recipient_add(name="CRM", url="http://crm.example/hook", events=None,
-                              actor=Actor.system("t"))
+        webhook_recipient_add(
+            name="CRM", url="http://crm.example/hook", events=None, actor=Actor.system("t")
+        )
     assert "https://" in refused.value.fields["url"]
-    row, secret = webhook_recipient_add(name="CRM", url="https://crm.example/hook",
-                                        events=None, actor=Actor.system("t"))
+    row, secret = webhook_recipient_add(
+        name="CRM", url="https://crm.example/hook", events=None, actor=Actor.system("t")
+    )
     assert secret.startswith("whsec_")
     assert secret not in row.secret_encrypted
 

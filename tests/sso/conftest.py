@@ -47,7 +47,9 @@ class Provider:
 
     def account(self, login: str, groups: list[str], amr: list[str] | None = None) -> None:
         self.state["accounts"][login] = {
-            "password": PASSWORD, "email": f"{login}@airline.example", "groups": groups,
+            "password": PASSWORD,
+            "email": f"{login}@airline.example",
+            "groups": groups,
             "amr": amr or ["pwd"],
         }
         self.write()
@@ -68,7 +70,8 @@ def oidc_server(tmp_path_factory) -> Iterator[Provider]:
     log = open(provider.state_path.with_suffix(".log"), "w")  # noqa: SIM115
     process = subprocess.Popen(
         [node, str(OIDC_DIR / "provider.mjs"), str(PORT), str(provider.state_path)],
-        stdout=log, stderr=subprocess.STDOUT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 30
@@ -102,8 +105,9 @@ def idp(oidc_server: Provider, settings) -> Iterator[Provider]:
     sso.forget_discovery()
 
 
-def walk_to_callback(client: Client, login: str, browser: requests.Session | None = None,
-                     password: str = PASSWORD) -> tuple[str, requests.Session]:
+def walk_to_callback(
+    client: Client, login: str, browser: requests.Session | None = None, password: str = PASSWORD
+) -> tuple[str, requests.Session]:
     """Start at /oidc/authenticate/, sign in at the provider; returns our callback's address
     (path and query) as the provider redirected to it, and the browser's provider cookies."""
     start = client.get("/oidc/authenticate/")
@@ -117,8 +121,12 @@ def walk_to_callback(client: Client, login: str, browser: requests.Session | Non
             return location.removeprefix("http://testserver"), browser
         if answer.status_code == 200 and "<form" in answer.text:
             action = re.search(r'action="([^"]+)"', answer.text).group(1)
-            answer = browser.post(urljoin(ISSUER, action), timeout=10, allow_redirects=False,
-                                  data={"login": login, "password": password})
+            answer = browser.post(
+                urljoin(ISSUER, action),
+                timeout=10,
+                allow_redirects=False,
+                data={"login": login, "password": password},
+            )
             continue
         assert location, (answer.status_code, answer.text[:300])
         answer = browser.get(urljoin(ISSUER, location), allow_redirects=False, timeout=10)

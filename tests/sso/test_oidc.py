@@ -82,9 +82,13 @@ def test_a_session_is_rechecked_at_the_provider_and_ends_when_the_group_goes(idp
     # The browser still has its provider session: the answer comes back without a form.
     answer = browser.get(recheck["Location"], allow_redirects=False, timeout=10)
     while not answer.headers["location"].startswith("http://testserver/"):
-        answer = browser.get(answer.headers["location"] if "://" in answer.headers["location"]
-                             else ISSUER + answer.headers["location"], allow_redirects=False,
-                             timeout=10)
+        answer = browser.get(
+            answer.headers["location"]
+            if "://" in answer.headers["location"]
+            else ISSUER + answer.headers["location"],
+            allow_redirects=False,
+            timeout=10,
+        )
     refused = client.get(answer.headers["location"].removeprefix("http://testserver"))
     assert refused.status_code == 403 and not _signed_in(client)
 
@@ -109,8 +113,11 @@ def test_a_bad_state_is_refused(idp):
     assert not _signed_in(client)
 
 
-@pytest.mark.parametrize("tamper", [{"nonce": "not-the-nonce-we-sent"}, {"exp_offset": -600}],
-                         ids=["bad nonce", "expired token"])
+@pytest.mark.parametrize(
+    "tamper",
+    [{"nonce": "not-the-nonce-we-sent"}, {"exp_offset": -600}],
+    ids=["bad nonce", "expired token"],
+)
 def test_a_bad_nonce_or_an_expired_token_is_refused(idp, sso_sign_in, tamper):
     idp.account("fay", ["memory-editors"])
     idp.tamper(**tamper)
@@ -127,8 +134,7 @@ def test_the_same_token_untampered_is_accepted(idp, sso_sign_in):
     assert response.status_code == 302 and _signed_in(client)
 
 
-def test_password_sign_in_is_off_once_sso_is_configured_and_recorded_when_on(idp, editor,
-                                                                           settings):
+def test_password_sign_in_is_off_once_sso_is_configured_and_recorded_when_on(idp, editor, settings):
     editor.set_password("correct-horse-battery")
     editor.save()
     data = {"username": "eddie", "password": "correct-horse-battery"}

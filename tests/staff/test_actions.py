@@ -82,9 +82,11 @@ def test_a_stale_edit_is_refused_and_both_versions_are_shown(client, editor, sea
 
 @pytest.mark.parametrize(
     ("value", "secret"),
-    [("card 4111 1111 1111 1111", "4111 1111"),
-     # Typed on a Chinese keyboard: the same phone number in full-width digits (issue 20).
-     ("call ０９１２－３４５－６７８", "３４５")],
+    [
+        ("card 4111 1111 1111 1111", "4111 1111"),
+        # Typed on a Chinese keyboard: the same phone number in full-width digits (issue 20).
+        ("call ０９１２－３４５－６７８", "３４５"),
+    ],
 )
 def test_a_blocked_value_is_a_form_error_that_does_not_repeat_it(
     client, editor, seat, value, secret
@@ -237,16 +239,20 @@ def test_bulk_without_reason_changes_nothing(client, editor, seat):
 def test_an_erased_key_is_not_left_in_the_staff_session(client, editor):
     """The session remembers what it revealed by keyed hash: after the erasure the topic is in
     no table, django_session included (issue 19)."""
-    services.fact_upsert(subject_id=S, facts=[
-        services.FactDraft("wheelchair_zqx", "Uses a wheelchair", "preference")
-    ], actor=Actor.system("t"))
+    services.fact_upsert(
+        subject_id=S,
+        facts=[services.FactDraft("wheelchair_zqx", "Uses a wheelchair", "preference")],
+        actor=Actor.system("t"),
+    )
     services.fact_flag_sensitive(subject_id=S, key="wheelchair_zqx", actor=Actor.system("t"))
     client.force_login(editor)
     client.post(f"{BASE}/facts/wheelchair_zqx/reveal/", {"reason": "Customer asked"})
     assert "Uses a wheelchair" in client.get(f"{BASE}/").content.decode()  # still revealed
     fact = MemoryFact.objects.get(subject_id=S, key="wheelchair_zqx")
-    response = client.post(f"{BASE}/facts/wheelchair_zqx/delete/",
-                           {"reason": "Asked to forget", "version": fact.version})
+    response = client.post(
+        f"{BASE}/facts/wheelchair_zqx/delete/",
+        {"reason": "Asked to forget", "version": fact.version},
+    )
     assert response.status_code == 302
     assert occurrences("wheelchair_zqx") == {}
     from django.contrib.sessions.models import Session

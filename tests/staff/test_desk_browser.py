@@ -52,10 +52,18 @@ def _judged(page, name: str) -> None:
 
 @pytest.mark.parametrize("size", ["desk", "phone"])
 def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, live_server, size):
-    FactFactory(subject_id=S, key="pregnancy_note", actor=Actor.agent("host"),
-                value="Twenty weeks pregnant, asks for an aisle seat")
-    FactFactory(subject_id=S, key="health_note", actor=Actor.agent("host"),
-                value="Diabetic, carries insulin in cabin baggage")
+    FactFactory(
+        subject_id=S,
+        key="pregnancy_note",
+        actor=Actor.agent("host"),
+        value="Twenty weeks pregnant, asks for an aisle seat",
+    )
+    FactFactory(
+        subject_id=S,
+        key="health_note",
+        actor=Actor.agent("host"),
+        value="Diabetic, carries insulin in cabin baggage",
+    )
     page = _editor(new_page, live_server, size)
     page.goto(f"{live_server.url}/staff/review/")
     rows = page.locator("table.review tbody tr")
@@ -67,10 +75,15 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     rows.nth(0).get_by_placeholder("Reason").fill("Seat request confirmed by phone")
     rows.nth(0).get_by_role("button", name="Approve").click()
     expect(page.locator(".flash")).to_contain_text("Approved pregnancy_note")
-    actions = list(FactEvent.objects.filter(subject_id=S, key="pregnancy_note")
-                   .order_by("id").values_list("action", "reason"))
-    assert actions[-2:] == [("value_revealed", "Seat request confirmed by phone"),
-                            ("approved", "Seat request confirmed by phone")]
+    actions = list(
+        FactEvent.objects.filter(subject_id=S, key="pregnancy_note")
+        .order_by("id")
+        .values_list("action", "reason")
+    )
+    assert actions[-2:] == [
+        ("value_revealed", "Seat request confirmed by phone"),
+        ("approved", "Seat request confirmed by phone"),
+    ]
 
     remaining = page.locator("table.review tbody tr")
     remaining.get_by_placeholder("Reason").fill("Not needed for travel")
@@ -87,8 +100,12 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
 @pytest.mark.parametrize("size", ["desk", "phone"])
 def test_updated_moves_when_a_fact_is_flagged(new_page, live_server, size):
     learned = timezone.now() - timedelta(days=10)
-    load_facts([Row(S, "seat_preference", "Aisle", updated_at=learned),
-                Row(S, "meal_preference", "Vegetarian", updated_at=learned)])
+    load_facts(
+        [
+            Row(S, "seat_preference", "Aisle", updated_at=learned),
+            Row(S, "meal_preference", "Vegetarian", updated_at=learned),
+        ]
+    )
     page = _editor(new_page, live_server, size)
     page.goto(f"{live_server.url}/staff/travellers/{S}/")
     updated = page.locator("#fact-meal_preference td[data-label=Updated] time")
@@ -103,7 +120,8 @@ def test_updated_moves_when_a_fact_is_flagged(new_page, live_server, size):
     expect(updated).to_have_text("just now")
     assert day(timezone.now()) in updated.get_attribute("title")  # the exact time, on hover
     expect(page.locator("#fact-seat_preference td[data-label=Updated] time")).to_have_text(
-        day(learned))
+        day(learned)
+    )
     assert selectors.subject_fact(S, "meal_preference").updated_at == learned  # retention basis
     _judged(page, f"traveller-updated-{size}")
 
@@ -111,11 +129,18 @@ def test_updated_moves_when_a_fact_is_flagged(new_page, live_server, size):
 @pytest.mark.parametrize("size", ["desk", "phone"])
 def test_forget_everything_leaves_what_support_may_say_of_each_fact(new_page, live_server, size):
     FactFactory(subject_id=S, key="meal_preference", value="Kosher meals please")
-    services.fact_edit(subject_id=S, key="meal_preference", value="Halal meals please",
-                       actor=Actor.system("t"), reason="t", expected_version=1)
+    services.fact_edit(
+        subject_id=S,
+        key="meal_preference",
+        value="Halal meals please",
+        actor=Actor.system("t"),
+        reason="t",
+        expected_version=1,
+    )
     FactFactory(subject_id=S, key="seat_rule", value="Never a middle seat", category="constraint")
-    receipt = services.subject_forget(subject_id=S, actor=Actor.customer(S),
-                                      reason="forget everything in the privacy portal")
+    receipt = services.subject_forget(
+        subject_id=S, actor=Actor.customer(S), reason="forget everything in the privacy portal"
+    )
     page = _editor(new_page, live_server, size)
 
     page.goto(f"{live_server.url}/staff/travellers/{S}/timeline/")
@@ -138,10 +163,20 @@ def test_forget_everything_leaves_what_support_may_say_of_each_fact(new_page, li
 @pytest.mark.parametrize("size", ["desk", "phone"])
 def test_support_can_say_what_was_deleted_without_its_words(new_page, live_server, size):
     FactFactory(subject_id=S, key="meal_preference", value="Kosher meals please")
-    services.fact_edit(subject_id=S, key="meal_preference", value="Halal meals please",
-                       actor=Actor.system("t"), reason="t", expected_version=1)
-    services.fact_delete(subject_id=S, key="meal_preference", actor=Actor.customer(S),
-                         reason="deleted by the traveller in the privacy portal")
+    services.fact_edit(
+        subject_id=S,
+        key="meal_preference",
+        value="Halal meals please",
+        actor=Actor.system("t"),
+        reason="t",
+        expected_version=1,
+    )
+    services.fact_delete(
+        subject_id=S,
+        key="meal_preference",
+        actor=Actor.customer(S),
+        reason="deleted by the traveller in the privacy portal",
+    )
     FactFactory(subject_id=S, key="seat_preference", value="Aisle")
     page = _editor(new_page, live_server, size)
 
@@ -176,7 +211,8 @@ def test_a_staff_fact_that_looks_like_health_is_warned_about_then_masked(new_pag
     page.get_by_label("Reason").fill("Phone call")
     page.get_by_role("button", name="Add fact").click()
     expect(page.locator("#sensitive-warning")).to_contain_text(
-        "it will be masked and kept under the sensitive-facts rule")
+        "it will be masked and kept under the sensitive-facts rule"
+    )
     assert_no_serious_axe_violations(page)
     screenshot(page, "fact-add-sensitive-warning")
     page.get_by_role("button", name="Add as a sensitive fact").click()
@@ -198,8 +234,7 @@ def test_the_overview_on_a_phone_every_tile_a_link_and_a_readable_chart(new_page
     assert label["height"] >= 9, "chart labels shrink below legibility"
     _judged(page, "overview-phone")
     page.locator("ul.stats a", has_text="sensitive").click()
-    expect(page.get_by_role("heading", level=1)).to_have_text(
-        "Travellers with sensitive facts")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Travellers with sensitive facts")
 
 
 def test_keyboard_only_find_a_traveller_and_leave_a_menu(new_page, live_server):

@@ -31,8 +31,9 @@ def test_an_exact_traveller_id_or_receipt_opens_that_traveller(client, viewer):
     FactFactory(subject_id=S, key="seat", value="Aisle")
     FactFactory(subject_id=f"{S}-2", key="seat", value="Window")
     FactFactory(subject_id="T-GONE", key="seat", value="Aisle")
-    receipt = services.subject_forget(subject_id="T-GONE", actor=Actor.customer("T-GONE"),
-                                      reason="t")
+    receipt = services.subject_forget(
+        subject_id="T-GONE", actor=Actor.customer("T-GONE"), reason="t"
+    )
     client.force_login(viewer)
 
     exact = client.get("/staff/travellers/", {"q": S})
@@ -50,8 +51,11 @@ def test_a_bulk_action_with_nothing_selected_says_so_on_the_same_page(client, ed
     client.force_login(editor)
     back = f"/staff/travellers/{S}/"
 
-    response = client.post(f"/staff/travellers/{S}/bulk/",
-                           {"action": "delete", "reason": "x", "next": back}, follow=True)
+    response = client.post(
+        f"/staff/travellers/{S}/bulk/",
+        {"action": "delete", "reason": "x", "next": back},
+        follow=True,
+    )
 
     assert response.redirect_chain[-1][0] == back
     assert "select at least one fact first" in response.content.decode()
@@ -95,14 +99,18 @@ def test_the_fact_page_gives_the_time_of_its_version(client, viewer):
 
 
 def _updated_cell(body: str, key: str) -> str:
-    row = body[body.index(f'id="fact-{key}"'):]
+    row = body[body.index(f'id="fact-{key}"') :]
     return re.search(r'data-label="Updated"><time[^>]*>([^<]*)</time>', row).group(1)
 
 
 def test_updated_moves_on_flag_and_expire_but_retention_keeps_its_basis(client, viewer):
     learned = timezone.now() - timedelta(days=10)
-    load_facts([Row(S, "seat", "Aisle", updated_at=learned),
-                Row(S, "meal", "Vegetarian", updated_at=learned)])
+    load_facts(
+        [
+            Row(S, "seat", "Aisle", updated_at=learned),
+            Row(S, "meal", "Vegetarian", updated_at=learned),
+        ]
+    )
     RetentionRule.objects.create(name="sensitive", sensitive=True, ttl_days=30)
     client.force_login(viewer)
     before = client.get(f"/staff/travellers/{S}/").content.decode()
@@ -144,16 +152,22 @@ def test_the_edit_form_focuses_the_value(client, editor):
 
 
 def test_the_history_shows_labels_and_the_one_time_format(client, viewer):
-    FactFactory(subject_id=S, key="health_note", value="Diabetic, carries insulin",
-                actor=Actor.agent("host"), category="constraint")
+    FactFactory(
+        subject_id=S,
+        key="health_note",
+        value="Diabetic, carries insulin",
+        actor=Actor.agent("host"),
+        category="constraint",
+    )
     expires = timezone.now() + timedelta(days=40)
-    services.fact_set_expiry(subject_id=S, key="health_note", expires_at=expires,
-                             actor=Actor.system("t"), reason="t")
+    services.fact_set_expiry(
+        subject_id=S, key="health_note", expires_at=expires, actor=Actor.system("t"), reason="t"
+    )
     client.force_login(viewer)
 
     body = client.get(f"/staff/travellers/{S}/timeline/").content.decode()
 
-    diff = body[body.index("<tbody>"):]
+    diff = body[body.index("<tbody>") :]
     assert "<ins>Waiting for review</ins>" in diff and "pending_review" not in diff
     assert "<ins>Constraint</ins>" in diff
     assert f"<ins>{exact_time(expires)}</ins>" in diff

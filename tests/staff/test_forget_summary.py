@@ -16,20 +16,32 @@ from tests.support.pgdump import pg_dump_text
 
 S = "T-FORGET"
 BASE = f"/staff/travellers/{S}"
-SECRETS = ("meal_preference_zq", "Kosher meals zq", "Halal meals zq", "seat_choice_zq",
-           "Window seat zq")
+SECRETS = (
+    "meal_preference_zq",
+    "Kosher meals zq",
+    "Halal meals zq",
+    "seat_choice_zq",
+    "Window seat zq",
+)
 
 
 @pytest.mark.django_db(transaction=True)  # pg_dump reads committed data only
 def test_forget_everything_keeps_a_summary_per_fact_and_no_key_or_value(client, viewer):
     FactFactory(subject_id=S, key="meal_preference_zq", value="Kosher meals zq")
-    services.fact_edit(subject_id=S, key="meal_preference_zq", value="Halal meals zq",
-                       actor=Actor.system("t"), reason="call", expected_version=1)
+    services.fact_edit(
+        subject_id=S,
+        key="meal_preference_zq",
+        value="Halal meals zq",
+        actor=Actor.system("t"),
+        reason="call",
+        expected_version=1,
+    )
     FactFactory(subject_id=S, key="seat_choice_zq", value="Window seat zq", category="constraint")
     learned = MemoryFact.objects.get(subject_id=S, key="meal_preference_zq").created_at
 
-    receipt = services.subject_forget(subject_id=S, actor=Actor.customer(S),
-                                      reason="forget everything in the privacy portal")
+    receipt = services.subject_forget(
+        subject_id=S, actor=Actor.customer(S), reason="forget everything in the privacy portal"
+    )
 
     kept = {
         event.after["erased_fact"]["category"]: event
@@ -64,9 +76,13 @@ def test_forget_everything_keeps_a_summary_per_fact_and_no_key_or_value(client, 
 @pytest.mark.django_db(transaction=True)
 def test_the_retention_sweep_keeps_the_same_summary(client, viewer):
     FactFactory(subject_id=S, key="seat_choice_zq", value="Window seat zq", category="constraint")
-    services.fact_set_expiry(subject_id=S, key="seat_choice_zq",
-                             expires_at=timezone.now() + timedelta(seconds=1),
-                             actor=Actor.system("t"), reason="t")
+    services.fact_set_expiry(
+        subject_id=S,
+        key="seat_choice_zq",
+        expires_at=timezone.now() + timedelta(seconds=1),
+        actor=Actor.system("t"),
+        reason="t",
+    )
 
     services.facts_sweep_expired(now=timezone.now() + timedelta(minutes=1))
 

@@ -60,13 +60,18 @@ def test_row_links_are_the_reversed_urls_whatever_the_key(client, editor):
     body = client.get(reverse("staff:traveller", args=["T-U:1@x"])).content.decode()
     for fact in MemoryFact.objects.filter(subject_id="T-U:1@x"):
         key = fact.key
-        expected = [reverse("staff:fact", args=["T-U:1@x", key]),
-                    reverse("staff:fact_edit", args=["T-U:1@x", key]),
-                    reverse("staff:fact_expiry", args=["T-U:1@x", key]),
-                    reverse("staff:fact_action", args=["T-U:1@x", key, "expire"]),
-                    reverse("staff:fact_action", args=["T-U:1@x", key, "delete"])]
-        expected.append(reverse("staff:fact_action", args=["T-U:1@x", key,
-                                                           "unflag" if fact.sensitive else "flag"]))
+        expected = [
+            reverse("staff:fact", args=["T-U:1@x", key]),
+            reverse("staff:fact_edit", args=["T-U:1@x", key]),
+            reverse("staff:fact_expiry", args=["T-U:1@x", key]),
+            reverse("staff:fact_action", args=["T-U:1@x", key, "expire"]),
+            reverse("staff:fact_action", args=["T-U:1@x", key, "delete"]),
+        ]
+        expected.append(
+            reverse(
+                "staff:fact_action", args=["T-U:1@x", key, "unflag" if fact.sensitive else "flag"]
+            )
+        )
         if fact.sensitive:
             expected.append(reverse("staff:fact_reveal", args=["T-U:1@x", key]))
         for url in expected:
@@ -267,8 +272,9 @@ def test_actions_from_a_later_page_or_another_sort_come_back_to_it(client, edito
 
     edit = f"/staff/travellers/T-B/facts/{rows[1]}/edit/{back}"
     assert f'href="{html.escape(here)}">Cancel' in client.get(edit).content.decode()
-    saved = client.post(edit, {"value": "Window", "category": "preference", "reason": "Call",
-                               "version": 1})
+    saved = client.post(
+        edit, {"value": "Window", "category": "preference", "reason": "Call", "version": 1}
+    )
     assert saved["Location"] == here
 
     data = {"keys": rows[2:4], "action": "expire", "reason": "Outdated", "next": here}

@@ -28,8 +28,12 @@ def held():
 
 
 def _decide(client, fact, decision: str, reason: str, **extra):
-    data = {f"f{fact.pk}-decision": decision, f"f{fact.pk}-reason": reason,
-            f"f{fact.pk}-version": fact.version, **extra}
+    data = {
+        f"f{fact.pk}-decision": decision,
+        f"f{fact.pk}-reason": reason,
+        f"f{fact.pk}-version": fact.version,
+        **extra,
+    }
     return client.post(f"{BASE}/facts/{fact.key}/review/", data)
 
 
@@ -40,7 +44,8 @@ def test_editors_see_a_sensitive_value_in_the_queue_viewers_do_not(client, edito
     assert PREGNANCY in client.get("/staff/review/").content.decode()
     # shown is looked at, decided on or not: on the access record as a reveal of that traveller
     assert list(StaffAccess.objects.values_list("what", "subject_id", "staff_username")) == [
-        ("reveal", S, editor.get_username())]
+        ("reveal", S, editor.get_username())
+    ]
     client.force_login(viewer)
     body = client.get("/staff/review/").content.decode()
     assert PREGNANCY not in body and "••••••" in body
@@ -57,7 +62,10 @@ def test_approving_a_sensitive_fact_records_the_look_and_the_decision_with_one_r
     assert response.status_code == 302
     events = list(FactEvent.objects.filter(subject_id=S, key="pregnancy_note").order_by("id"))
     assert [e.action for e in events] == [
-        EventAction.CREATED, EventAction.VALUE_REVEALED, EventAction.APPROVED]
+        EventAction.CREATED,
+        EventAction.VALUE_REVEALED,
+        EventAction.APPROVED,
+    ]
     assert {e.reason for e in events[1:]} == {"Seat request confirmed by phone"}
     assert all(e.actor_user == editor for e in events[1:])
     assert events[1].before is None and events[1].after is None  # the access event: no value
@@ -80,8 +88,9 @@ def test_reject_asks_for_confirmation_first(client, editor, held):
 
     assert second.status_code == 302 and second["Location"] == "/staff/review/"
     assert selectors.subject_fact(S, "pregnancy_note") is None
-    actions = list(FactEvent.objects.filter(subject_id=S).order_by("id")
-                   .values_list("action", flat=True))
+    actions = list(
+        FactEvent.objects.filter(subject_id=S).order_by("id").values_list("action", flat=True)
+    )
     assert actions[-2:] == [EventAction.VALUE_REVEALED, EventAction.REJECTED]
     assert occurrences(PREGNANCY) == {}
 
@@ -93,8 +102,12 @@ def known():
 
 def test_a_staff_fact_that_looks_like_health_is_flagged_after_a_warning(client, editor, known):
     client.force_login(editor)
-    data = {"key": "gate_assistance", "value": "Needs a wheelchair at the gate",
-            "category": "context", "reason": "Phone call"}
+    data = {
+        "key": "gate_assistance",
+        "value": "Needs a wheelchair at the gate",
+        "category": "context",
+        "reason": "Phone call",
+    }
 
     warned = client.post(f"{BASE}/add-fact/", data)
 
@@ -113,8 +126,10 @@ def test_a_staff_fact_that_looks_like_health_is_flagged_after_a_warning(client, 
 
 def test_a_plain_staff_fact_is_added_at_once(client, editor, known):
     client.force_login(editor)
-    response = client.post(f"{BASE}/add-fact/", {
-        "key": "meal", "value": "Vegetarian meals", "category": "preference", "reason": "Call"})
+    response = client.post(
+        f"{BASE}/add-fact/",
+        {"key": "meal", "value": "Vegetarian meals", "category": "preference", "reason": "Call"},
+    )
     assert response.status_code == 302
     assert not MemoryFact.objects.get(subject_id=S, key="meal").sensitive
 
@@ -123,11 +138,21 @@ def test_a_deleted_fact_keeps_its_category_dates_and_changes_never_key_or_value(
     client, editor, viewer
 ):
     FactFactory(subject_id=S, key="meal_preference", value="Kosher meals, no shellfish")
-    services.fact_edit(subject_id=S, key="meal_preference", value="Halal meals, no shellfish",
-                       actor=Actor.staff(editor), reason="Call", expected_version=1)
+    services.fact_edit(
+        subject_id=S,
+        key="meal_preference",
+        value="Halal meals, no shellfish",
+        actor=Actor.staff(editor),
+        reason="Call",
+        expected_version=1,
+    )
     learned = MemoryFact.objects.get(subject_id=S, key="meal_preference").created_at
-    services.fact_delete(subject_id=S, key="meal_preference", actor=Actor.customer(S),
-                         reason="deleted by the traveller in the privacy portal")
+    services.fact_delete(
+        subject_id=S,
+        key="meal_preference",
+        actor=Actor.customer(S),
+        reason="deleted by the traveller in the privacy portal",
+    )
 
     erasure = FactEvent.objects.get(subject_id=S, action=EventAction.DELETED)
     kept = erasure.after["erased_fact"]

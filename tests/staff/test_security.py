@@ -32,8 +32,7 @@ def staff(username: str, role: str):
 
 
 def post_login(client: Client, username: str, password: str, ip: str = "203.0.113.7"):
-    return client.post("/login/", {"username": username, "password": password},
-                       REMOTE_ADDR=ip)
+    return client.post("/login/", {"username": username, "password": password}, REMOTE_ADDR=ip)
 
 
 def reaches_the_dashboard(client: Client) -> bool:
@@ -51,10 +50,13 @@ def current_code(device: TOTPDevice) -> str:
 
 # --- lock-out ------------------------------------------------------------------------------------
 
+
 def test_an_account_is_locked_after_five_failures_whatever_the_address(settings):
     staff("ed", EDITOR)
-    statuses = [post_login(Client(), "ed", "wrong-password", ip=f"198.51.100.{n}").status_code
-                for n in range(5)]
+    statuses = [
+        post_login(Client(), "ed", "wrong-password", ip=f"198.51.100.{n}").status_code
+        for n in range(5)
+    ]
     assert statuses == [200, 200, 200, 200, 429]  # the fifth failure locks
 
     locked = post_login(Client(), "ed", PASSWORD, ip="198.51.100.99")
@@ -91,8 +93,7 @@ def test_fewer_failures_than_the_limit_do_not_lock_and_a_success_resets_them():
 def test_behind_trusted_proxies_the_forwarded_address_is_counted(settings, rf):
     from memoryadmin.staff.security import client_ip
 
-    request = rf.get("/", REMOTE_ADDR="10.0.0.2",
-                     HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.20")
+    request = rf.get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.20")
     settings.TRUSTED_PROXY_HOPS = 0
     assert client_ip(request) == "10.0.0.2"  # the header is not trusted by default
     settings.TRUSTED_PROXY_HOPS = 1
@@ -100,6 +101,7 @@ def test_behind_trusted_proxies_the_forwarded_address_is_counted(settings, rf):
 
 
 # --- password rules ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "password",
@@ -120,6 +122,7 @@ def test_a_long_uncommon_password_is_accepted():
 
 
 # --- second factor -------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def admin_with_device():
@@ -197,8 +200,9 @@ def test_the_code_page_only_sends_you_on_to_this_site(admin_with_device):
     client = Client()
     post_login(client, "pat", PASSWORD)
 
-    response = client.post("/login/verify/",
-                           {"code": current_code(device), "next": "https://evil.example/"})
+    response = client.post(
+        "/login/verify/", {"code": current_code(device), "next": "https://evil.example/"}
+    )
 
     assert response.status_code == 302
     assert response["Location"] == resolve_url(settings.LOGIN_REDIRECT_URL)

@@ -35,8 +35,10 @@ def test_a_category_rule_longer_than_the_sensitive_rule_warns_and_asks(
     assert "Tick the box to keep sensitive facts longer" in unticked.content.decode()
     assert not RetentionRule.objects.filter(name="Context a year").exists()
 
-    ticked = admin_client.post(BASE + "retention/add/", {
-        **long_context, "action": "confirm", "keep_sensitive_longer": "yes"})
+    ticked = admin_client.post(
+        BASE + "retention/add/",
+        {**long_context, "action": "confirm", "keep_sensitive_longer": "yes"},
+    )
     assert ticked.status_code == 302
     assert RetentionRule.objects.filter(name="Context a year", ttl_days=365).exists()
 

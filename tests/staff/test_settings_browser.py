@@ -44,7 +44,8 @@ def worker(live_server) -> Iterator[Worker]:
     url = os.environ["TEST_BROKER_URL"]
     redis.Redis.from_url(url).flushdb()
     running = Worker(
-        broker_url=url, name="settings-worker",
+        broker_url=url,
+        name="settings-worker",
         env={"RETENTION_SWEEP_CHUNK_SIZE": "40", "RETENTION_SWEEP_PAUSE_SECONDS": "0.4"},
     ).start()
     try:
@@ -61,8 +62,14 @@ def test_change_a_rule_preview_confirm_and_watch_the_recompute_finish(
     page = admin_page
     now = timezone.now()
     load_facts(
-        Row(f"T-{n:04d}", "travel_party", f"Travels with family {n}", category="context",
-            updated_at=now - timedelta(days=n % 60), expires_at=now + timedelta(days=300))
+        Row(
+            f"T-{n:04d}",
+            "travel_party",
+            f"Travels with family {n}",
+            category="context",
+            updated_at=now - timedelta(days=n % 60),
+            expires_at=now + timedelta(days=300),
+        )
         for n in range(400)
     )
     RetentionRule.objects.create(name="Trip context", category="context", ttl_days=365)

@@ -28,7 +28,11 @@ from tests.support.dbscan import occurrences
 pytestmark = pytest.mark.django_db
 BASE = "/staff/settings/"
 PAGES = [
-    "", "retention/", "retention/add/", "tokens/", "history/",
+    "",
+    "retention/",
+    "retention/add/",
+    "tokens/",
+    "history/",
 ]
 
 
@@ -47,9 +51,13 @@ def admin_client(client):
 
 def settings_form(**changes):
     data = {
-        "memory_enabled": "on", "tier_one_cap": "8", "max_new_facts": "3",
-        "memory_model": "claude-haiku-4-5-20251001", "blocked_patterns": "",
-        "audit_retention_days": "365", "reason": "DPIA-12",
+        "memory_enabled": "on",
+        "tier_one_cap": "8",
+        "max_new_facts": "3",
+        "memory_model": "claude-haiku-4-5-20251001",
+        "blocked_patterns": "",
+        "audit_retention_days": "365",
+        "reason": "DPIA-12",
     }
     data.update(changes)
     return {name: value for name, value in data.items() if value is not None}
@@ -88,8 +96,9 @@ def test_forms_need_a_csrf_token():
 
 
 def test_a_settings_change_is_saved_with_before_and_after(admin_client):
-    response = admin_client.post(BASE, settings_form(tier_one_cap="5",
-                                                     blocked_patterns="loyalty\\s*\\d{6}"))
+    response = admin_client.post(
+        BASE, settings_form(tier_one_cap="5", blocked_patterns="loyalty\\s*\\d{6}")
+    )
     assert response.status_code == 302
     row = MemorySettings.objects.get(pk=1)
     assert row.tier_one_cap == 5 and row.blocked_patterns == ["loyalty\\s*\\d{6}"]
@@ -143,8 +152,15 @@ def test_the_try_box_says_so_when_a_stored_pattern_is_unusable(admin_client):
 
 
 def rule_form(**changes):
-    data = {"name": "Context 30 days", "category": "context", "key_glob": "",
-            "sensitive": "any", "keep": "days", "ttl_days": "30", "reason": "policy v2"}
+    data = {
+        "name": "Context 30 days",
+        "category": "context",
+        "key_glob": "",
+        "sensitive": "any",
+        "keep": "days",
+        "ttl_days": "30",
+        "reason": "policy v2",
+    }
     data.update(changes)
     return data
 
@@ -169,8 +185,14 @@ def test_a_rule_is_previewed_then_saved_only_on_confirm(
     listing = admin_client.get(BASE + "retention/").content.decode()
     assert "Finished: 1 of 1 facts checked" in listing
     progress = admin_client.get(BASE + f"retention/runs/{run.pk}/").json()
-    assert progress == {"id": run.pk, "status": "done", "status_label": "Done", "done": 1,
-                        "total": 1, "finished": True}
+    assert progress == {
+        "id": run.pk,
+        "status": "done",
+        "status_label": "Done",
+        "done": 1,
+        "total": 1,
+        "finished": True,
+    }
 
 
 def test_a_tying_rule_is_refused_with_the_reason(admin_client):
@@ -183,8 +205,9 @@ def test_a_tying_rule_is_refused_with_the_reason(admin_client):
 
 
 def test_a_bad_key_pattern_or_missing_days_is_refused(admin_client):
-    response = admin_client.post(BASE + "retention/add/",
-                                 rule_form(key_glob="meal[", action="preview"))
+    response = admin_client.post(
+        BASE + "retention/add/", rule_form(key_glob="meal[", action="preview")
+    )
     assert response.status_code == 400 and "* for any run" in response.content.decode()
     response = admin_client.post(BASE + "retention/add/", rule_form(ttl_days="", action="preview"))
     assert response.status_code == 400 and "Enter a number of days" in response.content.decode()
@@ -193,8 +216,8 @@ def test_a_bad_key_pattern_or_missing_days_is_refused(admin_client):
 def test_editing_and_deleting_a_rule_are_audited(admin_client):
     rule = RetentionRule.objects.create(name="Everything", ttl_days=365)
     response = admin_client.post(
-        BASE + f"retention/{rule.pk}/", rule_form(name="Everything", category="", keep="forever",
-                                                  ttl_days="", action="confirm"),
+        BASE + f"retention/{rule.pk}/",
+        rule_form(name="Everything", category="", keep="forever", ttl_days="", action="confirm"),
     )
     assert response.status_code == 302
     rule.refresh_from_db()
@@ -216,8 +239,9 @@ def test_rule_names_are_escaped(admin_client):
 
 
 @pytest.mark.parametrize("rules", [2, 40])
-def test_the_retention_page_uses_constant_queries(admin_client, rules,
-                                                  django_assert_max_num_queries):
+def test_the_retention_page_uses_constant_queries(
+    admin_client, rules, django_assert_max_num_queries
+):
     for index in range(rules):
         RetentionRule.objects.create(name=f"r{index}", key_glob=f"k{index}_*", ttl_days=index + 1)
     RetentionRun.objects.create(total=10, done=5)
@@ -299,7 +323,6 @@ def test_the_policy_history_marks_which_field_changed(admin_client):
     assert changed == ["new facts per turn", "new facts per turn"]  # in before and in after
 
 
-
 def test_only_the_fields_that_differ_are_marked():
     from types import SimpleNamespace
 
@@ -341,8 +364,11 @@ def test_a_catastrophic_pattern_cannot_hang_the_try_box_or_an_agent_write(admin_
 
     def agent_write() -> int:
         agent = APIClient(HTTP_AUTHORIZATION=f"Bearer {secret}")
-        return agent.put("/api/v1/subjects/re2-1/facts",
-                         {"facts": [{"key": "x", "value": hostile}]}, format="json").status_code
+        return agent.put(
+            "/api/v1/subjects/re2-1/facts",
+            {"facts": [{"key": "x", "value": hostile}]},
+            format="json",
+        ).status_code
 
     answers = {}
     for name, work in (("try", try_it), ("put", agent_write)):

@@ -31,10 +31,19 @@ class Beat:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(  # noqa: S603 - fixed argv
                 [
-                    sys.executable, "-m", "celery", "-A", "memoryadmin", "beat",
-                    "--loglevel=INFO", f"--schedule={Path(self.folder.name) / 'schedule'}",
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "memoryadmin",
+                    "beat",
+                    "--loglevel=INFO",
+                    f"--schedule={Path(self.folder.name) / 'schedule'}",
                 ],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         wait_for(lambda: "beat: Starting" in self.output(), timeout=30)
         return self

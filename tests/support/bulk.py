@@ -51,9 +51,22 @@ def load_facts(rows: Iterable[Row], *, held: Iterable[str] = ()) -> int:
         ) as copy:
             for row in rows:
                 updated = row.updated_at or now
-                copy.write_row((
-                    row.subject_id, row.key, row.value, row.category, updated, updated, "",
-                    updated,
-                    "import", "active", row.sensitive, row.expires_at, row.expiry_pinned, 1,
-                ))
+                copy.write_row(
+                    (
+                        row.subject_id,
+                        row.key,
+                        row.value,
+                        row.category,
+                        updated,
+                        updated,
+                        "",
+                        updated,
+                        "import",
+                        "active",
+                        row.sensitive,
+                        row.expires_at,
+                        row.expiry_pinned,
+                        1,
+                    )
+                )
     return len(rows)

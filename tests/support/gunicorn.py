@@ -37,7 +37,10 @@ class Gunicorn(LoggedProcess):
         env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # gunicorn.conf.py makes its own
         self.process = subprocess.Popen(  # noqa: S603 - fixed argv
             [sys.executable, "-m", "gunicorn", "memoryadmin.wsgi", "-c", "gunicorn.conf.py"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -128,8 +128,13 @@ class Invalid(ValueError):
     """What upstream's validate_fact raises (ours raises FactInvalid, also a ValueError)."""
 
 
-def validate_fact(key: str, value: str, category: str | None = None, *, ours: bool = False,
-                  ) -> Candidate:
+def validate_fact(
+    key: str,
+    value: str,
+    category: str | None = None,
+    *,
+    ours: bool = False,
+) -> Candidate:
     """Upstream's validate_fact; `ours` applies KEY_PUNCTUATION and TRUNCATION_TRIMS_SPACE."""
     clean_key = our_key(key) if ours else upstream_key(key)
     clean_value = clamp(remove_fences(sanitize(value)), trim=ours)
@@ -154,8 +159,13 @@ def _plausible(match: re.Match[str]) -> bool:
     """A calendar date with a four-digit year first or last, or a clock time."""
     if match.group(5) is not None:
         hour, minute, second = match.group(5), match.group(6), match.group(7) or "0"
-        return len(hour) <= 2 and len(minute) == 2 and int(hour) < 24 and int(minute) < 60 and (
-            len(second) <= 2 and int(second) < 60)
+        return (
+            len(hour) <= 2
+            and len(minute) == 2
+            and int(hour) < 24
+            and int(minute) < 60
+            and (len(second) <= 2 and int(second) < 60)
+        )
     first, middle, last = match.group(1), match.group(3), match.group(4)
     if len(first) == 4:
         year, month, day = first, middle, last
@@ -165,8 +175,13 @@ def _plausible(match: re.Match[str]) -> bool:
             month, day = day, month
     else:
         return False
-    return (1900 <= int(year) <= 2099 and len(month) <= 2 and len(day) <= 2
-            and 1 <= int(month) <= 12 and 1 <= int(day) <= 31)
+    return (
+        1900 <= int(year) <= 2099
+        and len(month) <= 2
+        and len(day) <= 2
+        and 1 <= int(month) <= 12
+        and 1 <= int(day) <= 31
+    )
 
 
 def _mask_dates(text: str) -> str:
@@ -267,15 +282,15 @@ class UpstreamStore:
         if not terms:
             return facts
         return [
-            f for f in facts
-            if any(t in f"{f.key} {f.value} {f.category}".lower() for t in terms)
+            f for f in facts if any(t in f"{f.key} {f.value} {f.category}".lower() for t in terms)
         ]
 
     def tier_one(self, subject_id: str, cap: int = TIER_ONE_CAP) -> list[Fact]:
         facts = self.visible(subject_id)
         constraints = [f for f in facts if f.category == MemoryCategory.CONSTRAINT]
-        others = sorted((f for f in facts if f.category != MemoryCategory.CONSTRAINT),
-                        key=lambda f: -f.tick)
+        others = sorted(
+            (f for f in facts if f.category != MemoryCategory.CONSTRAINT), key=lambda f: -f.tick
+        )
         return constraints + others[: max(0, cap - len(constraints))]
 
     def delete_fact(self, subject_id: str, key: str) -> bool:
@@ -300,8 +315,10 @@ _SUBJECT_BAD = re.compile(r"[\s/]")
 
 def subject_id_ok(subject_id: str) -> bool:
     return (
-        0 < len(subject_id) <= 128 and subject_id not in {".", ".."}
-        and not _SUBJECT_BAD.search(subject_id) and sanitize(subject_id) == subject_id
+        0 < len(subject_id) <= 128
+        and subject_id not in {".", ".."}
+        and not _SUBJECT_BAD.search(subject_id)
+        and sanitize(subject_id) == subject_id
     )
 
 
@@ -341,7 +358,8 @@ class ExpectedStore(UpstreamStore):
             position, clean = last[key]
             current = subject.facts.get(key) or held.get(key)
             if current is not None and (current.value, current.category) == (
-                clean.value, clean.category
+                clean.value,
+                clean.category,
             ):
                 continue  # RESTATED_KEEPS_DATE
             fact = Fact(key, clean.value, clean.category, base + position + 1)

@@ -33,8 +33,11 @@ def pinned(facts) -> list[str]:
 
 def test_upstreams_identity_check_needs_the_readme_adapter():
     store = DjangoMemoryStore()
-    run(store.upsert_facts, "enum-1", [fact("overnight", "Avoids red-eyes", "constraint"),
-                                        fact("seat", "Aisle")])
+    run(
+        store.upsert_facts,
+        "enum-1",
+        [fact("overnight", "Avoids red-eyes", "constraint"), fact("seat", "Aisle")],
+    )
     facts = run(store.tier_one, "enum-1")
 
     assert pinned(facts) == []  # the difference the README table states

@@ -22,8 +22,19 @@ EXAMPLES = settings(max_examples=400, deadline=None, database=None, derandomize=
 
 # Decimal digits of several scripts: ASCII, full-width, Arabic-Indic, Devanagari, Bengali, Thai.
 DIGIT_ZEROS = [0x30, 0xFF10, 0x660, 0x966, 0x9E6, 0xE50]
-SEPARATORS = [" ", "-", ".", "/", "\uff0d", "\uff0e", "\u3000", "\u2010", "\u2013", "\u30fc",
-              "\uff0f"]
+SEPARATORS = [
+    " ",
+    "-",
+    ".",
+    "/",
+    "\uff0d",
+    "\uff0e",
+    "\u3000",
+    "\u2010",
+    "\u2013",
+    "\u30fc",
+    "\uff0f",
+]
 
 
 @st.composite
@@ -56,30 +67,44 @@ def emails(draw) -> str:
 def card_numbers(draw) -> str:
     digits = "".join(str(d) for d in draw(st.lists(st.integers(0, 9), min_size=16, max_size=16)))
     separator = draw(st.sampled_from([" ", "-", ""]))
-    text = separator.join(digits[i:i + 4] for i in range(0, 16, 4))
-    return unicodedata.normalize("NFKC", text) if draw(st.booleans()) else "".join(
-        chr(ord(c) + 0xFF10 - 0x30) if c.isdigit() else c for c in text
+    text = separator.join(digits[i : i + 4] for i in range(0, 16, 4))
+    return (
+        unicodedata.normalize("NFKC", text)
+        if draw(st.booleans())
+        else "".join(chr(ord(c) + 0xFF10 - 0x30) if c.isdigit() else c for c in text)
     )
 
 
 @st.composite
 def dates(draw) -> str:
-    year, month, day = draw(st.integers(1990, 2099)), draw(st.integers(1, 12)), draw(
-        st.integers(1, 28))
+    year, month, day = (
+        draw(st.integers(1990, 2099)),
+        draw(st.integers(1, 12)),
+        draw(st.integers(1, 28)),
+    )
     separator = draw(st.sampled_from(["-", "/", "."]))
     day_first = draw(st.booleans())
-    date = (f"{day:02d}{separator}{month:02d}{separator}{year}" if day_first
-            else f"{year}{separator}{month:02d}{separator}{day:02d}")
+    date = (
+        f"{day:02d}{separator}{month:02d}{separator}{year}"
+        if day_first
+        else f"{year}{separator}{month:02d}{separator}{day:02d}"
+    )
     time = draw(st.sampled_from(["", " 08:30", " 23:59", " 7:05", " 12:00:30"]))
     text = f"Flies on {date}{time}"
-    return text if draw(st.booleans()) else unicodedata.normalize("NFKC", text).translate(
-        {ord(c): ord(c) + 0xFF10 - 0x30 for c in "0123456789"}
+    return (
+        text
+        if draw(st.booleans())
+        else unicodedata.normalize("NFKC", text).translate(
+            {ord(c): ord(c) + 0xFF10 - 0x30 for c in "0123456789"}
+        )
     )
 
 
 cjk_text = st.text(
-    alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x4FFF) | st.sampled_from(
-        list("，。座位靠窗走道 ")), min_size=1, max_size=30,
+    alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x4FFF)
+    | st.sampled_from(list("，。座位靠窗走道 ")),
+    min_size=1,
+    max_size=30,
 ).filter(lambda t: any(char.isalnum() for char in t))
 
 
@@ -126,15 +151,20 @@ def test_cjk_text_is_kept_and_cleaned_alike(value):
 
 
 TEXT = st.lists(
-    st.sampled_from(list("abcXYZ ,!<>/\t\n") + [
-        "\u200b", "\u3000", "e\u0301", "座", "<system>", "</user>", "\uff1cuser\uff1e"]),
+    st.sampled_from(
+        list("abcXYZ ,!<>/\t\n")
+        + ["\u200b", "\u3000", "e\u0301", "座", "<system>", "</user>", "\uff1cuser\uff1e"]
+    ),
     max_size=230,
 ).map("".join)
 
 
 @EXAMPLES
-@given(key=st.text(alphabet="abcXY -!_座\u200b", max_size=80), value=TEXT,
-       category=st.sampled_from([None, "preference", "Constraint ", "context", "other"]))
+@given(
+    key=st.text(alphabet="abcXY -!_座\u200b", max_size=80),
+    value=TEXT,
+    category=st.sampled_from([None, "preference", "Constraint ", "context", "other"]),
+)
 def test_validate_fact_matches_the_model(key, value, category):
     """Cleaning, role markers, upstream's truncation, empty and unknown inputs: the same
     verdict and the same clean fact (with KEY_PUNCTUATION and TRUNCATION_TRIMS_SPACE)."""
@@ -149,15 +179,28 @@ def test_validate_fact_matches_the_model(key, value, category):
     assert len(ours.value) <= 200
 
 
-WORDS = ["aisle", "window", "seat", "prefers", "coffee", "black", "座位", "靠窗", "Ａｉｓｌｅ",
-         "ＡＩＳＬＥ", "seats"]
+WORDS = [
+    "aisle",
+    "window",
+    "seat",
+    "prefers",
+    "coffee",
+    "black",
+    "座位",
+    "靠窗",
+    "Ａｉｓｌｅ",
+    "ＡＩＳＬＥ",
+    "seats",
+]
 
 
 @EXAMPLES
 @given(
-    held=st.dictionaries(st.sampled_from(["seat", "drink", "meal"]),
-                         st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join),
-                         max_size=3),
+    held=st.dictionaries(
+        st.sampled_from(["seat", "drink", "meal"]),
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join),
+        max_size=3,
+    ),
     key=st.sampled_from(["seat", "drink", "new_topic"]),
     words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
     spacing=st.sampled_from([" ", "  ", "\u3000"]),

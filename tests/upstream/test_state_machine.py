@@ -39,8 +39,7 @@ _runs = itertools.count()
 def _wire(candidate: Candidate) -> MemoryFact:
     category = candidate.category
     # An unknown category cannot even be built as a MemoryFact: it is refused before any store.
-    return MemoryFact(key=candidate.key, value=candidate.value,
-                      category=MemoryCategory(category))
+    return MemoryFact(key=candidate.key, value=candidate.value, category=MemoryCategory(category))
 
 
 def _outcome(call, *args):
@@ -55,8 +54,9 @@ def _facts(result):
     return None if result is None else [(f.key, f.value, str(f.category.value)) for f in result]
 
 
-def make_machine(stores: dict[str, object], loop: asyncio.AbstractEventLoop,
-                 counter: dict[str, int]):
+def make_machine(
+    stores: dict[str, object], loop: asyncio.AbstractEventLoop, counter: dict[str, int]
+):
     class StoreComparison(RuleBasedStateMachine):
         """One model per store (each writes its own travellers); a step calls the same method
         on the model and on every store."""
@@ -79,7 +79,8 @@ def make_machine(stores: dict[str, object], loop: asyncio.AbstractEventLoop,
                     lambda *a, call=call: loop.run_until_complete(
                         asyncio.wait_for(call(*a), CALL_TIMEOUT)
                     ),
-                    subject_id, *map(wire, args),
+                    subject_id,
+                    *map(wire, args),
                 )
                 yield name, expected, got
 
@@ -178,6 +179,8 @@ def test_random_call_sequences_match_the_model_of_upstream(compared_stores):
     )
     steps = counter["steps"]
     full = sum(1 for n in steps if n >= CALLS)
-    print(f"\nstate machine: {len(steps)} sequences, {sum(steps)} calls, {full} of {CALLS} calls"
-          f" (shortest {min(steps)})")
+    print(
+        f"\nstate machine: {len(steps)} sequences, {sum(steps)} calls, {full} of {CALLS} calls"
+        f" (shortest {min(steps)})"
+    )
     assert full >= SEQUENCES

@@ -44,35 +44,52 @@ def test_the_tool_definition_offers_an_optional_short_quote() -> None:
 async def _host_turn(store: Any) -> dict[str, str]:
     tools = MemoryTools(store, SUBJECT, "sess-q")
     said = {
-        "seat": await tools.call("save_memory", {
-            "key": "seat_preference", "value": "Prefers aisle seats", "evidence": SAID}),
+        "seat": await tools.call(
+            "save_memory",
+            {"key": "seat_preference", "value": "Prefers aisle seats", "evidence": SAID},
+        ),
         # the assistant's own sentence, not the traveller's
-        "overnight": await tools.call("save_memory", {
-            "key": "overnight_flights", "value": "Avoids overnight flights",
-            "category": "constraint",
-            "evidence": "you prefer overnight flights to be avoided"}),
+        "overnight": await tools.call(
+            "save_memory",
+            {
+                "key": "overnight_flights",
+                "value": "Avoids overnight flights",
+                "category": "constraint",
+                "evidence": "you prefer overnight flights to be avoided",
+            },
+        ),
         # a paraphrase
-        "knees": await tools.call("save_memory", {
-            "key": "legroom", "value": "Needs legroom",
-            "evidence": "my knees hurt in tight seats"}),
-        "phone": await tools.call("save_memory", {
-            "key": "contact_time", "value": "Mornings",
-            "evidence": "ring me on +1 415 555 0134"}),
-        "long": await tools.call("save_memory", {
-            "key": "meal_preference", "value": "Vegetarian", "evidence": "v" * 201}),
+        "knees": await tools.call(
+            "save_memory",
+            {
+                "key": "legroom",
+                "value": "Needs legroom",
+                "evidence": "my knees hurt in tight seats",
+            },
+        ),
+        "phone": await tools.call(
+            "save_memory",
+            {"key": "contact_time", "value": "Mornings", "evidence": "ring me on +1 415 555 0134"},
+        ),
+        "long": await tools.call(
+            "save_memory", {"key": "meal_preference", "value": "Vegetarian", "evidence": "v" * 201}
+        ),
     }
     assert all(not result.is_error for result in said.values()), said
     return {name: result.text for name, result in said.items()}
 
 
 def _quotes() -> dict[str, tuple[str, str, str]]:
-    return {fact.key: (fact.evidence, fact.evidence_origin, why_known(fact).kind)
-            for fact in selectors.subject_facts(SUBJECT)}
+    return {
+        fact.key: (fact.evidence, fact.evidence_origin, why_known(fact).kind)
+        for fact in selectors.subject_facts(SUBJECT)
+    }
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_quote_is_the_assistants_until_the_posted_turn_shows_the_traveller_said_it(
-    http_store: Any, fake_anthropic: FakeAnthropic,  # noqa: F811
+    http_store: Any,
+    fake_anthropic: FakeAnthropic,  # noqa: F811
 ) -> None:
     async_to_sync(_host_turn)(http_store)
     assert _quotes() == {
@@ -84,8 +101,7 @@ def test_a_quote_is_the_assistants_until_the_posted_turn_shows_the_traveller_sai
     }
 
     fake_anthropic.script(tool_use([]))  # the turn's extraction learns nothing new itself
-    async_to_sync(http_store.post_turn)(
-        SUBJECT, session_id="sess-q", turn_id="t-1", messages=TURN)
+    async_to_sync(http_store.post_turn)(SUBJECT, session_id="sess-q", turn_id="t-1", messages=TURN)
     job = ExtractionJob.objects.get(subject_id=SUBJECT)
     assert job.status == JobStatus.SUCCEEDED, job.reason
     quotes = _quotes()
@@ -114,7 +130,8 @@ def test_a_turn_that_is_never_posted_leaves_every_quote_the_assistants(
 def test_the_in_process_store_takes_the_same_quote() -> None:
     store = DjangoMemoryStore(actor=Actor.agent("host-q"))
     tools = MemoryTools(store, SUBJECT, "sess-q")
-    result = async_to_sync(tools.call)("save_memory", {
-        "key": "seat_preference", "value": "Prefers aisle seats", "evidence": SAID})
+    result = async_to_sync(tools.call)(
+        "save_memory", {"key": "seat_preference", "value": "Prefers aisle seats", "evidence": SAID}
+    )
     assert not result.is_error
     assert _quotes()["seat_preference"] == (SAID, "agent", "saved")

@@ -20,27 +20,39 @@ SUBJECT = "use-1"
 
 @pytest.fixture
 def held():
-    agent_upsert(SUBJECT, ("seat_preference", "Aisle"), ("meal", "Vegetarian"),
-                 ("home_airport", "TPE"))
+    agent_upsert(
+        SUBJECT, ("seat_preference", "Aisle"), ("meal", "Vegetarian"), ("home_airport", "TPE")
+    )
 
 
 def receipts(subject_id: str = SUBJECT) -> list[tuple[str, str, str, str]]:
-    return sorted(MemoryUse.objects.filter(subject_id=subject_id)
-                  .values_list("key_hash", "session_tag", "turn_id", "how"))
+    return sorted(
+        MemoryUse.objects.filter(subject_id=subject_id).values_list(
+            "key_hash", "session_tag", "turn_id", "how"
+        )
+    )
 
 
 def test_a_turns_receipts_are_stored_by_hash_and_unknown_keys_ignored(agent, held):
-    response = agent.post(subject_url(SUBJECT, "usage"), {
-        "session_id": "sess-1", "turn_id": "t-1",
-        "injected": ["seat_preference", "meal", "no_such_key"], "recalled": ["Home Airport"],
-    }, format="json")
+    response = agent.post(
+        subject_url(SUBJECT, "usage"),
+        {
+            "session_id": "sess-1",
+            "turn_id": "t-1",
+            "injected": ["seat_preference", "meal", "no_such_key"],
+            "recalled": ["Home Airport"],
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.content
     tag = session_tag("sess-1")
-    assert receipts() == sorted([
-        (key_digest(SUBJECT, "seat_preference"), tag, "t-1", "injected"),
-        (key_digest(SUBJECT, "meal"), tag, "t-1", "injected"),
-        (key_digest(SUBJECT, "home_airport"), tag, "t-1", "recalled"),
-    ])
+    assert receipts() == sorted(
+        [
+            (key_digest(SUBJECT, "seat_preference"), tag, "t-1", "injected"),
+            (key_digest(SUBJECT, "meal"), tag, "t-1", "injected"),
+            (key_digest(SUBJECT, "home_airport"), tag, "t-1", "recalled"),
+        ]
+    )
     assert not MemoryUse.objects.filter(key_hash__contains="seat").exists()
 
 
@@ -48,14 +60,23 @@ def test_a_burst_of_turns_is_one_statement_per_batch(agent, held):
     """One SELECT of the named facts, then the rows: one COPY on PostgreSQL; on the embedded
     default, which has no COPY, multi-row INSERTs (bulk_create) of as many rows as SQLite's 999
     parameters allow (142 of 7 columns): 5 statements for 600 receipts."""
-    turns = [{"session_id": f"s-{n % 3}", "turn_id": f"t-{n}",
-              "injected": ["seat_preference", "meal"], "recalled": ["home_airport"]}
-             for n in range(200)]
+    turns = [
+        {
+            "session_id": f"s-{n % 3}",
+            "turn_id": f"t-{n}",
+            "injected": ["seat_preference", "meal"],
+            "recalled": ["home_airport"],
+        }
+        for n in range(200)
+    ]
     with CaptureQueriesContext(connection) as queries:
         response = agent.post(subject_url(SUBJECT, "usage"), {"turns": turns}, format="json")
     assert response.status_code == 202
-    writes = [q["sql"] for q in queries.captured_queries
-              if "memory_use" in q["sql"] and not q["sql"].lstrip().startswith("SELECT")]
+    writes = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "memory_use" in q["sql"] and not q["sql"].lstrip().startswith("SELECT")
+    ]
     if connection.vendor == "postgresql":
         assert len(writes) == 1 and writes[0].startswith("COPY memory_use"), writes
     else:
@@ -65,8 +86,11 @@ def test_a_burst_of_turns_is_one_statement_per_batch(agent, held):
 
 def test_another_travellers_keys_are_not_recorded(agent, held):
     agent_upsert("use-2", ("only_b_has_this", "x"))
-    agent.post(subject_url(SUBJECT, "usage"), {
-        "session_id": "s", "turn_id": "t", "injected": ["only_b_has_this"]}, format="json")
+    agent.post(
+        subject_url(SUBJECT, "usage"),
+        {"session_id": "s", "turn_id": "t", "injected": ["only_b_has_this"]},
+        format="json",
+    )
     assert receipts() == [] and receipts("use-2") == []
 
 
@@ -94,19 +118,25 @@ def test_a_bad_body_is_a_400_naming_the_field_and_writes_nothing(agent, held, bo
 
 def test_receipts_need_memory_read(make_agent, held):
     writer = make_agent(Scope.TURNS_WRITE.value)
-    response = writer.post(subject_url(SUBJECT, "usage"),
-                           {"session_id": "s", "turn_id": "t"}, format="json")
+    response = writer.post(
+        subject_url(SUBJECT, "usage"), {"session_id": "s", "turn_id": "t"}, format="json"
+    )
     assert response.status_code == 403
     assert receipts() == []
 
 
 def test_a_posted_turn_may_carry_its_receipts(make_agent, held):
     host = make_agent(Scope.TURNS_WRITE.value)
-    response = host.post(subject_url(SUBJECT, "turns"), {
-        "session_id": "sess-9", "turn_id": "t-9",
-        "messages": [{"role": "user", "text": "hi"}],
-        "used": {"injected": ["seat_preference"], "recalled": ["meal", "unknown"]},
-    }, format="json")
+    response = host.post(
+        subject_url(SUBJECT, "turns"),
+        {
+            "session_id": "sess-9",
+            "turn_id": "t-9",
+            "messages": [{"role": "user", "text": "hi"}],
+            "used": {"injected": ["seat_preference"], "recalled": ["meal", "unknown"]},
+        },
+        format="json",
+    )
     assert response.status_code == 202, response.content
     assert sorted(how for _, _, _, how in receipts()) == ["injected", "recalled"]
 
@@ -117,10 +147,16 @@ def test_a_saved_fact_may_carry_the_assistants_quote(agent):
     from memoryadmin.facts import selectors
     from tests.api.conftest import facts_url
 
-    response = agent.put(facts_url("use-3"), {"facts": [
-        {"key": "seat_preference", "value": "Aisle", "evidence": "aisle, always"},
-        {"key": "meal", "value": "Vegetarian", "evidence": "mail me at a@b.example"},
-    ]}, format="json")
+    response = agent.put(
+        facts_url("use-3"),
+        {
+            "facts": [
+                {"key": "seat_preference", "value": "Aisle", "evidence": "aisle, always"},
+                {"key": "meal", "value": "Vegetarian", "evidence": "mail me at a@b.example"},
+            ]
+        },
+        format="json",
+    )
     assert response.status_code == 200, response.content
     seat = selectors.subject_fact("use-3", "seat_preference")
     meal = selectors.subject_fact("use-3", "meal")
@@ -133,8 +169,11 @@ def test_awkward_turn_ids_survive_the_copy(agent, held):
     from memoryadmin.facts.validation import sanitize_text
 
     turn_id = "t\\1\tx\ny 旅"
-    response = agent.post(subject_url(SUBJECT, "usage"), {
-        "session_id": "s", "turn_id": turn_id, "injected": ["meal"]}, format="json")
+    response = agent.post(
+        subject_url(SUBJECT, "usage"),
+        {"session_id": "s", "turn_id": turn_id, "injected": ["meal"]},
+        format="json",
+    )
     assert response.status_code == 202, response.content
     assert response.json() == {"recorded": 1}
     assert [turn for _, _, turn, _ in receipts()] == [sanitize_text(turn_id)]

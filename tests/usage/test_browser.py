@@ -25,29 +25,48 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 XSS = '<img src=x onerror="alert(1)">'
 
 WORDS = {
-    "en": {"locale": "en-GB", "quote": "I always want an aisle seat",
-           "value": "Prefers aisle seats", "other": "Vegetarian meals",
-           "why": "Why the assistant knows this: you said on", "used": "Used in 2 conversations",
-           "dont": "Don't use this", "delete": "Delete",
-           "deleted": "Deleted. The assistant no longer remembers it."},
-    "zh-hant": {"locale": "zh-TW", "quote": "我每次都要靠走道的位子",
-                "value": "偏好靠走道座位", "other": "吃素",
-                "why": "AI 客服為什麼知道：您在", "used": "已在 2 次對話中使用",
-                "dont": "不要再使用這筆資料", "delete": "刪除",
-                "deleted": "已刪除。AI 客服不會再記得這件事。"},
+    "en": {
+        "locale": "en-GB",
+        "quote": "I always want an aisle seat",
+        "value": "Prefers aisle seats",
+        "other": "Vegetarian meals",
+        "why": "Why the assistant knows this: you said on",
+        "used": "Used in 2 conversations",
+        "dont": "Don't use this",
+        "delete": "Delete",
+        "deleted": "Deleted. The assistant no longer remembers it.",
+    },
+    "zh-hant": {
+        "locale": "zh-TW",
+        "quote": "我每次都要靠走道的位子",
+        "value": "偏好靠走道座位",
+        "other": "吃素",
+        "why": "AI 客服為什麼知道：您在",
+        "used": "已在 2 次對話中使用",
+        "dont": "不要再使用這筆資料",
+        "delete": "刪除",
+        "deleted": "已刪除。AI 客服不會再記得這件事。",
+    },
 }
 
 
 def learned(subject_id: str, words: dict[str, str]) -> None:
     services.fact_upsert(
-        subject_id=subject_id, actor=Actor.extraction("job 1"), session_tag="0123456789ab",
-        facts=[FactDraft("seat_preference", words["value"], evidence=f"{words['quote']} {XSS}"),
-               FactDraft("meal_preference", words["other"])],
+        subject_id=subject_id,
+        actor=Actor.extraction("job 1"),
+        session_tag="0123456789ab",
+        facts=[
+            FactDraft("seat_preference", words["value"], evidence=f"{words['quote']} {XSS}"),
+            FactDraft("meal_preference", words["other"]),
+        ],
     )
-    uses_record(subject_id=subject_id, uses=[
-        TurnUse("sess-1", "turn-1", injected=["seat_preference", "meal_preference"]),
-        TurnUse("sess-2", "turn-2", recalled=["seat_preference"]),
-    ])
+    uses_record(
+        subject_id=subject_id,
+        uses=[
+            TurnUse("sess-1", "turn-1", injected=["seat_preference", "meal_preference"]),
+            TurnUse("sess-2", "turn-2", recalled=["seat_preference"]),
+        ],
+    )
 
 
 def check(page, name: str) -> None:

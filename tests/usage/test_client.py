@@ -24,17 +24,22 @@ SUBJECT = "cl-use-1"
 
 
 def receipts() -> list[tuple[str, str, str, str]]:
-    return sorted(MemoryUse.objects.filter(subject_id=SUBJECT)
-                  .values_list("key_hash", "session_tag", "turn_id", "how"))
+    return sorted(
+        MemoryUse.objects.filter(subject_id=SUBJECT).values_list(
+            "key_hash", "session_tag", "turn_id", "how"
+        )
+    )
 
 
 def expected(turn: str) -> list[tuple[str, str, str, str]]:
     tag = session_tag("sess-1")
-    return sorted([
-        (key_digest(SUBJECT, "seat_preference"), tag, turn, "injected"),
-        (key_digest(SUBJECT, "meal_preference"), tag, turn, "injected"),
-        (key_digest(SUBJECT, "seat_preference"), tag, turn, "recalled"),
-    ])
+    return sorted(
+        [
+            (key_digest(SUBJECT, "seat_preference"), tag, turn, "injected"),
+            (key_digest(SUBJECT, "meal_preference"), tag, turn, "injected"),
+            (key_digest(SUBJECT, "seat_preference"), tag, turn, "recalled"),
+        ]
+    )
 
 
 async def a_turn(store, turn: str, *, wait_for_background: bool) -> str:

@@ -34,21 +34,35 @@ def learn(subject_id: str, *, sensitive: bool = False) -> None:
     of both in a turn."""
     value = "Diabetic, needs the Zq7quote aisle" if sensitive else "Prefers aisle seats"
     services.fact_upsert(
-        subject_id=subject_id, actor=Actor.extraction("job 1"), session_tag="0123456789ab",
-        facts=[FactDraft(KEY, value, evidence=QUOTE),
-               FactDraft("meal", "Vegetarian", evidence="vegetarian please")],
+        subject_id=subject_id,
+        actor=Actor.extraction("job 1"),
+        session_tag="0123456789ab",
+        facts=[
+            FactDraft(KEY, value, evidence=QUOTE),
+            FactDraft("meal", "Vegetarian", evidence="vegetarian please"),
+        ],
     )
     if not sensitive:
         services.fact_upsert(
-            subject_id=subject_id, actor=Actor.extraction("job 2"),
+            subject_id=subject_id,
+            actor=Actor.extraction("job 2"),
             facts=[FactDraft(KEY, "Prefers aisle seats, front", evidence=f"{QUOTE}, front")],
         )
-    uses_record(subject_id=subject_id, uses=[
-        TurnUse(session_id="s-1", turn_id=TURN, injected=[KEY, "meal"], recalled=[KEY]),
-    ])
+    uses_record(
+        subject_id=subject_id,
+        uses=[
+            TurnUse(session_id="s-1", turn_id=TURN, injected=[KEY, "meal"], recalled=[KEY]),
+        ],
+    )
     # a later turn's receipts, still riding on its job (not yet recorded): they name the key
-    job_create_or_get(subject_id=subject_id, session_tag="0123456789ab", turn_id="t-wait",
-                      messages=[], skip_reason="test", used={"injected": [KEY], "recalled": []})
+    job_create_or_get(
+        subject_id=subject_id,
+        session_tag="0123456789ab",
+        turn_id="t-wait",
+        messages=[],
+        skip_reason="test",
+        used={"injected": [KEY], "recalled": []},
+    )
     assert all(marker in pg_dump_text() for marker in MARKERS)
 
 
@@ -65,14 +79,16 @@ def _sweep(subject_id: str) -> None:
 
 PATHS: dict[str, Callable[[str], None]] = {
     "agent_delete": lambda s: services.fact_delete(
-        subject_id=s, key=KEY, actor=Actor.agent("host-1")),
+        subject_id=s, key=KEY, actor=Actor.agent("host-1")
+    ),
     "traveller_delete": lambda s: services.fact_delete(
-        subject_id=s, key=KEY, actor=Actor.customer(s), reason="Don't use this"),
+        subject_id=s, key=KEY, actor=Actor.customer(s), reason="Don't use this"
+    ),
     "staff_delete": lambda s: services.fact_delete(
-        subject_id=s, key=KEY, actor=Actor.system("support"), reason="ticket 1"),
+        subject_id=s, key=KEY, actor=Actor.system("support"), reason="ticket 1"
+    ),
     "retention_sweep": _sweep,
-    "forget_everything": lambda s: services.subject_forget(
-        subject_id=s, actor=Actor.customer(s)),
+    "forget_everything": lambda s: services.subject_forget(subject_id=s, actor=Actor.customer(s)),
     "agent_clear": lambda s: services.subject_clear(subject_id=s, actor=Actor.agent("host-1")),
 }
 
@@ -94,8 +110,9 @@ def test_each_erasure_path_leaves_no_quote_key_or_receipt(path: str) -> None:
 
 def test_a_rejected_fact_takes_its_quote_and_receipts(editor) -> None:
     learn("erase-reject", sensitive=True)
-    services.fact_reject(subject_id="erase-reject", key=KEY, actor=Actor.staff(editor),
-                         reason="not for memory")
+    services.fact_reject(
+        subject_id="erase-reject", key=KEY, actor=Actor.staff(editor), reason="not for memory"
+    )
     dump = pg_dump_text()
     assert [marker for marker in MARKERS[:2] if marker in dump] == []
     assert MemoryUse.objects.filter(subject_id="erase-reject").count() == 1  # the neighbour's
@@ -113,7 +130,8 @@ def test_receipts_go_when_they_expire(privacy_admin) -> None:
     learn("erase-expiry")
     services.use_retention_update(days=30, actor=Actor.staff(privacy_admin), reason="DPIA-7")
     MemoryUse.objects.filter(subject_id="erase-expiry").update(
-        used_at=timezone.now() - timedelta(days=31))
+        used_at=timezone.now() - timedelta(days=31)
+    )
     uses_record(subject_id="erase-expiry", uses=[TurnUse("s-2", "recent", injected=["meal"])])
     deleted, more = uses_sweep_expired(limit=2)
     assert (deleted, more) == (2, True)

@@ -24,7 +24,9 @@ FACT = {"key": "seat_preference", "value": "Prefers aisle seats", "category": "p
 
 def reviewed(evidence: object) -> tuple[int, str]:
     proposal = review_proposals(
-        [{**FACT, "evidence": evidence}], held=[], max_new_facts=3,
+        [{**FACT, "evidence": evidence}],
+        held=[],
+        max_new_facts=3,
         user_texts=user_texts(MESSAGES),
     )
     return len(proposal.kept), proposal.kept[0].evidence if proposal.kept else ""
@@ -78,8 +80,11 @@ def test_the_upsert_bounds_and_filters_a_quote_it_is_handed() -> None:
 
 def test_a_replaced_fact_reads_the_new_quote_or_none_and_history_keeps_each() -> None:
     actor = Actor.extraction("job 1")
-    services.fact_upsert(subject_id="ev-2", actor=actor, facts=[
-        FactDraft("meal", "Vegetarian", evidence="just vegetarian for me")])
+    services.fact_upsert(
+        subject_id="ev-2",
+        actor=actor,
+        facts=[FactDraft("meal", "Vegetarian", evidence="just vegetarian for me")],
+    )
     services.fact_upsert(subject_id="ev-2", actor=actor, facts=[FactDraft("meal", "Vegan")])
     fact = selectors.subject_fact("ev-2", "meal")
     assert fact.evidence == "" and why_known(fact).kind == "learned"
@@ -94,20 +99,30 @@ def test_a_replaced_fact_reads_the_new_quote_or_none_and_history_keeps_each() ->
     [(Actor.system("seed"), "learned"), (Actor.customer("ev-3"), "corrected")],
 )
 def test_a_correction_says_so_instead_of_quoting(actor: Actor, kind: str) -> None:
-    services.fact_upsert(subject_id="ev-3", actor=Actor.extraction("job"), facts=[
-        FactDraft("meal", "Vegetarian", evidence="vegetarian please")])
+    services.fact_upsert(
+        subject_id="ev-3",
+        actor=Actor.extraction("job"),
+        facts=[FactDraft("meal", "Vegetarian", evidence="vegetarian please")],
+    )
     fact = selectors.subject_fact("ev-3", "meal")
     if kind == "corrected":
         fact = services.fact_edit(
-            subject_id="ev-3", key="meal", expected_version=fact.version, actor=actor,
-            value="Vegan", reason="the traveller corrected it",
+            subject_id="ev-3",
+            key="meal",
+            expected_version=fact.version,
+            actor=actor,
+            value="Vegan",
+            reason="the traveller corrected it",
         )
         assert fact.evidence == "" and fact.evidence_origin == "customer"
     assert why_known(fact).kind == ("corrected" if kind == "corrected" else "said")
 
 
 def test_staff_and_imported_facts_say_who_wrote_them(editor) -> None:
-    services.fact_upsert(subject_id="ev-4", actor=Actor.staff(editor),
-                         facts=[FactDraft("meal", "Vegetarian", evidence="as told")])
+    services.fact_upsert(
+        subject_id="ev-4",
+        actor=Actor.staff(editor),
+        facts=[FactDraft("meal", "Vegetarian", evidence="as told")],
+    )
     fact = selectors.subject_fact("ev-4", "meal")
     assert why_known(fact).kind == "staff"

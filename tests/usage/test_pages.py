@@ -26,19 +26,30 @@ T = "T-USE-1"
 
 def learned(subject_id: str = T, *, quote: str = "I always want an aisle seat") -> None:
     services.fact_upsert(
-        subject_id=subject_id, actor=Actor.extraction("job 1"), session_tag="0123456789ab",
-        facts=[FactDraft("seat_preference", "Prefers aisle seats", evidence=quote),
-               FactDraft("meal", "Vegetarian")],
+        subject_id=subject_id,
+        actor=Actor.extraction("job 1"),
+        session_tag="0123456789ab",
+        facts=[
+            FactDraft("seat_preference", "Prefers aisle seats", evidence=quote),
+            FactDraft("meal", "Vegetarian"),
+        ],
     )
 
 
 def used(subject_id: str, n: int, key: str = "seat_preference") -> None:
     """n receipts of `key`: a third recalled, over n // 2 + 1 sessions, in one INSERT."""
-    uses_record(subject_id=subject_id, uses=[
-        TurnUse(f"session-{i // 2}", f"turn-{i}",
-                injected=[key] if i % 3 else [], recalled=[] if i % 3 else [key])
-        for i in range(n)
-    ])
+    uses_record(
+        subject_id=subject_id,
+        uses=[
+            TurnUse(
+                f"session-{i // 2}",
+                f"turn-{i}",
+                injected=[key] if i % 3 else [],
+                recalled=[] if i % 3 else [key],
+            )
+            for i in range(n)
+        ],
+    )
 
 
 def test_the_fact_page_shows_the_quote_the_counts_and_the_last_20_uses(client, viewer):
@@ -46,31 +57,44 @@ def test_the_fact_page_shows_the_quote_the_counts_and_the_last_20_uses(client, v
     used(T, 30)
     client.force_login(viewer)
     body = client.get(f"/staff/travellers/{T}/facts/seat_preference/").content.decode()
-    assert "<q class=\"evidence\">aisle &lt;script&gt;alert(1)&lt;/script&gt; please</q>" in body
+    assert '<q class="evidence">aisle &lt;script&gt;alert(1)&lt;/script&gt; please</q>' in body
     assert XSS not in body
     assert "Used in 15 conversations (injected 20, recalled 10), last used <time" in body
     assert body.count(f"/staff/travellers/{T}/turns/{session_tag('session-14')}/") == 2
-    assert (body.count('<td data-label="How">Given in the prompt</td>')
-            + body.count('<td data-label="How">Recalled</td>')) == 20
+    assert (
+        body.count('<td data-label="How">Given in the prompt</td>')
+        + body.count('<td data-label="How">Recalled</td>')
+    ) == 20
 
 
 def test_a_sensitive_facts_quote_is_masked_until_revealed(client, editor):
-    services.fact_upsert(subject_id=T, actor=Actor.extraction("job"), facts=[
-        FactDraft("health_note", "Diabetic, carries insulin", evidence="I'm diabetic zq9")])
+    services.fact_upsert(
+        subject_id=T,
+        actor=Actor.extraction("job"),
+        facts=[FactDraft("health_note", "Diabetic, carries insulin", evidence="I'm diabetic zq9")],
+    )
     client.force_login(editor)
     body = client.get(f"/staff/travellers/{T}/facts/health_note/").content.decode()
     assert "zq9" not in body and "••••••" in body
 
 
-@pytest.mark.parametrize(("actor", "words"), [
-    (Actor.customer(T), "Corrected by the traveller"),
-    (Actor.system("import"), "Learned from a conversation, no quote kept"),
-])
+@pytest.mark.parametrize(
+    ("actor", "words"),
+    [
+        (Actor.customer(T), "Corrected by the traveller"),
+        (Actor.system("import"), "Learned from a conversation, no quote kept"),
+    ],
+)
 def test_without_a_quote_the_fact_page_says_where_it_came_from(client, viewer, actor, words):
     learned()
     fact = MemoryFact.objects.get(subject_id=T, key="seat_preference")
-    services.fact_edit(subject_id=T, key=fact.key, expected_version=fact.version, actor=actor,
-                       value="Prefers window seats")
+    services.fact_edit(
+        subject_id=T,
+        key=fact.key,
+        expected_version=fact.version,
+        actor=actor,
+        value="Prefers window seats",
+    )
     client.force_login(viewer)
     body = client.get(f"/staff/travellers/{T}/facts/seat_preference/").content.decode()
     assert "I always want" not in body.split("<h2>History</h2>")[0]
@@ -98,9 +122,13 @@ def test_the_unused_filter_and_the_overview_signal(client, viewer):
     with mock.patch("django.utils.timezone.now", return_value=long_ago):  # the clock, not our code
         learned()
     used(T, 3, key="meal")
-    old = MemoryUse.objects.create(subject_id=T, key_hash="#x", fact_id=MemoryFact.objects.get(
-        subject_id=T, key="seat_preference").pk, how=UseHow.INJECTED,
-        used_at=timezone.now() - timedelta(days=120))
+    old = MemoryUse.objects.create(
+        subject_id=T,
+        key_hash="#x",
+        fact_id=MemoryFact.objects.get(subject_id=T, key="seat_preference").pk,
+        how=UseHow.INJECTED,
+        used_at=timezone.now() - timedelta(days=120),
+    )
     assert old.pk
     client.force_login(viewer)
     body = client.get(f"/staff/travellers/{T}/", {"unused": "1"}).content.decode()
@@ -113,8 +141,10 @@ def test_the_unused_filter_and_the_overview_signal(client, viewer):
 
 def test_the_turn_view_shows_what_the_agent_had(client, editor):
     learned()
-    uses_record(subject_id=T, uses=[TurnUse("sess-A", "turn/7", injected=["seat_preference"],
-                                            recalled=["meal"])])
+    uses_record(
+        subject_id=T,
+        uses=[TurnUse("sess-A", "turn/7", injected=["seat_preference"], recalled=["meal"])],
+    )
     client.force_login(editor)
     url = f"/staff/travellers/{T}/turns/{session_tag('sess-A')}/turn/7/"
     body = client.get(url).content.decode()
@@ -133,14 +163,29 @@ def test_the_turn_view_needs_a_staff_role(client, no_role):
 
 # --- the portal ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("language", "why", "count", "wrong", "dont"), [
-    ("en", "Why the assistant knows this: you said on", "Used in 2 conversations, last on",
-     "This is wrong", "Don't use this"),
-    ("zh-hant", "AI 客服為什麼知道：您在", "已在 2 次對話中使用，最近一次是",
-     "內容有誤", "不要再使用這筆資料"),
-])
-def test_each_card_says_why_and_how_often(signed_in, language, why, count, wrong, dont,
-                                           django_assert_max_num_queries):
+
+@pytest.mark.parametrize(
+    ("language", "why", "count", "wrong", "dont"),
+    [
+        (
+            "en",
+            "Why the assistant knows this: you said on",
+            "Used in 2 conversations, last on",
+            "This is wrong",
+            "Don't use this",
+        ),
+        (
+            "zh-hant",
+            "AI 客服為什麼知道：您在",
+            "已在 2 次對話中使用，最近一次是",
+            "內容有誤",
+            "不要再使用這筆資料",
+        ),
+    ],
+)
+def test_each_card_says_why_and_how_often(
+    signed_in, language, why, count, wrong, dont, django_assert_max_num_queries
+):
     learned(quote=f"I always want an aisle seat {XSS}")
     used(T, 3)
     client = signed_in(T, language=language)
@@ -173,6 +218,7 @@ def test_the_export_has_evidence_and_use_counts(signed_in):
 
 # --- the setting ---------------------------------------------------------------------------------
 
+
 def test_use_retention_is_a_setting_with_its_own_policy_event(client, privacy_admin):
     client.force_login(privacy_admin)
     page = client.get("/staff/settings/").content.decode()
@@ -181,9 +227,13 @@ def test_use_retention_is_a_setting_with_its_own_policy_event(client, privacy_ad
     assert bad.status_code == 400 and "greater than or equal to 1" in bad.content.decode()
     missing = client.post("/staff/settings/use-retention/", {"use-days": "30"})
     assert missing.status_code == 400
-    response = client.post("/staff/settings/use-retention/",
-                           {"use-days": "30", "use-reason": "DPIA-12"})
+    response = client.post(
+        "/staff/settings/use-retention/", {"use-days": "30", "use-reason": "DPIA-12"}
+    )
     assert response.status_code == 302
     event = PolicyEvent.objects.get(action="use_retention_changed")
     assert (event.before, event.after, event.reason) == (
-        {"use_retention_days": 90}, {"use_retention_days": 30}, "DPIA-12")
+        {"use_retention_days": 90},
+        {"use_retention_days": 30},
+        "DPIA-12",
+    )

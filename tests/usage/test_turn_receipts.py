@@ -28,32 +28,44 @@ USED = {"injected": ["seat_preference", "meal"], "recalled": ["home_airport", "u
 
 @pytest.fixture
 def held() -> None:
-    agent_upsert(SUBJECT, ("seat_preference", "Aisle"), ("meal", "Vegetarian"),
-                 ("home_airport", "TPE"))
+    agent_upsert(
+        SUBJECT, ("seat_preference", "Aisle"), ("meal", "Vegetarian"), ("home_airport", "TPE")
+    )
 
 
 def receipts() -> list[tuple[str, str, str]]:
-    return sorted(MemoryUse.objects.filter(subject_id=SUBJECT)
-                  .values_list("key_hash", "turn_id", "how"))
+    return sorted(
+        MemoryUse.objects.filter(subject_id=SUBJECT).values_list("key_hash", "turn_id", "how")
+    )
 
 
-EXPECTED = sorted([
-    (key_digest(SUBJECT, "seat_preference"), "t-1", "injected"),
-    (key_digest(SUBJECT, "meal"), "t-1", "injected"),
-    (key_digest(SUBJECT, "home_airport"), "t-1", "recalled"),
-])
+EXPECTED = sorted(
+    [
+        (key_digest(SUBJECT, "seat_preference"), "t-1", "injected"),
+        (key_digest(SUBJECT, "meal"), "t-1", "injected"),
+        (key_digest(SUBJECT, "home_airport"), "t-1", "recalled"),
+    ]
+)
 
 
 def test_a_queued_turn_keeps_its_receipts_through_a_broker_outage_and_its_task_records_them(
-    make_agent: Any, held: None, fake_anthropic: FakeAnthropic,  # noqa: F811
+    make_agent: Any,
+    held: None,
+    fake_anthropic: FakeAnthropic,  # noqa: F811
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     host = make_agent(Scope.TURNS_WRITE.value)
     with publishing_to("redis://127.0.0.1:1/0"), django_capture_on_commit_callbacks(execute=True):
-        response = host.post(subject_url(SUBJECT, "turns"), {
-            "session_id": "sess-1", "turn_id": "t-1",
-            "messages": [{"role": "user", "text": "Aisle, as ever."}], "used": USED,
-        }, format="json")
+        response = host.post(
+            subject_url(SUBJECT, "turns"),
+            {
+                "session_id": "sess-1",
+                "turn_id": "t-1",
+                "messages": [{"role": "user", "text": "Aisle, as ever."}],
+                "used": USED,
+            },
+            format="json",
+        )
     assert response.status_code == 202, response.content
     job = ExtractionJob.objects.get(subject_id=SUBJECT)
     assert job.status == JobStatus.QUEUED and job.reason == extraction_services.BROKER_DOWN_REASON
@@ -68,8 +80,12 @@ def test_a_queued_turn_keeps_its_receipts_through_a_broker_outage_and_its_task_r
 
 def test_a_job_without_a_task_has_its_receipts_recorded_by_the_sweep(held: None) -> None:
     job, created = extraction_services.job_create_or_get(
-        subject_id=SUBJECT, session_tag="0123456789ab", turn_id="t-1", messages=[],
-        skip_reason="memory is disabled", used=USED,
+        subject_id=SUBJECT,
+        session_tag="0123456789ab",
+        turn_id="t-1",
+        messages=[],
+        skip_reason="memory is disabled",
+        used=USED,
     )
     assert created and job.status == JobStatus.SKIPPED and receipts() == []
     record_waiting_uses_task.apply()
@@ -83,8 +99,12 @@ def test_a_job_without_a_task_has_its_receipts_recorded_by_the_sweep(held: None)
 
 def test_a_replayed_turn_does_not_record_its_receipts_twice(make_agent: Any, held: None) -> None:
     host = make_agent(Scope.TURNS_WRITE.value)
-    body = {"session_id": "sess-1", "turn_id": "t-1",
-            "messages": [{"role": "user", "text": "hi"}], "used": USED}
+    body = {
+        "session_id": "sess-1",
+        "turn_id": "t-1",
+        "messages": [{"role": "user", "text": "hi"}],
+        "used": USED,
+    }
     assert host.post(subject_url(SUBJECT, "turns"), body, format="json").status_code == 202
     assert host.post(subject_url(SUBJECT, "turns"), body, format="json").status_code == 200
     record_waiting_uses_task.apply()
@@ -96,13 +116,15 @@ def test_forget_everything_takes_waiting_receipts_with_the_transcript(held: None
     from memoryadmin.facts.actors import Actor
 
     extraction_services.job_create_or_get(
-        subject_id=SUBJECT, session_tag="0123456789ab", turn_id="t-1",
-        messages=[{"role": "user", "text": "hi"}], used=USED,
+        subject_id=SUBJECT,
+        session_tag="0123456789ab",
+        turn_id="t-1",
+        messages=[{"role": "user", "text": "hi"}],
+        used=USED,
     )
     fact_services.subject_forget(subject_id=SUBJECT, actor=Actor.customer(SUBJECT))
     job = ExtractionJob.objects.get(subject_id=SUBJECT)
     assert (job.transcript, job.used) == (None, None)
-
 
 
 def test_deleting_a_fact_takes_the_travellers_waiting_receipts(held: None) -> None:
@@ -111,12 +133,20 @@ def test_deleting_a_fact_takes_the_travellers_waiting_receipts(held: None) -> No
     from memoryadmin.facts.actors import Actor
 
     extraction_services.job_create_or_get(
-        subject_id=SUBJECT, session_tag="0123456789ab", turn_id="t-1", messages=[],
-        skip_reason="memory is disabled", used=USED,
+        subject_id=SUBJECT,
+        session_tag="0123456789ab",
+        turn_id="t-1",
+        messages=[],
+        skip_reason="memory is disabled",
+        used=USED,
     )
     extraction_services.job_create_or_get(
-        subject_id="ride-other", session_tag="0123456789ab", turn_id="t-1", messages=[],
-        skip_reason="memory is disabled", used=USED,
+        subject_id="ride-other",
+        session_tag="0123456789ab",
+        turn_id="t-1",
+        messages=[],
+        skip_reason="memory is disabled",
+        used=USED,
     )
     fact_services.fact_delete(subject_id=SUBJECT, key="meal", actor=Actor.customer(SUBJECT))
     waiting = dict(ExtractionJob.objects.values_list("subject_id", "used"))

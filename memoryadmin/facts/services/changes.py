@@ -84,8 +84,14 @@ def fact_edit(
         fact, before=before, action=EventAction.UPDATED, actor=actor, reason=reason
     )
     if value_changed:  # a new category alone corrects nothing another system holds
-        notify_corrected(Corrected(subject_id=fact.subject_id, key=fact.key,
-                                   version=fact.version, actor_kind=str(actor.kind)))
+        notify_corrected(
+            Corrected(
+                subject_id=fact.subject_id,
+                key=fact.key,
+                version=fact.version,
+                actor_kind=str(actor.kind),
+            )
+        )
     return fact
 
 
@@ -272,9 +278,11 @@ def fact_quotes_confirm(
     if not quotes:
         return 0
     confirmed = 0
-    facts = (MemoryFact.objects.select_for_update()
-             .filter(subject_id=subject_id, key__in=list(quotes), evidence_origin=Origin.AGENT)
-             .order_by("key"))
+    facts = (
+        MemoryFact.objects.select_for_update()
+        .filter(subject_id=subject_id, key__in=list(quotes), evidence_origin=Origin.AGENT)
+        .order_by("key")
+    )
     for fact in facts:
         if not fact.evidence or fact.evidence != quotes.get(fact.key):
             continue
@@ -282,9 +290,14 @@ def fact_quotes_confirm(
         fact.evidence_origin = Origin.EXTRACTION
         fact.save(update_fields=["evidence_origin"])
         record_event(
-            subject_id=subject_id, key=fact.key, action=EventAction.UPDATED, actor=actor,
+            subject_id=subject_id,
+            key=fact.key,
+            action=EventAction.UPDATED,
+            actor=actor,
             reason=clean_reason(reason or "the assistant's quote is the traveller's words"),
-            before=before, after=snapshot(fact), session_tag=session_tag,
+            before=before,
+            after=snapshot(fact),
+            session_tag=session_tag,
         )
         confirmed += 1
     return confirmed

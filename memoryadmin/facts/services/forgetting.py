@@ -94,8 +94,9 @@ def fact_delete(
     return bool(erased)
 
 
-async def fact_delete_async(*, conn: Any, subject_id: str, key: str, actor: Actor,
-                            reason: str = "") -> bool:
+async def fact_delete_async(
+    *, conn: Any, subject_id: str, key: str, actor: Actor, reason: str = ""
+) -> bool:
     """`fact_delete` on an async psycopg connection, in one transaction of its own, for
     DjangoMemoryStore's native path: the traveller's lock and the erasing statement sent
     together (pipeline mode, one round trip). PostgreSQL only; the caller checked
@@ -148,26 +149,38 @@ def _clear(subject_id: str, *, actor: Actor, reason: str, receipt: str = "") -> 
     subject.purge_generation += 1
     subject.save(update_fields=["purge_generation", "updated_at"])
     reason = clean_reason(reason)
-    who = {"actor_kind": actor.kind, "actor_user": actor.user, "actor_label": actor.label[:200],
-           "reason": reason, "subject_id": subject_id}
+    who = {
+        "actor_kind": actor.kind,
+        "actor_user": actor.user,
+        "actor_label": actor.label[:200],
+        "reason": reason,
+        "subject_id": subject_id,
+    }
     path = {"path": "forget_everything" if receipt else "clear", "receipt": receipt}
     summaries = [
         FactEvent(
-            key=erasure.key_digest(subject_id, key), key_hash=erasure.key_digest(subject_id, key),
-            action=EventAction.FORGOTTEN, **who,
-            after={"erased_fact": {
-                **erasure.erased_fact_summary(category, created_at, version)["erased_fact"],
-                **path,
-            }},
+            key=erasure.key_digest(subject_id, key),
+            key_hash=erasure.key_digest(subject_id, key),
+            action=EventAction.FORGOTTEN,
+            **who,
+            after={
+                "erased_fact": {
+                    **erasure.erased_fact_summary(category, created_at, version)["erased_fact"],
+                    **path,
+                }
+            },
         )
         for key, category, created_at, version in gone
     ]
-    after: dict[str, Any] = {"facts_deleted": len(gone),
-                             "purge_generation": subject.purge_generation}
+    after: dict[str, Any] = {
+        "facts_deleted": len(gone),
+        "purge_generation": subject.purge_generation,
+    }
     if receipt:
         after["receipt"] = receipt
-    cleared = FactEvent(key="", action=EventAction.SUBJECT_CLEARED, after=after, receipt=receipt,
-                        **who)
+    cleared = FactEvent(
+        key="", action=EventAction.SUBJECT_CLEARED, after=after, receipt=receipt, **who
+    )
     FactEvent.objects.bulk_create([*summaries, cleared])  # the cleared event last: the newest
     return cleared
 
@@ -196,4 +209,3 @@ def subject_forget(*, subject_id: str, actor: Actor, reason: str = "") -> ClearR
     event itself, so the receipt is part of the audit trail and staff can find it by number."""
     event = _clear(subject_id, actor=actor, reason=reason, receipt=new_receipt_number())
     return receipt_from_event(event)
-

@@ -329,8 +329,7 @@ def clean_rule(proposal: RuleProposal) -> RuleProposal:
     glob = (proposal.key_glob or "").strip().lower()
     if glob and (len(glob) > KEY_MAX_LENGTH or not retention.GLOB_CHARS.match(glob)):
         errors["key_glob"] = [
-            "Use letters, digits and _ with * for any run of characters and ? for one, "
-            "e.g. meal_*."
+            "Use letters, digits and _ with * for any run of characters and ? for one, e.g. meal_*."
         ]
     if proposal.ttl_days is not None and not 1 <= proposal.ttl_days <= 36500:
         errors["ttl_days"] = ["Enter a number of days from 1 to 36500, or keep until deleted."]
@@ -401,9 +400,7 @@ def recompute_starter_set(start: Callable[[int], object] | None) -> None:
 
 
 def _start_run(event: PolicyEvent) -> RetentionRun:
-    run = RetentionRun.objects.create(
-        total=retention.governed_facts().count(), policy_event=event
-    )
+    run = RetentionRun.objects.create(total=retention.governed_facts().count(), policy_event=event)
     start = _recompute_starter
     if start is not None:
         transaction.on_commit(lambda: start(run.pk))
@@ -467,6 +464,6 @@ def retention_rule_delete(*, rule_id: int, actor: Actor, reason: str) -> Retenti
 
 def policy_history(*, limit: int = 200) -> list[PolicyEvent]:
     """The newest policy events with their actors (one query)."""
-    return list(PolicyEvent.objects.select_related("actor_user").order_by("-created_at", "-id")[
-        :limit
-    ])
+    return list(
+        PolicyEvent.objects.select_related("actor_user").order_by("-created_at", "-id")[:limit]
+    )

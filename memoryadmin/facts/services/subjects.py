@@ -60,7 +60,6 @@ def subject_set_preferences(
     return subject
 
 
-
 @transaction.atomic
 def subject_set_legal_hold(*, subject_id: str, hold: bool, actor: Actor, reason: str) -> Subject:
     """Place or lift a legal hold: retention sweeps and rule changes leave a held traveller's
@@ -87,5 +86,3 @@ def subject_set_legal_hold(*, subject_id: str, hold: bool, actor: Actor, reason:
         after={"legal_hold": hold},
     )
     return subject
-
-

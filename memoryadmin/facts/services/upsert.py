@@ -68,6 +68,7 @@ from .events import (
 # The expected version of a fact that must not exist yet (versions start at 1).
 ABSENT = 0
 
+
 @dataclass(frozen=True)
 class FactDraft:
     """A candidate fact as a caller hands it in; validate_fact cleans it."""
@@ -100,16 +101,45 @@ class UpsertResult:
 
 # The rows of SQL_EXISTING come as tuples in this order (no cursor.description to build).
 _FACT_COLUMN_NAMES = (
-    "id", "key", "value", "category", "status", "sensitive", "expires_at", "expiry_pinned",
-    "version", "source_session_id", "created_at", "updated_at", "evidence", "evidence_origin",
+    "id",
+    "key",
+    "value",
+    "category",
+    "status",
+    "sensitive",
+    "expires_at",
+    "expiry_pinned",
+    "version",
+    "source_session_id",
+    "created_at",
+    "updated_at",
+    "evidence",
+    "evidence_origin",
 )
 _INSERT_COLUMNS = (
-    "key", "value", "category", "status", "sensitive", "expires_at", "updated_at", "evidence",
+    "key",
+    "value",
+    "category",
+    "status",
+    "sensitive",
+    "expires_at",
+    "updated_at",
+    "evidence",
     "evidence_origin",
 )
 _UPDATE_COLUMNS = (
-    "id", "value", "category", "source_session_id", "status", "sensitive", "expires_at",
-    "expiry_pinned", "version", "updated_at", "evidence", "evidence_origin",
+    "id",
+    "value",
+    "category",
+    "source_session_id",
+    "status",
+    "sensitive",
+    "expires_at",
+    "expiry_pinned",
+    "version",
+    "updated_at",
+    "evidence",
+    "evidence_origin",
 )
 _STEP = timedelta(microseconds=1)
 
@@ -132,8 +162,9 @@ def _json_events(subject_id: str, events: list[tuple[str, str, str | None, str]]
     """The events' document; their snapshots are already JSON text, spliced in as they are."""
     parts = []
     for key, action, before, after in events:
-        head = json.dumps({"key": key, "key_hash": event_key_hash(subject_id, key),
-                           "action": str(action)})
+        head = json.dumps(
+            {"key": key, "key_hash": event_key_hash(subject_id, key), "action": str(action)}
+        )
         parts.append(f'{head[:-1]},"before":{before or "null"},"after":{after}}}')
     return "[" + ",".join(parts) + "]"
 
@@ -200,14 +231,26 @@ def _upsert_write(
     """At most three statements on PostgreSQL; the ORM (a statement per row) elsewhere."""
     if not is_postgresql():
         _upsert_write_orm(
-            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
-            inserts=inserts, updates=updates, events=events,
+            subject_id=subject_id,
+            actor=actor,
+            reason=reason,
+            session_tag=session_tag,
+            now=now,
+            inserts=inserts,
+            updates=updates,
+            events=events,
         )
         return
     with hot_cursor() as cursor:
         for sql, params in _upsert_statements(
-            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag, now=now,
-            inserts=inserts, updates=updates, events=events,
+            subject_id=subject_id,
+            actor=actor,
+            reason=reason,
+            session_tag=session_tag,
+            now=now,
+            inserts=inserts,
+            updates=updates,
+            events=events,
         ):
             cursor.execute(sql, params)
 
@@ -227,27 +270,36 @@ def _upsert_statements(
     document."""
     statements: list[tuple[str, list[Any]]] = []
     if inserts:
-        statements.append((
-            SQL_INSERT_FACTS,
-            [subject_id, session_tag, now, str(actor.origin),
-             _json_rows(inserts, _INSERT_COLUMNS)],
-        ))
+        statements.append(
+            (
+                SQL_INSERT_FACTS,
+                [
+                    subject_id,
+                    session_tag,
+                    now,
+                    str(actor.origin),
+                    _json_rows(inserts, _INSERT_COLUMNS),
+                ],
+            )
+        )
     if updates:
         statements.append((SQL_UPDATE_FACTS, [_json_rows(updates, _UPDATE_COLUMNS)]))
     if events:
-        statements.append((
-            SQL_INSERT_EVENTS,
-            [
-                subject_id,
-                str(actor.kind),
-                actor.user.pk if actor.user is not None else None,
-                actor.label[:200],
-                clean_reason(reason),
-                session_tag,
-                now,
-                _json_events(subject_id, events),
-            ],
-        ))
+        statements.append(
+            (
+                SQL_INSERT_EVENTS,
+                [
+                    subject_id,
+                    str(actor.kind),
+                    actor.user.pk if actor.user is not None else None,
+                    actor.label[:200],
+                    clean_reason(reason),
+                    session_tag,
+                    now,
+                    _json_events(subject_id, events),
+                ],
+            )
+        )
     return statements
 
 
@@ -262,13 +314,27 @@ def _upsert_write_orm(
     updates: list[dict[str, Any]],
     events: list[tuple[str, str, str | None, str]],
 ) -> None:
-    fields = ("value", "category", "source_session_id", "status", "sensitive", "expires_at",
-              "expiry_pinned", "version", "updated_at", "evidence", "evidence_origin")
+    fields = (
+        "value",
+        "category",
+        "source_session_id",
+        "status",
+        "sensitive",
+        "expires_at",
+        "expiry_pinned",
+        "version",
+        "updated_at",
+        "evidence",
+        "evidence_origin",
+    )
     MemoryFact.objects.bulk_create(
         [
             MemoryFact(
-                subject_id=subject_id, key=row["key"], created_at=now,
-                origin=actor.origin, changed_at=row["updated_at"],
+                subject_id=subject_id,
+                key=row["key"],
+                created_at=now,
+                origin=actor.origin,
+                changed_at=row["updated_at"],
                 **{name: row[name] for name in fields},
             )
             for row in inserts
@@ -281,16 +347,20 @@ def _upsert_write_orm(
     FactEvent.objects.bulk_create(
         [
             FactEvent(
-                subject_id=subject_id, key=key, action=action, actor_kind=actor.kind,
-                actor_user=actor.user, actor_label=actor.label[:200],
-                reason=clean_reason(reason), session_tag=session_tag,
-                before=json.loads(before) if before else None, after=json.loads(after),
+                subject_id=subject_id,
+                key=key,
+                action=action,
+                actor_kind=actor.kind,
+                actor_user=actor.user,
+                actor_label=actor.label[:200],
+                reason=clean_reason(reason),
+                session_tag=session_tag,
+                before=json.loads(before) if before else None,
+                after=json.loads(after),
             )
             for key, action, before, after in events
         ]
     )
-
-
 
 
 def _upsert_clean(
@@ -496,8 +566,14 @@ def fact_upsert(
             now=now,
         )
         _upsert_write(
-            subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
-            now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+            subject_id=subject_id,
+            actor=actor,
+            reason=reason,
+            session_tag=session_tag,
+            now=now,
+            inserts=plan.inserts,
+            updates=plan.updates,
+            events=plan.events,
         )
         if agent_view:
             plan.result.agent_facts = facts_for_agent(subject_id)
@@ -505,8 +581,7 @@ def fact_upsert(
             before_commit(plan.result)
         return plan.result
 
-    if (is_postgresql() and not connection.in_atomic_block
-            and connection.get_autocommit()):
+    if is_postgresql() and not connection.in_atomic_block and connection.get_autocommit():
         return in_own_pipelined_transaction(upsert)
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.
@@ -566,8 +641,14 @@ async def fact_upsert_async(
                 now=now,
             )
             for sql, params in _upsert_statements(
-                subject_id=subject_id, actor=actor, reason=reason, session_tag=session_tag,
-                now=now, inserts=plan.inserts, updates=plan.updates, events=plan.events,
+                subject_id=subject_id,
+                actor=actor,
+                reason=reason,
+                session_tag=session_tag,
+                now=now,
+                inserts=plan.inserts,
+                updates=plan.updates,
+                events=plan.events,
             ):
                 await lock.execute(sql, params)
             await lock.execute("COMMIT")
@@ -596,4 +677,3 @@ def _state(row: dict[str, Any], visible_to_agent: bool, now: datetime) -> FactSt
             and visible_to_agent
         ),
     )
-

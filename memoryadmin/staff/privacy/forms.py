@@ -29,30 +29,44 @@ class RecordForm(forms.Form):
         choices=[c for c in Channel.choices if c[0] != Channel.PORTAL], label="How it arrived"
     )
     received_on = forms.DateField(
-        widget=DATE, label="Received on",
+        widget=DATE,
+        label="Received on",
         help_text="The day it reached the airline (the one-month clock starts here).",
     )
-    note = forms.CharField(max_length=1000, required=False, label="Note",
-                           widget=forms.Textarea(attrs={"rows": 3}), help_text=NO_FACTS)
+    note = forms.CharField(
+        max_length=1000,
+        required=False,
+        label="Note",
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=NO_FACTS,
+    )
 
 
 class CompleteForm(forms.Form):
-    note = forms.CharField(max_length=500, required=False, label="What was done",
-                           help_text=NO_FACTS)
+    note = forms.CharField(
+        max_length=500, required=False, label="What was done", help_text=NO_FACTS
+    )
 
 
 class RefuseForm(forms.Form):
     ground = forms.CharField(
-        max_length=500, required=False, label="Legal ground",
+        max_length=500,
+        required=False,
+        label="Legal ground",
         help_text="Told to the traveller, e.g. 'Art. 12(5): manifestly unfounded or excessive'.",
     )
 
 
 class ExtendForm(forms.Form):
-    months = forms.TypedChoiceField(choices=[(1, "One month"), (2, "Two months")], coerce=int,
-                                    label="Extend by")
-    reason = forms.CharField(max_length=500, required=False, label="Reason",
-                             help_text="The complexity or number of requests (Art. 12(3)).")
+    months = forms.TypedChoiceField(
+        choices=[(1, "One month"), (2, "Two months")], coerce=int, label="Extend by"
+    )
+    reason = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Reason",
+        help_text="The complexity or number of requests (Art. 12(3)).",
+    )
     told_on = forms.DateField(widget=DATE, required=False, label="Traveller told on")
 
 
@@ -76,7 +90,12 @@ class RecipientForm(forms.Form):
     url = forms.CharField(max_length=500, label="HTTPS address")
     events = forms.MultipleChoiceField(
         choices=[(value, f"{value}: {label}") for value, label in WebhookEventType.choices],
-        initial=list(ALL_EVENTS), widget=forms.CheckboxSelectMultiple, label="Events",
+        initial=list(ALL_EVENTS),
+        widget=forms.CheckboxSelectMultiple,
+        label="Events",
     )
-    reason = forms.CharField(max_length=500, label="Reason for this change",
-                             help_text="Recorded in the policy history with your name.")
+    reason = forms.CharField(
+        max_length=500,
+        label="Reason for this change",
+        help_text="Recorded in the policy history with your name.",
+    )

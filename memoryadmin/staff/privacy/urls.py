@@ -21,8 +21,10 @@ urlpatterns = [
     path(REQUEST + "extend/", views.request_extend, name="extend"),
     path(REQUEST + "reopen/", views.request_reopen, name="reopen"),
     path("webhooks/", webhook_views.recipients, name="webhooks"),
-    path("webhooks/<int:recipient_id>/created/", webhook_views.recipient_created,
-         name="webhook_created"),
-    path("webhooks/deliveries/<int:delivery_id>/", webhook_views.delivery,
-         name="delivery"),
+    path(
+        "webhooks/<int:recipient_id>/created/",
+        webhook_views.recipient_created,
+        name="webhook_created",
+    ),
+    path("webhooks/deliveries/<int:delivery_id>/", webhook_views.delivery, name="delivery"),
 ]

@@ -65,25 +65,33 @@ def request_list(request: HttpRequest) -> HttpResponse:
     today = clock.today()
     open_rows = [row for row in rows.filter(status__in=WORKING)[:500]]
     page = page_of(request, rows, PER_PAGE)
-    return render(request, "staff/privacy/list.html", {
-        "form": form,
-        "overdue": [r for r in open_rows if selectors.request_state(r, today) == "overdue"],
-        "due_soon": [r for r in open_rows if selectors.request_state(r, today) == "due_soon"],
-        "page": page,
-        "query": query_without_page(request),
-        "today": today,
-        "zone": clock.airline_zone().key,
-        "csv_form": CsvForm(initial={"start": today.replace(day=1), "end": today}),
-        "can_record": has_role(request.user, EDITOR),
-    })
+    return render(
+        request,
+        "staff/privacy/list.html",
+        {
+            "form": form,
+            "overdue": [r for r in open_rows if selectors.request_state(r, today) == "overdue"],
+            "due_soon": [r for r in open_rows if selectors.request_state(r, today) == "due_soon"],
+            "page": page,
+            "query": query_without_page(request),
+            "today": today,
+            "zone": clock.airline_zone().key,
+            "csv_form": CsvForm(initial={"start": today.replace(day=1), "end": today}),
+            "can_record": has_role(request.user, EDITOR),
+        },
+    )
 
 
 @staff_required(EDITOR)
 @require_http_methods(["GET", "POST"])
 def request_record(request: HttpRequest) -> HttpResponse:
-    form = RecordForm(request.POST or None, initial={
-        "received_on": clock.today(), "subject_id": request.GET.get("subject", "")[:128],
-    })
+    form = RecordForm(
+        request.POST or None,
+        initial={
+            "received_on": clock.today(),
+            "subject_id": request.GET.get("subject", "")[:128],
+        },
+    )
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         if data["received_on"] > clock.today():
@@ -91,15 +99,19 @@ def request_record(request: HttpRequest) -> HttpResponse:
         else:
             try:
                 created = services.privacy_request_record(
-                    subject_id=data["subject_id"], kind=data["kind"], channel=data["channel"],
+                    subject_id=data["subject_id"],
+                    kind=data["kind"],
+                    channel=data["channel"],
                     received_at=clock.received_at_of(data["received_on"]),
-                    actor=_actor(request), note=data["note"],
+                    actor=_actor(request),
+                    note=data["note"],
                 )
             except RequestInvalid as error:
                 _put_back(form, error)
             else:
-                messages.success(request, f"Recorded {created.number}. It is due on "
-                                          f"{day(created.due_on)}.")
+                messages.success(
+                    request, f"Recorded {created.number}. It is due on {day(created.due_on)}."
+                )
                 return redirect("privacy:request", number=created.number)
     status = 400 if request.method == "POST" else 200
     return render(request, "staff/privacy/record.html", {"form": form}, status=status)
@@ -111,19 +123,23 @@ def request_detail(request: HttpRequest, number: str) -> HttpResponse:
     found = _request_or_404(number)
     record_access(request, AccessKind.PRIVACY_REQUEST, [found.subject_id])
     receipt = found.evidence.get("receipt", "")
-    return render(request, "staff/privacy/detail.html", {
-        "req": found,
-        "state": selectors.request_state(found),
-        "steps": selectors.request_steps(found),
-        "deliveries": selectors.receipt_deliveries(receipt),
-        "deadline": clock.deadline(found.due_on),
-        "zone": clock.airline_zone().key,
-        "working": found.status in WORKING,
-        "closed": found.status in (RequestStatus.COMPLETED, RequestStatus.REFUSED),
-        "can_work": has_role(request.user, EDITOR),
-        "can_admin": has_role(request.user, PRIVACY_ADMIN),
-        "complete_form": CompleteForm(),
-    })
+    return render(
+        request,
+        "staff/privacy/detail.html",
+        {
+            "req": found,
+            "state": selectors.request_state(found),
+            "steps": selectors.request_steps(found),
+            "deliveries": selectors.receipt_deliveries(receipt),
+            "deadline": clock.deadline(found.due_on),
+            "zone": clock.airline_zone().key,
+            "working": found.status in WORKING,
+            "closed": found.status in (RequestStatus.COMPLETED, RequestStatus.REFUSED),
+            "can_work": has_role(request.user, EDITOR),
+            "can_admin": has_role(request.user, PRIVACY_ADMIN),
+            "complete_form": CompleteForm(),
+        },
+    )
 
 
 @staff_required(EDITOR)
@@ -136,16 +152,25 @@ def request_export(request: HttpRequest, number: str) -> HttpResponse:
         return redirect("privacy:request", number=number)
     body = traveller_export_bytes(found.subject_id)
     record_access(request, AccessKind.EXPORT, [found.subject_id])
-    flows.privacy_export_record(subject_id=found.subject_id, request_id=found.pk,
-                                sha256=hashlib.sha256(body).hexdigest(), actor=_actor(request))
+    flows.privacy_export_record(
+        subject_id=found.subject_id,
+        request_id=found.pk,
+        sha256=hashlib.sha256(body).hexdigest(),
+        actor=_actor(request),
+    )
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{found.number}-export.json"'
     return response
 
 
 def _form_action(
-    request: HttpRequest, number: str, *, form_class: type[forms.Form], template: str,
-    act, done: str,
+    request: HttpRequest,
+    number: str,
+    *,
+    form_class: type[forms.Form],
+    template: str,
+    act,
+    done: str,
 ) -> HttpResponse:
     """A confirmation page with one form: GET shows it, POST runs `act(found, data)`."""
     found = _request_or_404(number)
@@ -173,7 +198,9 @@ def request_complete(request: HttpRequest, number: str) -> HttpResponse:
     form.is_valid()
     try:
         services.privacy_request_complete(
-            request_id=found.pk, actor=_actor(request), evidence=dict(found.evidence),
+            request_id=found.pk,
+            actor=_actor(request),
+            evidence=dict(found.evidence),
             note=form.cleaned_data.get("note", ""),
         )
     except PrivacyError as error:
@@ -193,23 +220,33 @@ def request_erase(request: HttpRequest, number: str) -> HttpResponse:
         reason = data.get("reason") or ""
         if not reason.strip():
             raise RequestInvalid("Give a reason.", fields={"reason": "Say why, e.g. the call."})
-        outcome = flows.privacy_forget(subject_id=found.subject_id, actor=actor,
-                                       reason=reason, request_id=found.pk)
+        outcome = flows.privacy_forget(
+            subject_id=found.subject_id, actor=actor, reason=reason, request_id=found.pk
+        )
         if outcome.receipt is not None:
             flows.privacy_verify_erasure(request_id=found.pk, actor=actor)
 
-    return _form_action(request, number, form_class=ReasonForm,
-                        template="staff/privacy/erase.html", act=act,
-                        done="Carried out {number}: see its evidence below.")
+    return _form_action(
+        request,
+        number,
+        form_class=ReasonForm,
+        template="staff/privacy/erase.html",
+        act=act,
+        done="Carried out {number}: see its evidence below.",
+    )
 
 
 @staff_required(PRIVACY_ADMIN)
 @require_http_methods(["GET", "POST"])
 def request_refuse(request: HttpRequest, number: str) -> HttpResponse:
     return _form_action(
-        request, number, form_class=RefuseForm, template="staff/privacy/refuse.html",
+        request,
+        number,
+        form_class=RefuseForm,
+        template="staff/privacy/refuse.html",
         act=lambda found, data: services.privacy_request_refuse(
-            request_id=found.pk, actor=_actor(request), ground=data.get("ground", "")),
+            request_id=found.pk, actor=_actor(request), ground=data.get("ground", "")
+        ),
         done="Refused {number}. The ground is in its timeline.",
     )
 
@@ -218,10 +255,17 @@ def request_refuse(request: HttpRequest, number: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def request_extend(request: HttpRequest, number: str) -> HttpResponse:
     return _form_action(
-        request, number, form_class=ExtendForm, template="staff/privacy/extend.html",
+        request,
+        number,
+        form_class=ExtendForm,
+        template="staff/privacy/extend.html",
         act=lambda found, data: services.privacy_request_extend(
-            request_id=found.pk, actor=_actor(request), months=data["months"],
-            reason=data.get("reason", ""), told_on=data.get("told_on")),
+            request_id=found.pk,
+            actor=_actor(request),
+            months=data["months"],
+            reason=data.get("reason", ""),
+            told_on=data.get("told_on"),
+        ),
         done="Extended {number}.",
     )
 
@@ -230,9 +274,13 @@ def request_extend(request: HttpRequest, number: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def request_reopen(request: HttpRequest, number: str) -> HttpResponse:
     return _form_action(
-        request, number, form_class=ReasonForm, template="staff/privacy/reopen.html",
+        request,
+        number,
+        form_class=ReasonForm,
+        template="staff/privacy/reopen.html",
         act=lambda found, data: services.privacy_request_reopen(
-            request_id=found.pk, actor=_actor(request), reason=data.get("reason", "")),
+            request_id=found.pk, actor=_actor(request), reason=data.get("reason", "")
+        ),
         done="Reopened {number}.",
     )
 
@@ -243,11 +291,13 @@ def requests_csv(request: HttpRequest) -> HttpResponse:
     form = CsvForm(request.GET)
     if not form.is_valid():
         errors = "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in form.errors.items())
-        return HttpResponse(f"Choose a date range ({errors}).", status=400,
-                            content_type="text/plain; charset=utf-8")
+        return HttpResponse(
+            f"Choose a date range ({errors}).", status=400, content_type="text/plain; charset=utf-8"
+        )
     start, end = form.cleaned_data["start"], form.cleaned_data["end"]
-    response = HttpResponse(selectors.requests_csv(start, end),
-                            content_type="text/csv; charset=utf-8")
+    response = HttpResponse(
+        selectors.requests_csv(start, end), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = (
         f'attachment; filename="privacy-requests-{start}-to-{end}.csv"'
     )

@@ -29,8 +29,11 @@ def recipients(request: HttpRequest) -> HttpResponse:
         data = form.cleaned_data
         try:
             recipient, secret = webhook_recipient_add(
-                name=data["name"], url=data["url"], events=data["events"],
-                actor=Actor.staff(request.user), reason=data["reason"],
+                name=data["name"],
+                url=data["url"],
+                events=data["events"],
+                actor=Actor.staff(request.user),
+                reason=data["reason"],
             )
         except RequestInvalid as error:
             for name, message in error.fields.items():
@@ -40,12 +43,17 @@ def recipients(request: HttpRequest) -> HttpResponse:
             request.session[NEW_SECRET_SESSION_KEY] = {"id": recipient.pk, "secret": secret}
             return redirect("privacy:webhook_created", recipient_id=recipient.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "staff/privacy/webhooks.html", {
-        "form": form,
-        "recipients": selectors.recipients(),
-        "deliveries": selectors.recent_deliveries(),
-        "section": "webhooks",
-    }, status=status)
+    return render(
+        request,
+        "staff/privacy/webhooks.html",
+        {
+            "form": form,
+            "recipients": selectors.recipients(),
+            "deliveries": selectors.recent_deliveries(),
+            "section": "webhooks",
+        },
+        status=status,
+    )
 
 
 @admin_required
@@ -55,8 +63,11 @@ def recipient_created(request: HttpRequest, recipient_id: int) -> HttpResponse:
         messages.info(request, "The signing secret is only shown once, right after it is made.")
         return redirect("privacy:webhooks")
     recipient = next((r for r in selectors.recipients() if r.pk == recipient_id), None)
-    return render(request, "staff/privacy/webhook_created.html",
-                  {"recipient": recipient, "secret": shown["secret"], "section": "webhooks"})
+    return render(
+        request,
+        "staff/privacy/webhook_created.html",
+        {"recipient": recipient, "secret": shown["secret"], "section": "webhooks"},
+    )
 
 
 @admin_required
@@ -70,13 +81,21 @@ def delivery(request: HttpRequest, delivery_id: int) -> HttpResponse:
         if attempt is None:
             messages.error(request, f"Not replayed: {found.recipient.name} was removed.")
         elif attempt.ok:
-            messages.success(request, f"Replayed: {found.recipient.name} answered "
-                                      f"{attempt.status_code}.")
+            messages.success(
+                request, f"Replayed: {found.recipient.name} answered {attempt.status_code}."
+            )
         else:
             code = attempt.status_code or attempt.error
-            messages.error(request, f"Replayed: {found.recipient.name} did not acknowledge "
-                                    f"({code}).")
+            messages.error(
+                request, f"Replayed: {found.recipient.name} did not acknowledge ({code})."
+            )
         return redirect("privacy:delivery", delivery_id=delivery_id)
-    return render(request, "staff/privacy/delivery.html", {
-        "delivery": found, "attempts": selectors.delivery_attempts(found), "section": "webhooks",
-    })
+    return render(
+        request,
+        "staff/privacy/delivery.html",
+        {
+            "delivery": found,
+            "attempts": selectors.delivery_attempts(found),
+            "section": "webhooks",
+        },
+    )

@@ -20,27 +20,35 @@ def reason_field() -> forms.CharField:
 
 class MemorySettingsForm(forms.Form):
     memory_enabled = forms.BooleanField(
-        required=False, label="Memory is on",
+        required=False,
+        label="Memory is on",
         help_text="Off: the agent is told memory is not enabled, tier one is empty and nothing "
-                  "is learned. Stored facts are kept.",
+        "is learned. Stored facts are kept.",
     )
     tier_one_cap = forms.IntegerField(
-        min_value=0, max_value=50, label="Facts injected into every turn (tier one cap)",
+        min_value=0,
+        max_value=50,
+        label="Facts injected into every turn (tier one cap)",
         help_text="Travel rules (constraints) are always included, even beyond this number.",
     )
     max_new_facts = forms.IntegerField(
-        min_value=0, max_value=20, label="New facts learned per conversation turn, at most",
+        min_value=0,
+        max_value=20,
+        label="New facts learned per conversation turn, at most",
     )
     memory_model = forms.CharField(max_length=100, label="Model used to extract facts")
     blocked_patterns = forms.CharField(
-        required=False, label="Extra blocked patterns",
+        required=False,
+        label="Extra blocked patterns",
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
         help_text="One regular expression per line, matched without regard to case. A fact "
-                  "whose key or value matches is refused. The built-in rules (card, account, "
-                  "ID and phone numbers, IBANs, e-mail addresses) always apply.",
+        "whose key or value matches is refused. The built-in rules (card, account, "
+        "ID and phone numbers, IBANs, e-mail addresses) always apply.",
     )
     audit_retention_days = forms.IntegerField(
-        min_value=1, max_value=36500, label="Keep the audit history for (days)",
+        min_value=1,
+        max_value=36500,
+        label="Keep the audit history for (days)",
         help_text="Older history is deleted by the daily audit sweep.",
     )
     reason = reason_field()
@@ -69,44 +77,59 @@ class UseRetentionForm(forms.Form):
     """How long use receipts are kept; its own form and policy event (issue 21)."""
 
     days = forms.IntegerField(
-        min_value=1, max_value=3650, label="Keep use receipts for (days)",
+        min_value=1,
+        max_value=3650,
+        label="Keep use receipts for (days)",
         help_text="Which facts the agent had in which turn, shown on fact pages and to the "
-                  "traveller. Older receipts are deleted by the hourly sweep.",
+        "traveller. Older receipts are deleted by the hourly sweep.",
     )
     reason = reason_field()
 
 
 class TryPatternForm(forms.Form):
     sample = forms.CharField(
-        max_length=500, label="Sample text",
+        max_length=500,
+        label="Sample text",
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Checked against the saved patterns and the built-in rules. Not stored.",
     )
 
 
-SENSITIVE_CHOICES = [("any", "Sensitive or not"), ("yes", "Only sensitive facts"),
-                     ("no", "Only non-sensitive facts")]
+SENSITIVE_CHOICES = [
+    ("any", "Sensitive or not"),
+    ("yes", "Only sensitive facts"),
+    ("no", "Only non-sensitive facts"),
+]
 KEEP_CHOICES = [("days", "Delete after a number of days"), ("forever", "Keep until deleted")]
 
 
 class RetentionRuleForm(forms.Form):
-    name = forms.CharField(max_length=100, label="Name",
-                           help_text="Shown in the history as the actor that deleted a fact.")
+    name = forms.CharField(
+        max_length=100,
+        label="Name",
+        help_text="Shown in the history as the actor that deleted a fact.",
+    )
     category = forms.ChoiceField(
-        required=False, label="Category",
+        required=False,
+        label="Category",
         choices=[("", "Any category"), *Category.choices],
     )
     key_glob = forms.CharField(
-        required=False, max_length=64, label="Key pattern (optional)",
+        required=False,
+        max_length=64,
+        label="Key pattern (optional)",
         help_text="Letters, digits and _; * stands for any run of characters, ? for one. "
-                  "For example meal_* matches meal_preference and meal_time.",
+        "For example meal_* matches meal_preference and meal_time.",
     )
     sensitive = forms.ChoiceField(choices=SENSITIVE_CHOICES, initial="any", label="Sensitivity")
     keep = forms.ChoiceField(
         choices=KEEP_CHOICES, initial="days", widget=forms.RadioSelect, label="How long"
     )
     ttl_days = forms.IntegerField(
-        required=False, min_value=1, max_value=36500, label="Days after the fact last changed",
+        required=False,
+        min_value=1,
+        max_value=36500,
+        label="Days after the fact last changed",
     )
     reason = reason_field()
 
@@ -144,10 +167,13 @@ class ReasonForm(forms.Form):
 
 
 class TokenForm(forms.Form):
-    name = forms.CharField(max_length=100, label="Name",
-                           help_text="The agent host or system that will use it.")
+    name = forms.CharField(
+        max_length=100, label="Name", help_text="The agent host or system that will use it."
+    )
     scopes = forms.MultipleChoiceField(
-        choices=Scope.choices, widget=forms.CheckboxSelectMultiple, label="Scopes",
+        choices=Scope.choices,
+        widget=forms.CheckboxSelectMultiple,
+        label="Scopes",
         help_text="Give each host only what it needs.",
     )
     reason = reason_field()

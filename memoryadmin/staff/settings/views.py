@@ -50,9 +50,7 @@ def _run_context(run: RetentionRun | None) -> dict[str, object]:
 @require_http_methods(["GET", "POST"])
 def memory_settings(request: HttpRequest) -> HttpResponse:
     row = selectors.memory_settings()
-    form = MemorySettingsForm(
-        request.POST or None, initial=MemorySettingsForm.initial_from(row)
-    )
+    form = MemorySettingsForm(request.POST or None, initial=MemorySettingsForm.initial_from(row))
     if request.method == "POST" and form.is_valid():
         try:
             services.memory_settings_update(
@@ -61,22 +59,27 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, "Saved the memory settings. The change is in the policy "
-                                      "history.")
+            messages.success(
+                request, "Saved the memory settings. The change is in the policy history."
+            )
             return redirect("settings:memory")
     status = 400 if request.method == "POST" else 200
     return render(
-        request, "staff/settings/memory.html",
-        {"form": form, "try_form": TryPatternForm(), "use_form": _use_form(row),
-         "settings_row": row, "section": "memory"},
+        request,
+        "staff/settings/memory.html",
+        {
+            "form": form,
+            "try_form": TryPatternForm(),
+            "use_form": _use_form(row),
+            "settings_row": row,
+            "section": "memory",
+        },
         status=status,
     )
 
 
 def _use_form(row: object) -> UseRetentionForm:
-    return UseRetentionForm(
-        initial={"days": services.use_retention_days(row)}, prefix="use"
-    )
+    return UseRetentionForm(initial={"days": services.use_retention_days(row)}, prefix="use")
 
 
 @admin_required
@@ -88,20 +91,28 @@ def use_retention(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         try:
             services.use_retention_update(
-                days=form.cleaned_data["days"], actor=_actor(request),
+                days=form.cleaned_data["days"],
+                actor=_actor(request),
                 reason=form.cleaned_data["reason"],
             )
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, "Saved how long use receipts are kept. The change is in "
-                                      "the policy history.")
+            messages.success(
+                request,
+                "Saved how long use receipts are kept. The change is in the policy history.",
+            )
             return redirect("settings:memory")
     return render(
-        request, "staff/settings/memory.html",
-        {"form": MemorySettingsForm(initial=MemorySettingsForm.initial_from(row)),
-         "try_form": TryPatternForm(), "use_form": form, "settings_row": row,
-         "section": "memory"},
+        request,
+        "staff/settings/memory.html",
+        {
+            "form": MemorySettingsForm(initial=MemorySettingsForm.initial_from(row)),
+            "try_form": TryPatternForm(),
+            "use_form": form,
+            "settings_row": row,
+            "section": "memory",
+        },
         status=400,
     )
 
@@ -121,7 +132,8 @@ def try_pattern(request: HttpRequest) -> HttpResponse:
         except WriteFilterMisconfigured as exc:  # saved some other way; the form refuses it
             try_form.add_error("sample", str(exc))
     return render(
-        request, "staff/settings/memory.html",
+        request,
+        "staff/settings/memory.html",
         {
             "form": MemorySettingsForm(initial=MemorySettingsForm.initial_from(row)),
             "try_form": try_form,
@@ -142,7 +154,8 @@ def retention_rules(request: HttpRequest) -> HttpResponse:
     rules = retention.retention_rules()
     enabled = [rule for rule in rules if rule.enabled]
     return render(
-        request, "staff/settings/retention.html",
+        request,
+        "staff/settings/retention.html",
         {
             "rules": rules,
             "winners": retention.winner_table(enabled),
@@ -169,12 +182,17 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
     form = RetentionRuleForm(request.POST or None, initial=initial)
     context = {"form": form, "rule": rule, "section": "retention"}
     if request.method == "GET" or not form.is_valid():
-        return render(request, "staff/settings/rule_form.html", context,
-                      status=400 if request.method == "POST" else 200)
+        return render(
+            request,
+            "staff/settings/rule_form.html",
+            context,
+            status=400 if request.method == "POST" else 200,
+        )
     try:
         proposal = services.check_rule(form.proposal(rule_id))
         overrides = [
-            o for o in retention.sensitive_overrides(services.rules_after(proposal=proposal))
+            o
+            for o in retention.sensitive_overrides(services.rules_after(proposal=proposal))
             if proposal.pk in (o.rule.pk, o.sensitive_rule.pk)
         ]
         if (
@@ -186,10 +204,16 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
             # preview again, with the warning and the box to tick.
             preview = retention.preview(services.rules_after(proposal=proposal))
             return render(
-                request, "staff/settings/rule_preview.html",
-                {**context, "proposal": proposal, "preview": preview, "overrides": overrides,
-                 "override_error": True,
-                 "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label},
+                request,
+                "staff/settings/rule_preview.html",
+                {
+                    **context,
+                    "proposal": proposal,
+                    "preview": preview,
+                    "overrides": overrides,
+                    "override_error": True,
+                    "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label,
+                },
                 status=400,
             )
         if request.POST.get("action") == "confirm":
@@ -209,9 +233,15 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
         return render(request, "staff/settings/rule_form.html", context)
     preview = retention.preview(services.rules_after(proposal=proposal))
     return render(
-        request, "staff/settings/rule_preview.html",
-        {**context, "proposal": proposal, "preview": preview, "overrides": overrides,
-         "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label},
+        request,
+        "staff/settings/rule_preview.html",
+        {
+            **context,
+            "proposal": proposal,
+            "preview": preview,
+            "overrides": overrides,
+            "ttl_label": RetentionRule(ttl_days=proposal.ttl_days).ttl_label,
+        },
     )
 
 
@@ -228,12 +258,14 @@ def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, f"Deleted the rule “{rule.name}”. Expiry dates are being "
-                                      "recomputed.")
+            messages.success(
+                request, f"Deleted the rule “{rule.name}”. Expiry dates are being recomputed."
+            )
             return redirect("settings:retention")
     preview = retention.preview(services.rules_after(delete_pk=rule.pk))
     return render(
-        request, "staff/settings/rule_delete.html",
+        request,
+        "staff/settings/rule_delete.html",
         {"form": form, "rule": rule, "preview": preview, "section": "retention"},
         status=400 if request.method == "POST" else 200,
     )
@@ -246,8 +278,14 @@ def retention_run(request: HttpRequest, run_id: int) -> HttpResponse:
     if run is None:
         raise Http404("No such run.")
     return JsonResponse(
-        {"id": run.pk, "status": run.status, "status_label": run.get_status_display(),
-         "done": run.done, "total": max(run.total, run.done), "finished": run.is_finished}
+        {
+            "id": run.pk,
+            "status": run.status,
+            "status_label": run.get_status_display(),
+            "done": run.done,
+            "total": max(run.total, run.done),
+            "finished": run.is_finished,
+        }
     )
 
 
@@ -276,7 +314,9 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
         try:
             # Lifting it carries out the erasure requests that waited for it (issue 22).
             carried = privacy_flows.privacy_legal_hold_set(
-                subject_id=subject_id, hold=hold, actor=_actor(request),
+                subject_id=subject_id,
+                hold=hold,
+                actor=_actor(request),
                 reason=form.cleaned_data["reason"],
             )
         except FactInvalid as exc:
@@ -288,13 +328,18 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
             messages.success(
                 request,
                 "Placed a legal hold: retention sweeps and rule changes skip this traveller."
-                if hold else "Lifted the legal hold: retention applies to this traveller again."
-                + (f" Carried out {len(carried)} erasure request(s) that waited for it."
-                   if carried else ""),
+                if hold
+                else "Lifted the legal hold: retention applies to this traveller again."
+                + (
+                    f" Carried out {len(carried)} erasure request(s) that waited for it."
+                    if carried
+                    else ""
+                ),
             )
             return redirect(_traveller_url(subject_id))
     return render(
-        request, "staff/settings/legal_hold.html",
+        request,
+        "staff/settings/legal_hold.html",
         {"form": form, "subject": subject, "section": "hold"},
         status=400 if request.method == "POST" else 200,
     )
@@ -310,8 +355,10 @@ def tokens(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             token, secret = token_issue(
-                name=form.cleaned_data["name"], scopes=form.cleaned_data["scopes"],
-                created_by=request.user, actor=_actor(request),
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                created_by=request.user,
+                actor=_actor(request),
                 reason=form.cleaned_data["reason"],
             )
         except ValidationError as exc:
@@ -321,7 +368,8 @@ def tokens(request: HttpRequest) -> HttpResponse:
             # whose row would hold it at rest until the next page was opened).
             return _token_created_page(request, token, secret, status=201)
     return render(
-        request, "staff/settings/tokens.html",
+        request,
+        "staff/settings/tokens.html",
         {"form": form, "tokens": tokens_list(), "section": "tokens"},
         status=400 if request.method == "POST" else 200,
     )
@@ -336,11 +384,14 @@ def token_created(request: HttpRequest, token_id: int) -> HttpResponse:
     return _token_created_page(request, token, None)
 
 
-def _token_created_page(request: HttpRequest, token: ServiceToken, secret: str | None, *,
-                        status: int = 200) -> HttpResponse:
+def _token_created_page(
+    request: HttpRequest, token: ServiceToken, secret: str | None, *, status: int = 200
+) -> HttpResponse:
     response = render(
-        request, "staff/settings/token_created.html",
-        {"token": token, "secret": secret, "section": "tokens"}, status=status,
+        request,
+        "staff/settings/token_created.html",
+        {"token": token, "secret": secret, "section": "tokens"},
+        status=status,
     )
     response["Cache-Control"] = "no-store"
     return response
@@ -358,7 +409,8 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
         messages.success(request, f"Revoked “{token.name}”. It stops working at once.")
         return redirect("settings:tokens")
     return render(
-        request, "staff/settings/token_revoke.html",
+        request,
+        "staff/settings/token_revoke.html",
         {"form": form, "token": token, "section": "tokens"},
         status=400 if request.method == "POST" else 200,
     )
@@ -370,6 +422,7 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 @admin_required
 def history(request: HttpRequest) -> HttpResponse:
     return render(
-        request, "staff/settings/history.html",
+        request,
+        "staff/settings/history.html",
         {"events": services.policy_history(), "section": "history"},
     )

@@ -58,7 +58,7 @@ def relative_time(moment: datetime | None) -> str:
 
 @register.filter
 def day(moment: datetime | date | None) -> str:
-    """"1 Dec 2026": no leading zero, the month in three letters (a moment in the site's local
+    """ "1 Dec 2026": no leading zero, the month in three letters (a moment in the site's local
     time zone; a plain date as it is)."""
     if moment is None or moment == "":
         return "—"
@@ -78,7 +78,7 @@ def exact_time(moment: datetime | None) -> str:
 
 
 def _offset(local: datetime) -> str:
-    """"UTC" or "UTC+08:00": an abbreviation such as "CST" names China's, Taiwan's and
+    """ "UTC" or "UTC+08:00": an abbreviation such as "CST" names China's, Taiwan's and
     America's Central time alike."""
     offset = local.strftime("%z")
     if offset in ("", "+0000"):

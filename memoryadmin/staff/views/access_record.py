@@ -38,8 +38,10 @@ class AccessFilterForm(forms.Form):
     def access_filter(self) -> access_selectors.AccessFilter:
         data = self.cleaned_data
         return access_selectors.AccessFilter(
-            staff=data["staff"].strip(), subject_id=data["traveller"].strip(),
-            since=data["since"], until=data["until"],
+            staff=data["staff"].strip(),
+            subject_id=data["traveller"].strip(),
+            since=data["since"],
+            until=data["until"],
         )
 
 
@@ -57,10 +59,16 @@ def _csv_lines(rows) -> Iterator[str]:
     out = csv.writer(_Echo())
     yield out.writerow(CSV_COLUMNS)
     for row in rows.iterator(chunk_size=2000):
-        yield out.writerow([
-            row.at.strftime("%Y-%m-%dT%H:%M:%SZ"), _cell(row.staff_username),
-            _cell(row.subject_id), row.what, row.login_method, row.address or "",
-        ])
+        yield out.writerow(
+            [
+                row.at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                _cell(row.staff_username),
+                _cell(row.subject_id),
+                row.what,
+                row.login_method,
+                row.address or "",
+            ]
+        )
 
 
 @staff_required(PRIVACY_ADMIN)
@@ -74,13 +82,17 @@ def access_record(request: HttpRequest) -> HttpResponse:
         response = StreamingHttpResponse(_csv_lines(rows), content_type="text/csv")
         response["Content-Disposition"] = 'attachment; filename="staff-access-record.csv"'
         return response
-    return render(request, "staff/access_record.html", {
-        "form": form,
-        "page": page_of(request, rows, ROWS_PER_PAGE),
-        "unusual": access_selectors.unusual_access(),
-        "qs": query_without_page(request),
-        **_limits(),
-    })
+    return render(
+        request,
+        "staff/access_record.html",
+        {
+            "form": form,
+            "page": page_of(request, rows, ROWS_PER_PAGE),
+            "unusual": access_selectors.unusual_access(),
+            "qs": query_without_page(request),
+            **_limits(),
+        },
+    )
 
 
 def _limits() -> dict[str, int]:

@@ -114,7 +114,8 @@ def revealed_keys(request: HttpRequest, subject_id: str) -> RevealedKeys:
 def remember_reveal(request: HttpRequest, subject_id: str, key: str) -> None:
     now = time.time()
     entries = {
-        k: v for k, v in request.session.get("revealed", {}).items()
+        k: v
+        for k, v in request.session.get("revealed", {}).items()
         if v > now and k.startswith("#")  # entries of the old form held the key itself
     }
     entries[key_digest(subject_id, key)] = now + REVEAL_SECONDS

@@ -34,7 +34,10 @@ from .common import (
 VALUE_FIELDS = ("value", "evidence")  # the quote is masked with the value
 CATEGORY_WORDS = {str(value): str(label) for value, label in Category.choices}
 ERASING_ACTIONS = (
-    EventAction.DELETED, EventAction.REJECTED, EventAction.EXPIRED, EventAction.FORGOTTEN
+    EventAction.DELETED,
+    EventAction.REJECTED,
+    EventAction.EXPIRED,
+    EventAction.FORGOTTEN,
 )
 # How a fact erased with everything else went, in words.
 PATH_WORDS = {"forget_everything": "“Forget everything”", "clear": "Everything cleared by staff"}

@@ -27,8 +27,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "series": series,
             "chart": charts.activity_chart(series),
             # Privacy admins see who opened unusually many travellers (one query, theirs only).
-            "unusual_access": access_selectors.unusual_access(limit=10)
-            if privacy_admin else None,
+            "unusual_access": access_selectors.unusual_access(limit=10) if privacy_admin else None,
             "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
             "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
             "privacy": privacy_selectors.privacy_requests_due_counts(),
@@ -43,8 +42,12 @@ def overview(request: HttpRequest) -> HttpResponse:
 @staff_required(VIEWER)
 def unused(request: HttpRequest) -> HttpResponse:
     """Data minimisation: the travellers holding facts the agent has not used in 90 days."""
-    return render(request, "staff/unused.html", {
-        "rows": usage_selectors.travellers_with_unused(),
-        "total": usage_selectors.facts_unused_count(),
-        "unused_days": usage_selectors.UNUSED_DAYS,
-    })
+    return render(
+        request,
+        "staff/unused.html",
+        {
+            "rows": usage_selectors.travellers_with_unused(),
+            "total": usage_selectors.facts_unused_count(),
+            "unused_days": usage_selectors.UNUSED_DAYS,
+        },
+    )

@@ -76,8 +76,15 @@ def review_decide(request: HttpRequest, subject_id: str, key: str) -> HttpRespon
         return render(
             request,
             "staff/review_reject.html",
-            {"fact": fact, "subject": subject, "spec": spec, "form": confirm, "masked": False,
-             "decision_field": form["decision"].html_name, "prefix": f"f{fact.pk}"},
+            {
+                "fact": fact,
+                "subject": subject,
+                "spec": spec,
+                "form": confirm,
+                "masked": False,
+                "decision_field": form["decision"].html_name,
+                "prefix": f"f{fact.pk}",
+            },
         )
     try:
         services.fact_review_decide(

@@ -51,8 +51,14 @@ def travellers(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "staff/travellers.html",
-        {"form": form, "query": query, "page": page, "qs": query_without_page(request),
-         "show": show, "show_label": selectors.TRAVELLER_FILTERS.get(show, "")},
+        {
+            "form": form,
+            "query": query,
+            "page": page,
+            "qs": query_without_page(request),
+            "show": show,
+            "show_label": selectors.TRAVELLER_FILTERS.get(show, ""),
+        },
         status=status,
     )
 
@@ -63,8 +69,10 @@ FACT_LINKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "reveal": ("staff:fact_reveal", ()),
     "edit": ("staff:fact_edit", ()),
     "expiry": ("staff:fact_expiry", ()),
-    **{action: ("staff:fact_action", (action,))
-       for action in ("approve", "reject", "expire", "flag", "unflag", "delete")},
+    **{
+        action: ("staff:fact_action", (action,))
+        for action in ("approve", "reject", "expire", "flag", "unflag", "delete")
+    },
 }
 
 

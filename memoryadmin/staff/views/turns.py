@@ -31,13 +31,23 @@ def turn(request: HttpRequest, subject_id: str, session_tag: str, turn_id: str) 
     sections = {UseHow.INJECTED: [], UseHow.RECALLED: []}
     for use in uses:
         fact = facts.get(use.fact_id)
-        sections[use.how].append({
-            "use": use,
-            "fact": fact,
-            "masked": fact is not None and fact.sensitive and fact.key not in revealed,
-        })
-    return render(request, "staff/turn.html", {
-        "subject": subject, "session_tag": session_tag, "turn_id": turn_id,
-        "injected": sections[UseHow.INJECTED], "recalled": sections[UseHow.RECALLED],
-        "found": bool(uses),
-    }, status=200 if uses else 404)
+        sections[use.how].append(
+            {
+                "use": use,
+                "fact": fact,
+                "masked": fact is not None and fact.sensitive and fact.key not in revealed,
+            }
+        )
+    return render(
+        request,
+        "staff/turn.html",
+        {
+            "subject": subject,
+            "session_tag": session_tag,
+            "turn_id": turn_id,
+            "injected": sections[UseHow.INJECTED],
+            "recalled": sections[UseHow.RECALLED],
+            "found": bool(uses),
+        },
+        status=200 if uses else 404,
+    )

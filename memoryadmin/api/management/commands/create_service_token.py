@@ -30,16 +30,27 @@ class Command(BaseCommand):
             help=f"Repeat for each scope: {', '.join(Scope.values)}.",
         )
         parser.add_argument(
-            "--rate", default="", metavar="RATE",
+            "--rate",
+            default="",
+            metavar="RATE",
             help="This token's request limit, e.g. 1200/min (default: API_THROTTLE_RATE).",
         )
         parser.add_argument(
-            "--created-by", default=None, metavar="USERNAME",
+            "--created-by",
+            default=None,
+            metavar="USERNAME",
             help="The staff user recorded as issuing the token.",
         )
 
-    def handle(self, *args: Any, name: str, scopes: list[str], created_by: str | None,
-               rate: str = "", **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        name: str,
+        scopes: list[str],
+        created_by: str | None,
+        rate: str = "",
+        **options: Any,
+    ) -> None:
         user = None
         if created_by:
             user = get_user_model().objects.filter(username=created_by).first()
@@ -47,7 +58,10 @@ class Command(BaseCommand):
                 raise CommandError(f"No user named {created_by!r}.")
         try:
             token, secret = token_issue(
-                name=name, scopes=scopes, created_by=user, throttle_rate=rate,
+                name=name,
+                scopes=scopes,
+                created_by=user,
+                throttle_rate=rate,
                 actor=Actor.staff(user) if user else Actor.system("manage.py create_service_token"),
             )
         except ValidationError as exc:

@@ -19,12 +19,12 @@ class Command(BaseCommand):
     help = "Export facts as JSON Lines (the form import_memory reads)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--output", "-o", type=Path, default=None,
-                            help="Write here instead of standard output.")
+        parser.add_argument(
+            "--output", "-o", type=Path, default=None, help="Write here instead of standard output."
+        )
         parser.add_argument("--subject", default=None, help="Only this traveller's facts.")
 
-    def handle(self, *args: Any, output: Path | None, subject: str | None,
-               **options: Any) -> None:
+    def handle(self, *args: Any, output: Path | None, subject: str | None, **options: Any) -> None:
         rows = facts_for_export(subject_id=subject)
         if output is None:
             count = write_export(rows, self.stdout)

@@ -57,13 +57,22 @@ class Command(BaseCommand):
             "--reason", default="", help="Recorded on every audit event (the file name if empty)."
         )
         parser.add_argument(
-            "--chunk-size", type=int, default=IMPORT_CHUNK_SIZE,
+            "--chunk-size",
+            type=int,
+            default=IMPORT_CHUNK_SIZE,
             help="Facts per transaction (default %(default)s).",
         )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
 
-    def handle(self, *args: Any, file: Path, reason: str, chunk_size: int, no_progress: bool,
-               **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        file: Path,
+        reason: str,
+        chunk_size: int,
+        no_progress: bool,
+        **options: Any,
+    ) -> None:
         if not file.is_file():
             raise CommandError(f"No such file: {file}")
         if chunk_size < 1:
@@ -76,9 +85,13 @@ class Command(BaseCommand):
         self.stdout.write(f"{file.name}: {form}, {memory_file.total:,} facts")
         drafts = (
             ImportDraft(
-                subject_id=record.subject_id, key=record.key, value=record.value,
-                category=record.category, updated_at=record.updated_at,
-                session_tag=record.session_tag, position=record.position,
+                subject_id=record.subject_id,
+                key=record.key,
+                value=record.value,
+                category=record.category,
+                updated_at=record.updated_at,
+                session_tag=record.session_tag,
+                position=record.position,
             )
             for record in memory_file.records()
         )

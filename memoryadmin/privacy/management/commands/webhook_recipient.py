@@ -19,8 +19,13 @@ class Command(BaseCommand):
         add = sub.add_parser("add", help="register a recipient")
         add.add_argument("name")
         add.add_argument("url")
-        add.add_argument("--event", action="append", choices=ALL_EVENTS, dest="events",
-                         help="an event to send (repeat; default: all)")
+        add.add_argument(
+            "--event",
+            action="append",
+            choices=ALL_EVENTS,
+            dest="events",
+            help="an event to send (repeat; default: all)",
+        )
         sub.add_parser("list", help="list the recipients")
 
     def handle(self, *args, **options) -> None:
@@ -31,8 +36,11 @@ class Command(BaseCommand):
             return
         try:
             recipient, secret = webhook_recipient_add(
-                name=options["name"], url=options["url"], events=options["events"],
-                actor=Actor.system("manage.py webhook_recipient"), reason="added from the shell",
+                name=options["name"],
+                url=options["url"],
+                events=options["events"],
+                actor=Actor.system("manage.py webhook_recipient"),
+                reason="added from the shell",
             )
         except RequestInvalid as exc:
             raise CommandError("; ".join(exc.fields.values()) or exc.message) from None

@@ -210,8 +210,12 @@ class Command(BaseCommand):
             user.groups.add(groups[role])
             if role == PRIVACY_ADMIN:
                 TOTPDevice.objects.get_or_create(
-                    user=user, defaults={"name": "demo authenticator", "key": DEMO_TOTP_KEY,
-                                         "confirmed": True},
+                    user=user,
+                    defaults={
+                        "name": "demo authenticator",
+                        "key": DEMO_TOTP_KEY,
+                        "confirmed": True,
+                    },
                 )
             users[role] = user
         return users

@@ -19,7 +19,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument(
-            "--reset", action="store_true",
+            "--reset",
+            action="store_true",
             help="Replace an existing authenticator (the old one stops working).",
         )
 
@@ -35,7 +36,9 @@ class Command(BaseCommand):
         existing.delete()
         device = TOTPDevice.objects.create(user=user, name="authenticator app", confirmed=True)
         secret = base64.b32encode(device.bin_key).decode()
-        self.stdout.write(f"Authenticator set up for {username}. Add this key to the app now; it "
-                          "is not shown again.")
+        self.stdout.write(
+            f"Authenticator set up for {username}. Add this key to the app now; it "
+            "is not shown again."
+        )
         self.stdout.write(f"  key (base32): {secret}")
         self.stdout.write(f"  otpauth URI:  {device.config_url}")
