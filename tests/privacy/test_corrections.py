@@ -37,7 +37,7 @@ def _corrected() -> list[OutboxEvent]:
 
 def test_a_staff_edit_sends_a_signed_keyless_correction(
     client,
-    editor,
+    editor,  # noqa: F811
     recipient,
     receiver,
     django_capture_on_commit_callbacks,  # noqa: F811
@@ -99,7 +99,7 @@ def test_a_portal_correction_names_its_rectification_request(
 
 def test_a_staff_edit_conflict_or_an_unchanged_value_sends_nothing(
     client,
-    editor,
+    editor,  # noqa: F811
     recipient,  # noqa: F811
 ):
     fact = FactFactory(subject_id=S, key=KEY, value=OLD, category="constraint")

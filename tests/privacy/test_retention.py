@@ -43,7 +43,7 @@ def test_settled_events_go_with_their_log_and_the_erasure_keeps_who_acknowledged
     recipient,
     receiver,
     client,
-    viewer,
+    viewer,  # noqa: F811
     django_capture_on_commit_callbacks,  # noqa: F811
 ):
     FactFactory(subject_id="FF-960001", key="meal", value="Asks for a kosher meal")

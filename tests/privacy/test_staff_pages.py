@@ -109,7 +109,7 @@ def test_csv_for_auditors_neutralises_formulas(client, viewer):  # noqa: F811
 
 def test_list_and_overview_use_a_fixed_number_of_queries(
     client,
-    viewer,
+    viewer,  # noqa: F811
     django_assert_max_num_queries,  # noqa: F811
 ):
     for n in range(30):

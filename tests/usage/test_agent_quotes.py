@@ -88,7 +88,7 @@ def _quotes() -> dict[str, tuple[str, str, str]]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_quote_is_the_assistants_until_the_posted_turn_shows_the_traveller_said_it(
-    http_store: Any,
+    http_store: Any,  # noqa: F811
     fake_anthropic: FakeAnthropic,  # noqa: F811
 ) -> None:
     async_to_sync(_host_turn)(http_store)
