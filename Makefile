@@ -3,13 +3,13 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/memoryadmin
+TEST_DATABASE_URL ?=
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
 # A fresh random key per test run: the development key is refused whenever DEBUG is off.
 RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 
-.PHONY: setup run test test-embedded lint bench bench-large clean serve worker beat
+.PHONY: setup run portal-link demo-code test check lint screenshots bench bench-large clean serve worker beat
 
 # The agent client (client/) first: the server depends on memoryadmin-client, which must come
 # from ./client (editable), not from a registry.
@@ -27,14 +27,27 @@ $(OIDC_MODULES): tests/oidc/package.json tests/oidc/package-lock.json
 
 setup: $(BIN)/.installed $(OIDC_MODULES)
 
+# Every command that needs a database runs under the embedded PostgreSQL (memoryadmin/embedded_db.py:
+# a server installed by pip, its data in .pgdata/, stopped when the command ends) unless
+# DATABASE_URL is given, which always wins.
+EMBEDDED = $(BIN)/python -m memoryadmin.embedded_db run --
+
+RUN_PORT ?= 8000
+
 run: $(BIN)/.installed
 	export DEBUG=$${DEBUG:-true}; \
-	$(BIN)/python manage.py migrate --noinput && \
+	$(EMBEDDED) sh -c '$(BIN)/python manage.py migrate --noinput -v 0 && \
 	$(BIN)/python manage.py seed_demo && \
 	echo "Traveller privacy portal for demo traveller FF-100231 (the link works once, for 15 minutes;" && \
-	echo "get another with: $(BIN)/python manage.py portal_link FF-100231):" && \
-	$(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:8000 && \
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	echo "get another with: make portal-link):" && \
+	$(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:$(RUN_PORT) && \
+	exec $(BIN)/python manage.py runserver 127.0.0.1:$(RUN_PORT)'
+
+portal-link: $(BIN)/.installed
+	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:8000
+
+demo-code: $(BIN)/.installed
+	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py demo_totp_code privacy
 
 # Production web: gunicorn (WEB_CONCURRENCY workers, default 2) + WhiteNoise, DEBUG off.
 # Needs SECRET_KEY, DATABASE_URL and usually CELERY_BROKER_URL (README, "Deploying").
@@ -54,47 +67,58 @@ beat: $(BIN)/.installed
 	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) beat --loglevel=INFO \
 		--schedule=$${BEAT_SCHEDULE_FILE:-/tmp/memoryadmin-celerybeat-schedule}
 
-# The embedded default (`make run` serves on SQLite): the tests marked `embedded` (the store
-# contract, the services, every page) but not `postgresql`, on a fresh SQLite database in a
-# temporary directory. Exit status 5 (PYTEST_ARGS named no embedded test) is not a failure.
-TEST_EMBEDDED = tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
-	DATABASE_URL=sqlite:///$$tmp/test.sqlite3 \
+# The tests run on TEST_DATABASE_URL when given (CI: the machine's PostgreSQL 15), else on the
+# embedded PostgreSQL 18; in parallel (pytest-xdist, PYTEST_WORKERS processes: each has its own
+# test database, Redis database and ports).
+PYTEST_WORKERS ?= 2
+TEST_ENV = SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
 	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
-	$(BIN)/pytest -m "embedded and not postgresql" $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	$(if $(TEST_DATABASE_URL),DATABASE_URL=$(TEST_DATABASE_URL))
+PYTEST = $(TEST_ENV) $(EMBEDDED) $(BIN)/pytest -n $(PYTEST_WORKERS)
+# The fast tier: no browser, no server processes (Celery, gunicorn, beat, the OpenID provider),
+# no state machine, no virtualenv builds.
+FAST = not browser and not integration and not slow and not statemachine
 
-# Migrations match the models, then the whole suite on PostgreSQL, then the embedded subset again
-# on SQLite.
-test: setup
-	$(BIN)/lint-imports --no-cache
-	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
-	$(BIN)/python manage.py makemigrations --check --dry-run
-	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
-	DATABASE_URL=$${DATABASE_URL:-$(TEST_DATABASE_URL)} \
-	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
-	$(BIN)/pytest $(PYTEST_ARGS)
-	$(TEST_EMBEDDED)
-
-test-embedded: $(BIN)/.installed
-	$(TEST_EMBEDDED)
-
-lint: setup
+# Formatting, lint, a merge-conflict marker in any tracked file, the layer contract, and
+# migrations that match the models.
+lint: $(BIN)/.installed
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	@if git grep -nE '^(<{7}|>{7})( |$$)|^={7}$$' -- . ; then \
+		echo "merge-conflict markers left in the files above"; exit 1; fi
+	$(BIN)/lint-imports --no-cache
+	$(TEST_ENV) $(EMBEDDED) $(BIN)/python manage.py makemigrations --check --dry-run -v 0
+
+# The fast tier, for your own loop: at most five minutes on two cores.
+check: setup lint
+	$(PYTEST) -m "$(FAST)" $(PYTEST_ARGS)
+
+# Everything: what CI runs.
+test: setup lint
+	$(PYTEST) $(PYTEST_ARGS)
+
+# Browser tests write their screenshots to artifacts/ (git-ignored); this refreshes the ones the
+# README shows, on purpose.
+screenshots: setup
+	SCREENSHOTS_DIR=$(CURDIR)/docs/screenshots $(PYTEST) -m browser $(PYTEST_ARGS)
 
 # Benchmarks use their own database (created if missing, emptied and loaded by bench/generate.py).
-BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/memoryadmin_bench
+# BENCH_DATABASE_URL given wins; else the embedded server's own memoryadmin_bench database.
+BENCH_DATABASE_URL ?=
+BENCH = SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
+	$(if $(BENCH_DATABASE_URL),DATABASE_URL=$(BENCH_DATABASE_URL)) \
+	$(BIN)/python -m memoryadmin.embedded_db run --database memoryadmin_bench --
 
 $(BIN)/.bench-installed: $(BIN)/.installed
 	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $@
 
 bench: $(BIN)/.installed $(BIN)/.bench-installed
-	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python bench/run.py --preset small
+	$(BENCH) $(BIN)/python bench/run.py --preset small
 	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} $(BIN)/python bench/extraction_eval.py
 
 bench-large: $(BIN)/.installed $(BIN)/.bench-installed
-	SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python bench/run.py --preset large --n 300
+	$(BENCH) $(BIN)/python bench/run.py --preset large --n 300
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache artifacts

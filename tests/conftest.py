@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import traceback
 from pathlib import Path
 
@@ -11,6 +13,23 @@ from django.db import connection
 ROOT = Path(__file__).resolve().parent.parent
 # Browser fixtures (Chromium via Playwright): browser, page, phone_page, new_page.
 pytest_plugins = ["tests.support.browser"]
+
+
+def pytest_configure(config) -> None:
+    """Under pytest-xdist each worker (gw0, gw1, ...) gets its own Redis database, counting down
+    from TEST_BROKER_URL's: the Celery workers and beats its tests start must not take another
+    worker's tasks, nor its flushes empty another's queue. (Test databases are pytest-django's
+    own per worker: test_<name>_gw0, ...; ports are taken free from the OS.)"""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    base = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+    if worker.startswith("gw"):
+        match = re.fullmatch(r"(redis://[^/]+)/(\d+)", base)
+        if match:
+            number = int(match.group(2)) - int(worker[2:])
+            if number < 0:
+                raise pytest.UsageError(f"TEST_BROKER_URL {base}: too few Redis databases below it")
+            os.environ["TEST_BROKER_URL"] = f"{match.group(1)}/{number}"
+
 
 SERVICES_DIR = str(ROOT / "memoryadmin" / "facts" / "services") + "/"
 _WRITE_VERBS = ("INSERT INTO", "UPDATE", "DELETE FROM")

@@ -11,7 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.integration  # a real gunicorn
 
 
 def _free_port() -> int:

@@ -13,7 +13,7 @@ from memoryadmin.access.models import StaffAccess
 from memoryadmin.staff.roles import role_of
 from tests.sso.conftest import ISSUER, walk_to_callback
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]  # a real OpenID provider (node)
 
 GROUPS = {
     "viewer": ["memory-viewers"],
