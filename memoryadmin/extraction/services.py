@@ -273,7 +273,8 @@ class JobRun:
 
 
 def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
-    """`job_start`, and `job_attempted` when the model is about to be called, in one statement
+    """Mark the job running (the latest start: the reaper's deadline counts from it) and, when
+    the model is about to be called, count the attempt and note the model, in one statement
     that also reads the subject's purge generation, its pause switch, the transcript and every
     held fact (pending and expired too). None when the job is missing or finished.
 
