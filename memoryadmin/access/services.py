@@ -22,9 +22,8 @@ def access_sweep(*, actor: str, now: datetime | None = None, chunk: int = SWEEP_
     returns how many went, so the caller repeats until 0. `actor` names who swept (logged)."""
     cutoff = (now or timezone.now()) - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS)
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(SQL_SWEEP_MODE)
+        with connection.cursor() as cursor:
+            cursor.execute(SQL_SWEEP_MODE)
         ids = list(
             StaffAccess.objects.filter(at__lt=cutoff)
             .order_by("at")

@@ -9,6 +9,6 @@ class ApiConfig(AppConfig):
         from memoryadmin.facts.erasure import register_eraser
 
         from . import schema  # noqa: F401 - registers the OpenAPI auth extension
-        from .idempotency import IDEMPOTENCY_ERASE_SQL, idempotency_erase
+        from .idempotency import IDEMPOTENCY_ERASE_SQL
 
-        register_eraser("api.idempotency", idempotency_erase, sql=IDEMPOTENCY_ERASE_SQL)
+        register_eraser("api.idempotency", sql=IDEMPOTENCY_ERASE_SQL)

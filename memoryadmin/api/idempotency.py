@@ -7,9 +7,9 @@ with a different request is refused (422 `idempotency_key_reused`). The write an
 commit in one transaction, so two concurrent requests with one key cannot both write: the loser
 rolls back and replays the winner's response.
 
-Stored bodies can contain fact values. Deleting is erasing, so `idempotency_erase` is registered
-with the one erasure path (`facts.erasure`) and runs whenever a subject's facts are deleted,
-cleared or swept: it erases the stored replies but keeps each key with its keyed request
+Stored bodies can contain fact values. Deleting is erasing, so `IDEMPOTENCY_ERASE_SQL` is
+registered with the one erasure path (`facts.erasure`) and runs whenever a subject's facts are
+deleted, cleared or swept: it erases the stored replies but keeps each key with its keyed request
 fingerprint and status, so a retry after the erasure is answered 409 `already_processed` and
 never runs twice. `idempotency_purge_expired` drops old records.
 """
@@ -27,8 +27,6 @@ from django.utils.crypto import salted_hmac
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-
-from memoryadmin.facts.erasure import Erased
 
 from .errors import ApiError, IdempotencyKeyReused
 from .models import IDEMPOTENCY_KEY_MAX_LENGTH, IdempotencyRecord
@@ -48,22 +46,11 @@ def idempotency_ttl() -> timedelta:
     return timedelta(hours=settings.API_IDEMPOTENCY_TTL_HOURS)
 
 
-def _erase_replies(subject_ids: list[str]) -> None:
-    """Stored replies (and paths, which name fact keys) may quote erased facts: they go. What
-    stays is that each key was used, for which request (a keyed fingerprint) and with what
-    status, so a retry of that request is still recognised and never runs again."""
-    IdempotencyRecord.objects.filter(
-        subject_id__in=subject_ids, reply_erased_at__isnull=True
-    ).update(response_body=None, response_headers={}, path="", reply_erased_at=timezone.now())
-
-
-def idempotency_erase(erased: Erased) -> None:
-    """Eraser registered with facts.erasure: one statement for any number of travellers."""
-    _erase_replies(sorted(erased.subject_ids))
-
-
-# The same as `_erase_replies`, as a part of the erasing statement on PostgreSQL (no statement of
-# its own; costs an index probe when the travellers have no stored reply).
+# Stored replies (and paths, which name fact keys) may quote erased facts: they go, as a part of
+# the erasing statement (no statement of its own; costs an index probe when the travellers have
+# no stored reply). What stays is that each key was used, for which request (a keyed
+# fingerprint) and with what status, so a retry of that request is still recognised and never
+# runs again.
 IDEMPOTENCY_ERASE_SQL = (
     f'UPDATE "{IdempotencyRecord._meta.db_table}" SET response_body = NULL,'  # noqa: S608
     " response_headers = '{}'::jsonb, path = '', reply_erased_at = %(now)s"

@@ -9,12 +9,10 @@ class ExtractionConfig(AppConfig):
         from memoryadmin.facts.erasure import register_eraser
 
         from . import metrics
-        from .services import EXTRACTION_ERASE_SQL, extraction_erase, job_sender_set
+        from .services import EXTRACTION_ERASE_SQL, job_sender_set
         from .tasks import extract_turn_task
 
         job_sender_set(lambda job_id: extract_turn_task.delay(job_id))
 
-        register_eraser(
-            "extraction.transcripts", extraction_erase, sql=EXTRACTION_ERASE_SQL, on_facts=False
-        )
+        register_eraser("extraction.transcripts", sql=EXTRACTION_ERASE_SQL, on_facts=False)
         metrics.register()  # the queue's age, for /metrics

@@ -388,9 +388,9 @@ def extract_turn(job_id: int) -> ExtractionJob | None:
     """Run one job to its end. Raises TransientModelError only (for the task to retry); every
     other outcome is recorded on the job. A finished job is never run again.
 
-    On PostgreSQL two statements of bookkeeping around the fact write (`services.job_begin`
-    before the call, `services.job_succeed` in the write's transaction); the settings come
-    from the per-process cache."""
+    Two statements of bookkeeping around the fact write (`services.job_begin` before the call,
+    `services.job_succeed` in the write's transaction); the settings come from the per-process
+    cache."""
     memory = selectors.memory_settings()
     run = services.job_begin(job_id, may_call=_may_call(memory), model=memory.memory_model)
     if run is None:

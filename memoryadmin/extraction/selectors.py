@@ -24,12 +24,6 @@ def job_for_poster(public_id: str, *, created_by_label: str) -> ExtractionJob | 
     return ExtractionJob.objects.filter(public_id=wanted, created_by_label=created_by_label).first()
 
 
-def job_transcript(job_id: int) -> list[dict[str, str]] | None:
-    """The transcript as it is now (it may have been wiped since the job row was loaded)."""
-    rows = ExtractionJob.objects.filter(pk=job_id).values_list("transcript", flat=True)
-    return next(iter(rows), None)
-
-
 def job_is_finished(job_id: int) -> bool:
     """True when the job ended (or is gone): a later delivery of it must not write again."""
     status = ExtractionJob.objects.filter(pk=job_id).values_list("status", flat=True).first()

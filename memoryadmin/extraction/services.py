@@ -17,9 +17,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from memoryadmin.facts import selectors as fact_selectors
-from memoryadmin.facts.db import hot_cursor, is_postgresql
-from memoryadmin.facts.erasure import Erased
+from memoryadmin.facts.db import hot_cursor
 from memoryadmin.facts.validation import clean_reason, sanitize_text, session_tag
 
 from .models import FINISHED_STATUSES, ExtractionJob, JobStatus
@@ -222,25 +220,6 @@ def job_enqueue(job_id: int) -> bool:
 
 
 @transaction.atomic
-def job_start(job_id: int) -> ExtractionJob | None:
-    """Mark the job running. None when it is missing or already finished (so never re-run)."""
-    job = ExtractionJob.objects.select_for_update().filter(pk=job_id).first()
-    if job is None or job.status in FINISHED_STATUSES:
-        return None
-    job.status = JobStatus.RUNNING
-    job.started_at = timezone.now()  # the latest start: the reaper's deadline counts from it
-    job.save(update_fields=["status", "started_at"])
-    return job
-
-
-@transaction.atomic
-def job_attempted(job_id: int, *, model: str = "") -> None:
-    """Count one model call before it is made (so retries show even if the worker dies) and
-    note the model asked, so a failed job still says which model it tried."""
-    ExtractionJob.objects.filter(pk=job_id).update(attempts=F("attempts") + 1, model=model[:100])
-
-
-@transaction.atomic
 def job_requeue(job_id: int, *, reason: str) -> None:
     """Back to the queue after a transient failure; the reason says what went wrong."""
     ExtractionJob.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
@@ -251,10 +230,10 @@ def job_requeue(job_id: int, *, reason: str) -> None:
 # --- one turn's bookkeeping in as few statements as it takes (the hot path of a worker) -------
 #
 # A turn used to cost 4 transactions and about 16 statements of bookkeeping around the one
-# fact write. On PostgreSQL two fixed statements do the same: one that starts the job and reads
-# all its extraction needs, and one, in the transaction that writes the facts, that ends it
-# with the purge-generation check. They read the facts tables directly (extraction sits above
-# facts, so it may); elsewhere (the embedded SQLite default) the ORM functions above do it.
+# fact write. Two fixed statements do the same: one that starts the job and reads all its
+# extraction needs, and one, in the transaction that writes the facts, that ends it with the
+# purge-generation check. They read the facts tables directly (extraction sits above facts, so
+# it may).
 
 # The statements are `extraction/sql.py`'s; the job's fields come back in the model's order.
 _JOB_FIELDS = ExtractionJob._meta.concrete_fields
@@ -263,16 +242,11 @@ _JOB_FIELDS = ExtractionJob._meta.concrete_fields
 JOB_NOT_ENDED = "MA001"
 
 
-class JobNotEnded(Exception):
-    """job_succeed refused: a clear moved the purge generation, or another delivery of the job
-    finished it first (`job_selectors.job_is_finished` tells which)."""
-
-
 def job_not_ended(exc: BaseException) -> bool:
-    """Whether `exc` is job_succeed's refusal: JobNotEnded, or on PostgreSQL the guard's error,
-    which surfaces wherever the statement's round trip ends (at the write's COMMIT)."""
-    if isinstance(exc, JobNotEnded):
-        return True
+    """Whether `exc` is job_succeed's refusal (a clear moved the purge generation, or another
+    delivery of the job finished it first: `job_selectors.job_is_finished` tells which): the
+    guard's error, which surfaces wherever the statement's round trip ends (at the write's
+    COMMIT)."""
     return isinstance(exc, DatabaseError) and getattr(exc.__cause__, "sqlstate", None) == (
         JOB_NOT_ENDED
     )
@@ -299,7 +273,8 @@ class JobRun:
 
 
 def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
-    """`job_start`, and `job_attempted` when the model is about to be called, in one statement
+    """Mark the job running (the latest start: the reaper's deadline counts from it) and, when
+    the model is about to be called, count the attempt and note the model, in one statement
     that also reads the subject's purge generation, its pause switch, the transcript and every
     held fact (pending and expired too). None when the job is missing or finished.
 
@@ -315,8 +290,6 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
     PostgreSQL itself within a fraction of a second could lose it, and then the job is simply
     queued again, with one attempt fewer, for the reaper to re-send. Inside a caller's
     transaction the caller's commit decides."""
-    if not is_postgresql():
-        return _job_begin_portable(job_id, may_call=may_call, model=model)
     sql = SQL_BEGIN_IN_TRANSACTION if connection.in_atomic_block else SQL_BEGIN
     with hot_cursor() as cursor:
         cursor.execute(
@@ -341,37 +314,6 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
     )
 
 
-def _job_begin_portable(job_id: int, *, may_call: bool, model: str) -> JobRun | None:
-    from .selectors import job_transcript
-
-    job = job_start(job_id)
-    if job is None:
-        return None
-    # The generation first, the transcript second: a clear wipes transcripts and bumps the
-    # generation in one transaction, so a transcript read after the generation either is gone
-    # or belongs to a batch that the write will see was cleared.
-    generation = fact_selectors.purge_generation(job.subject_id)
-    job.transcript = job_transcript(job.pk)
-    subject = fact_selectors.subject_get(job.subject_id)
-    paused = subject is not None and subject.memory_paused
-    facts = fact_selectors.subject_facts(job.subject_id)
-    held = [(fact.key, fact.value, fact.category, fact.status) for fact in facts]
-    if may_call and not paused and isinstance(job.transcript, list) and job.transcript:
-        job_attempted(job.pk, model=model)
-        job.attempts += 1
-        job.model = model[:100]
-    quotes = [
-        (fact.key, fact.evidence)
-        for fact in facts
-        if fact.evidence_origin == "agent"
-        and fact.evidence
-        and job.queued_at - timedelta(hours=1) <= fact.updated_at <= job.queued_at
-    ]
-    return JobRun(
-        job=job, purge_generation=generation, learning_paused=paused, held=held, agent_quotes=quotes
-    )
-
-
 def job_succeed(
     job: ExtractionJob, *, purge_generation: int, model: str = "", **counts: int
 ) -> ExtractionJob:
@@ -383,22 +325,12 @@ def job_succeed(
     first) it refuses, and the caller's write must roll back: `job_not_ended(exc)` recognizes
     the refusal.
 
-    On PostgreSQL nothing is fetched: the statement can wait in the pipeline and travel with
+    Nothing is fetched: the statement can wait in the pipeline and travel with
     the writes and the COMMIT (fact_upsert's `before_commit`), and the refusal is an error that
     cancels that COMMIT. Returns the job as the statement leaves it once committed."""
     unknown = set(counts) - set(SUCCESS_COUNTS)
     if unknown:
         raise ValueError(f"unknown job fields: {sorted(unknown)}")
-    if not is_postgresql():
-        current = ExtractionJob.objects.filter(pk=job.pk).first()
-        if current is None or current.is_finished:
-            raise JobNotEnded(job.pk)
-        if fact_selectors.purge_generation(current.subject_id) != purge_generation:
-            raise JobNotEnded(job.pk)
-        ended = job_finish(job.pk, status=JobStatus.SUCCEEDED, model=model, **counts)
-        if ended is None:  # deleted in between
-            raise JobNotEnded(job.pk)
-        return ended
     params: dict[str, Any] = dict.fromkeys(SUCCESS_COUNTS, 0)
     params.update(counts)
     params.update(job=job.pk, generation=purge_generation, model=model[:100], now=timezone.now())
@@ -437,22 +369,9 @@ def job_finish(
     return job
 
 
-def _wipe_transcripts(subject_ids: list[str]) -> int:
-    """One statement for any number of travellers; returns how many transcripts were wiped."""
-    return ExtractionJob.objects.filter(
-        Q(transcript__isnull=False) | Q(used__isnull=False), subject_id__in=subject_ids
-    ).update(transcript=None, used=None)
-
-
-def extraction_erase(erased: Erased) -> None:
-    """Eraser registered with facts.erasure: a traveller who forgets everything takes the
-    transcripts of their unfinished jobs with them."""
-    if erased.cleared_subjects:
-        _wipe_transcripts(sorted(erased.cleared_subjects))
-
-
-# `extraction_erase` as a part of the erasing statement on PostgreSQL (registered with
-# on_facts=False: erasing single facts leaves transcripts alone, so it costs nothing then).
+# A traveller who forgets everything takes the transcripts of their unfinished jobs with them:
+# a part of the erasing statement (registered with on_facts=False: erasing single facts leaves
+# transcripts alone, so it costs nothing then).
 EXTRACTION_ERASE_SQL = SQL_ERASE_TRANSCRIPTS
 
 
@@ -498,7 +417,7 @@ def jobs_reap(*, batch_size: int = 1000) -> dict[str, int]:
       remain; past EXTRACTION_MAX_SENDS the job fails, retryable, and its transcript goes.
 
     The job's facts are written once whatever happens: a second delivery of a finished job does
-    nothing (`job_start`, and `_store` under the job's row lock). Returns counts by outcome."""
+    nothing (`job_begin`, and `_store` under the job's row lock). Returns counts by outcome."""
     now = timezone.now()
     unsent_before = now - timedelta(seconds=settings.EXTRACTION_RESEND_AFTER_SECONDS)
     lost_before = now - timedelta(seconds=settings.BROKER_VISIBILITY_TIMEOUT_SECONDS)

@@ -164,8 +164,8 @@ WITH ended AS (
 SELECT extraction_job_must_end(EXISTS (SELECT FROM ended), %(job)s)
 """
 
-# `services.extraction_erase` as a part of the erasing statement (facts/erasure.py splices it
-# in after `erased_subjects`, which it reads); registered with on_facts=False.
+# A cleared traveller's transcripts, as a part of the erasing statement (facts/erasure.py splices
+# it in after `erased_subjects`, which it reads); registered with on_facts=False.
 SQL_ERASE_TRANSCRIPTS = f"""
 UPDATE {EXTRACTION_JOB} SET transcript = NULL, used = NULL
 WHERE subject_id IN (SELECT subject_id FROM erased_subjects)

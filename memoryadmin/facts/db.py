@@ -1,6 +1,6 @@
-"""Connection plumbing for the hot path: which database this is, the prepared cursor the
-agent's fixed statements run on, and psycopg's pipeline mode on Django's connection. Kept apart
-from the reads and writes that use it, so that each of those reads as SQL and rules only."""
+"""Connection plumbing for the hot path: the prepared cursor the agent's fixed statements run
+on, and psycopg's pipeline mode on Django's connection. Kept apart from the reads and writes
+that use it, so that each of those reads as SQL and rules only."""
 
 from __future__ import annotations
 
@@ -13,12 +13,6 @@ from typing import Any
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg.pq import Format, TransactionStatus
-
-
-def is_postgresql() -> bool:
-    """The hand-written SQL is PostgreSQL's; the embedded SQLite default (`make run`) takes the
-    ORM paths. The one place that asks."""
-    return connections[DEFAULT_DB_ALIAS].vendor == "postgresql"
 
 
 def hot_cursor() -> Any:
@@ -34,7 +28,7 @@ def hot_cursor() -> Any:
     psycopg's cursor is returned as it is, without the wrapper's layers (about a third of the
     client's CPU for one of these statements)."""
     db = connections[DEFAULT_DB_ALIAS]  # once: each `connection.x` is a thread-local lookup
-    if not is_postgresql() or not getattr(settings, "MEMORY_PREPARED_STATEMENTS", True):
+    if not getattr(settings, "MEMORY_PREPARED_STATEMENTS", True):
         return db.cursor()
     db.close_if_health_check_failed()
     db.ensure_connection()
@@ -116,15 +110,11 @@ def _bare_cursor_class() -> type:
 
 @contextmanager
 def pipelined() -> Iterator[None]:
-    """psycopg's pipeline mode on Django's connection (nothing elsewhere, e.g. SQLite):
-    statements whose answers are not needed yet travel together, so an upsert inside a caller's
-    transaction costs two round trips (lock and read; the writes) instead of one per
-    statement. Errors surface at the next fetch or at the closing sync. Nests (psycopg counts
-    levels)."""
+    """psycopg's pipeline mode on Django's connection: statements whose answers are not needed
+    yet travel together, so an upsert inside a caller's transaction costs two round trips (lock
+    and read; the writes) instead of one per statement. Errors surface at the next fetch or at the
+    closing sync. Nests (psycopg counts levels)."""
     db = connections[DEFAULT_DB_ALIAS]
-    if not is_postgresql():
-        yield
-        return
     db.ensure_connection()
     with db.wrap_database_errors, db.connection.pipeline():
         yield

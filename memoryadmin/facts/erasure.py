@@ -11,9 +11,9 @@ the unindexed `key` and blanks the snapshots, so the history's indexes are left 
 Apps above `facts` (stored API replies, extraction transcripts, exports) register their eraser
 from their `AppConfig.ready()`; `facts` never imports them.
 
-Every entry point is a fixed number of SQL statements whatever the number of facts: one traveller
-with 5 or 5,000 facts, or a sweep chunk of 1,000 facts across 1,000 travellers. On PostgreSQL it
-is one statement: the DELETE, the redaction, the erasure events and the erasers that give their
+Every entry point is a fixed number of SQL statements whatever the number of facts (one
+traveller with 5 or 5,000 facts, or a sweep chunk of 1,000 facts across 1,000 travellers): one
+statement, in which the DELETE, the redaction, the erasure events and the registered erasers'
 SQL (`register_eraser(..., sql=...)`) are data-modifying parts of one WITH query. The same
 statement runs on the store's native async connection (`erase_facts_async`).
 
@@ -29,14 +29,11 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F, Q
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .actors import Actor
-from .db import is_postgresql
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
-from .models import EventAction, FactEvent, MemoryFact
+from .models import EventAction
 from .sql import ERASERS_GO_HERE, SQL_ERASE_FACTS, SQL_ERASE_SUBJECT
 
 __all__ = [
@@ -80,7 +77,7 @@ Eraser = Callable[[Erased], None]
 
 @dataclass(frozen=True)
 class _Registration:
-    erase: Eraser
+    erase: Eraser | None
     sql: str | None
     on_facts: bool
     on_subject: bool = True
@@ -92,35 +89,39 @@ _ERASERS: dict[str, _Registration] = {}
 
 def register_eraser(
     name: str,
-    eraser: Eraser,
+    eraser: Eraser | None = None,
     *,
     sql: str | None = None,
     on_facts: bool = True,
     on_subject: bool = True,
     after_commit: Callable[[], None] | None = None,
 ) -> None:
-    """Called from an AppConfig.ready() by each app that keeps a copy of a fact value.
+    """Called from an AppConfig.ready() by each app that keeps a copy of a fact value, with
+    either its SQL or a Python eraser (not both: one write path).
 
-    The eraser runs inside the erasing transaction and must be set-based (a fixed number of
-    statements whatever the size of `Erased`). Registering the same name again replaces it.
-
-    `sql`, optional, is the same work as one PostgreSQL data-modifying statement (UPDATE or
-    DELETE, no RETURNING) over the travellers in the WITH query `erased_subjects(subject_id)`
-    (or the facts in `erased_facts(subject_id, key_hash)`, each history hash of a fact that went),
-    and may use the parameter `%(now)s`: it then becomes part of the erasing statement itself
-    (no statement of its own, and usable on the store's async connection). `on_facts=False`
-    says the eraser has nothing to do when single facts go (only on "forget everything");
+    `sql` is one data-modifying statement (UPDATE or DELETE, no RETURNING) over the travellers
+    in the WITH query `erased_subjects(subject_id)` (or the facts in
+    `erased_facts(subject_id, key_hash)`, each history hash of a fact that went), and may use the
+    parameter `%(now)s`: it becomes part of the erasing statement itself (no statement of its
+    own, and usable on the store's async connection). An `eraser` is called with `Erased`
+    inside the erasing transaction and must be set-based (a fixed number of statements whatever
+    the size of `Erased`); it keeps the store's native async delete off. `on_facts=False` says
+    the eraser has nothing to do when single facts go (only on "forget everything");
     `on_subject=False` the opposite (its SQL may then read the facts statement's `v` and `gone`
     and its parameters). `after_commit`, optional, is called once the erasing transaction
-    commits, on Django's connection only (the store's native path does not call it)."""
+    commits, on Django's connection only (the store's native path does not call it).
+    Registering the same name again replaces it."""
+    if (eraser is None) == (sql is None):
+        raise ValueError(f"eraser {name!r}: give either its SQL or a Python eraser")
     _ERASERS[name] = _Registration(eraser, sql, on_facts, on_subject, after_commit)
 
 
-def registered_erasers() -> dict[str, Eraser]:
-    return {name: registration.erase for name, registration in _ERASERS.items()}
+def registered_erasers() -> frozenset[str]:
+    """The names registered."""
+    return frozenset(_ERASERS)
 
 
-# --- PostgreSQL: one statement ------------------------------------------------------------------
+# --- one statement ------------------------------------------------------------------------------
 
 
 def _with_erasers(statement: str, registrations: list[_Registration]) -> str:
@@ -169,10 +170,10 @@ def _params_erase_facts(
     }
 
 
-def _split(*, on_facts: bool) -> tuple[list[_Registration], list[_Registration]]:
+def _split(*, on_facts: bool) -> tuple[list[_Registration], list[Eraser]]:
     """The erasers that apply, as (those run inside the statement, those called in Python)."""
     applying = [r for r in _ERASERS.values() if (r.on_facts if on_facts else r.on_subject)]
-    return [r for r in applying if r.sql], [r for r in applying if not r.sql]
+    return [r for r in applying if r.sql], [r.erase for r in applying if r.erase is not None]
 
 
 def native_ready() -> bool:
@@ -207,64 +208,6 @@ def erased_fact_summary(category: str, learned_at: datetime, version: int) -> di
     }
 
 
-# --- SQLite (the embedded default): the ORM, a few statements per batch -------------------------
-
-_SQLITE_BATCH = 200  # SQLite limits the depth of an expression tree
-
-
-def _redact_orm(condition: Q, now: datetime) -> None:
-    FactEvent.objects.filter(condition).exclude(key=F("key_hash")).update(
-        key=F("key_hash"),
-        before=None,
-        after=None,
-        redacted_at=Coalesce(F("redacted_at"), now),
-    )
-
-
-def _erase_facts_orm(
-    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str, now: datetime
-) -> list[tuple[str, str, str]]:
-    gone: list[tuple[str, str, str]] = []
-    for start in range(0, len(rows), _SQLITE_BATCH):
-        batch = rows[start : start + _SQLITE_BATCH]
-        named = Q()
-        for subject_id, key, _ in batch:
-            named |= Q(subject_id=subject_id, key=key)
-        present = {
-            (subject_id, key): erased_fact_summary(category, created_at, version)
-            for subject_id, key, category, created_at, version in MemoryFact.objects.filter(
-                named
-            ).values_list("subject_id", "key", "category", "created_at", "version")
-        }
-        batch = [row for row in batch if (row[0], row[1]) in present]
-        if not batch:
-            continue
-        MemoryFact.objects.filter(named).delete()
-        hashed = Q()
-        for subject_id, key, _ in batch:
-            hashed |= Q(subject_id=subject_id, key_hash__in=history_hashes(subject_id, key))
-        _redact_orm(hashed, now)
-        FactEvent.objects.bulk_create(
-            [
-                FactEvent(
-                    subject_id=subject_id,
-                    key=key_digest(subject_id, key),
-                    key_hash=key_digest(subject_id, key),
-                    action=action,
-                    actor_kind=actor.kind,
-                    actor_user=actor.user,
-                    actor_label=actor.label[:200],
-                    reason=reason,
-                    created_at=now,
-                    after=present[(subject_id, key)],
-                )
-                for subject_id, key, actor in batch
-            ]
-        )
-        gone += [(subject_id, key, str(actor.kind)) for subject_id, key, actor in batch]
-    return gone
-
-
 # --- entry points ------------------------------------------------------------------------------
 
 
@@ -278,23 +221,19 @@ def erase_facts(rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, 
         return 0
     now = timezone.now()
     in_sql, in_python = _split(on_facts=True)
-    if is_postgresql():
-        params = _params_erase_facts(rows, action=action, reason=reason, now=now)
-        with connection.cursor() as cursor:
-            cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
-            kinds = {(subject_id, key): str(actor.kind) for subject_id, key, actor in rows}
-            gone = [(s, k, kinds.get((s, k), "")) for s, k in cursor.fetchall()]
-    else:
-        in_python += in_sql
-        gone = _erase_facts_orm(rows, action=action, reason=reason, now=now)
+    params = _params_erase_facts(rows, action=action, reason=reason, now=now)
+    with connection.cursor() as cursor:
+        cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
+        kinds = {(subject_id, key): str(actor.kind) for subject_id, key, actor in rows}
+        gone = [(s, k, kinds.get((s, k), "")) for s, k in cursor.fetchall()]
     if gone:
         erased = Erased(
             facts=tuple((subject_id, key) for subject_id, key, _ in gone),
             action=str(action),
             actor_kinds=tuple(kind for _, _, kind in gone),
         )
-        for registration in in_python:
-            registration.erase(erased)
+        for eraser in in_python:
+            eraser(erased)
         _after_commit(on_facts=True)
     return len(gone)
 
@@ -314,19 +253,12 @@ def erase_subject(subject_id: str) -> list[tuple[str, str, datetime, int]]:
     the key only so that the caller can hash it."""
     now = timezone.now()
     in_sql, in_python = _split(on_facts=False)
-    if is_postgresql():
-        sql = _with_erasers(SQL_ERASE_SUBJECT, in_sql)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, {"subject": subject_id, "now": now})
-            gone = [tuple(row) for row in cursor.fetchall()]
-    else:
-        in_python += in_sql
-        facts = MemoryFact.objects.filter(subject_id=subject_id)
-        gone = list(facts.values_list("key", "category", "created_at", "version"))
-        facts.delete()
-        _redact_orm(Q(subject_id=subject_id) & ~Q(key=""), now)
+    sql = _with_erasers(SQL_ERASE_SUBJECT, in_sql)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"subject": subject_id, "now": now})
+        gone = [tuple(row) for row in cursor.fetchall()]
     erased = Erased(cleared_subjects=(subject_id,))
-    for registration in in_python:
-        registration.erase(erased)
+    for eraser in in_python:
+        eraser(erased)
     _after_commit(on_facts=False)
     return gone

@@ -28,13 +28,12 @@ from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from .db import hot_cursor, is_postgresql
+from .db import hot_cursor
 from .keyhash import history_hashes
 from .models import (
-    Category,
     EventAction,
     FactEvent,
     FactStatus,
@@ -150,20 +149,6 @@ def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
         return [AgentFact._make(row) for row in cursor.fetchall()]
 
 
-def _orm_visible(subject_id: str) -> list[AgentFact]:
-    rows = (
-        MemoryFact.objects.filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()),
-            subject_id=subject_id,
-            status=FactStatus.ACTIVE,
-            subject__memory_use_paused=False,
-        )
-        .order_by("created_at", "id")
-        .values_list(*AgentFact._fields)
-    )
-    return [AgentFact._make(row) for row in rows]
-
-
 def memory_enabled() -> bool:
     """The airline's master switch (cached like the rest of the settings)."""
     return memory_settings().memory_enabled
@@ -174,16 +159,12 @@ def facts_for_agent(subject_id: str) -> list[AgentFact]:
     or memory is off. In the order the facts were first written."""
     if not memory_settings().memory_enabled:
         return []
-    if not is_postgresql():
-        return _orm_visible(subject_id)
     return _rows(SQL_FACTS, {"subject": subject_id, "now": timezone.now()})
 
 
 def fact_for_agent(subject_id: str, key: str) -> AgentFact | None:
     if not memory_settings().memory_enabled:
         return None
-    if not is_postgresql():
-        return next((fact for fact in _orm_visible(subject_id) if fact.key == key), None)
     rows = _rows(SQL_FACT, {"subject": subject_id, "key": key, "now": timezone.now()})
     return rows[0] if rows else None
 
@@ -194,20 +175,6 @@ def tier_one(subject_id: str, *, cap: int | None = None) -> list[AgentFact]:
     if not config.memory_enabled:
         return []
     cap = config.tier_one_cap if cap is None else cap
-    if not is_postgresql():
-        sensitive = set(
-            MemoryFact.objects.filter(subject_id=subject_id, sensitive=True).values_list(
-                "key", flat=True
-            )
-        )
-        usable = [fact for fact in _orm_visible(subject_id) if fact.key not in sensitive]
-        constraints = [fact for fact in usable if fact.category == Category.CONSTRAINT]
-        others = sorted(
-            (fact for fact in usable if fact.category != Category.CONSTRAINT),
-            key=lambda fact: fact.updated_at,
-            reverse=True,
-        )
-        return constraints + others[: max(0, cap - len(constraints))]
     return _rows(SQL_TIER_ONE, {"subject": subject_id, "now": timezone.now(), "cap": cap})
 
 
@@ -220,13 +187,6 @@ def facts_search(subject_id: str, query: str) -> list[AgentFact]:
         return facts_for_agent(subject_id)
     if not memory_settings().memory_enabled:
         return []
-    if not is_postgresql():
-        lowered = [term.lower() for term in terms]
-        return [
-            fact
-            for fact in _orm_visible(subject_id)
-            if any(term in f"{fact.key} {fact.value} {fact.category}".lower() for term in lowered)
-        ]
     return _rows(SQL_SEARCH, {"subject": subject_id, "now": timezone.now(), "terms": terms})
 
 

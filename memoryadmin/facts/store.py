@@ -37,7 +37,6 @@ from memoryadmin_client.types import MemoryCategory, MemoryFact
 
 from . import erasure, selectors, services
 from .actors import Actor
-from .db import is_postgresql
 from .sql import SQL_FACTS, SQL_PURGE_GENERATION, SQL_SEARCH, SQL_TIER_ONE
 from .validation import normalize_key, session_tag
 
@@ -181,7 +180,7 @@ _watchers: set[asyncio.Task[None]] = set()  # tasks must be referenced while the
 
 
 def native_enabled() -> bool:
-    return bool(getattr(settings, "MEMORY_STORE_NATIVE_ASYNC", False)) and (is_postgresql())
+    return bool(getattr(settings, "MEMORY_STORE_NATIVE_ASYNC", False))
 
 
 def _conninfo() -> dict[str, Any]:

@@ -26,17 +26,15 @@ class PrivacyConfig(AppConfig):
         outbox.outbox_dispatcher_set(outbox_dispatch_task.delay)
 
         # Every erasure path writes its events in its own statement (the store's native path
-        # too): the SQL parts; the Python parts serve SQLite. After commit, the dispatcher runs.
+        # too): the SQL parts. After commit, the dispatcher runs.
         register_eraser(
             "privacy.outbox.facts",
-            outbox.outbox_facts_erased,
             sql=outbox.OUTBOX_FACTS_SQL,
             on_subject=False,
             after_commit=outbox.outbox_dispatch_soon,
         )
         register_eraser(
             "privacy.outbox.subject",
-            outbox.outbox_subject_erased,
             sql=outbox.OUTBOX_SUBJECT_SQL,
             on_facts=False,
             after_commit=outbox.outbox_dispatch_soon,

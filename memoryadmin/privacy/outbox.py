@@ -19,8 +19,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryadmin.facts.corrections import Corrected
-from memoryadmin.facts.db import is_postgresql
-from memoryadmin.facts.erasure import Erased, key_digest
+from memoryadmin.facts.erasure import key_digest
 
 from .models import OutboxEvent, WebhookDelivery, WebhookEventType, WebhookRecipient
 from .sql import OUTBOX_FACTS_SQL, OUTBOX_SUBJECT_SQL, SQL_UNDISPATCHED
@@ -31,9 +30,7 @@ __all__ = [
     "outbox_dispatch",
     "outbox_dispatch_soon",
     "outbox_fact_corrected",
-    "outbox_facts_erased",
     "outbox_stamp_corrected",
-    "outbox_subject_erased",
     "outbox_write",
 ]
 
@@ -47,7 +44,7 @@ def new_msg_id() -> str:
 
 
 def _wanted(event_type: str) -> bool:
-    # JSON containment is not portable to SQLite; recipients are few, so read them.
+    # Recipients are few: read them all.
     return any(
         event_type in (events or [])
         for events in WebhookRecipient.objects.filter(active=True).values_list("events", flat=True)
@@ -81,49 +78,6 @@ def outbox_write(
     )
     transaction.on_commit(outbox_dispatch_soon)
     return event
-
-
-def outbox_facts_erased(erased: Erased) -> None:
-    """The Python twin of OUTBOX_FACTS_SQL (SQLite, the embedded default)."""
-    if not _wanted(WebhookEventType.FACT_ERASED):
-        return
-    now = timezone.now()
-    path = "review" if erased.action == "rejected" else ""
-    kinds = erased.actor_kinds or ("",) * len(erased.facts)
-    OutboxEvent.objects.bulk_create(
-        [
-            OutboxEvent(
-                msg_id=new_msg_id(),
-                event_type=WebhookEventType.FACT_ERASED,
-                subject_id=subject_id,
-                key_hash=key_digest(subject_id, key),
-                path=path or _PATHS.get(kind, kind),
-                occurred_at=now,
-                created_at=now,
-            )
-            for (subject_id, key), kind in zip(erased.facts, kinds, strict=True)
-        ]
-    )
-
-
-def outbox_subject_erased(erased: Erased) -> None:
-    """The Python twin of OUTBOX_SUBJECT_SQL."""
-    if not _wanted(WebhookEventType.SUBJECT_ERASED):
-        return
-    now = timezone.now()
-    OutboxEvent.objects.bulk_create(
-        [
-            OutboxEvent(
-                msg_id=new_msg_id(),
-                event_type=WebhookEventType.SUBJECT_ERASED,
-                subject_id=subject_id,
-                path="forget_everything",
-                occurred_at=now,
-                created_at=now,
-            )
-            for subject_id in erased.cleared_subjects
-        ]
-    )
 
 
 def outbox_fact_corrected(corrected: Corrected) -> None:
@@ -197,16 +151,9 @@ def outbox_dispatch_soon() -> None:
 def outbox_dispatch(*, limit: int = DISPATCH_BATCH) -> list[int]:
     """Make one delivery per (event, recipient that wants it) for undispatched events; returns
     the new deliveries' ids, for the caller to queue after commit."""
-    if is_postgresql():
-        with connection.cursor() as cursor:
-            cursor.execute(SQL_UNDISPATCHED, {"limit": limit})
-            ids = [row[0] for row in cursor.fetchall()]
-    else:
-        ids = list(
-            OutboxEvent.objects.filter(dispatched_at__isnull=True)
-            .order_by("id")
-            .values_list("id", flat=True)[:limit]
-        )
+    with connection.cursor() as cursor:
+        cursor.execute(SQL_UNDISPATCHED, {"limit": limit})
+        ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return []
     events = list(OutboxEvent.objects.filter(id__in=ids))

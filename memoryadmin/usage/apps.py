@@ -10,25 +10,15 @@ class UsageConfig(AppConfig):
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.facts.store import use_recorder_set
 
-        from .services import (
-            record_turn_bodies,
-            usage_erase_facts,
-            usage_erase_subjects,
-            usage_erase_waiting,
-            uses_take_from_jobs,
-        )
+        from .services import record_turn_bodies, uses_take_from_jobs
         from .sql import USAGE_ERASE_FACTS_SQL, USAGE_ERASE_SUBJECTS_SQL, USAGE_ERASE_WAITING_SQL
 
         # A fact's receipts go with it, in the erasing statement itself (so the store's native
         # async delete keeps working); all of a traveller's go on "forget everything".
-        register_eraser("usage.facts", usage_erase_facts, sql=USAGE_ERASE_FACTS_SQL)
-        register_eraser(
-            "usage.subjects", usage_erase_subjects, sql=USAGE_ERASE_SUBJECTS_SQL, on_facts=False
-        )
+        register_eraser("usage.facts", sql=USAGE_ERASE_FACTS_SQL)
+        register_eraser("usage.subjects", sql=USAGE_ERASE_SUBJECTS_SQL, on_facts=False)
         # Receipts waiting on posted turns' jobs name keys: they go when one of the facts does.
-        register_eraser(
-            "usage.waiting", usage_erase_waiting, sql=USAGE_ERASE_WAITING_SQL, on_subject=False
-        )
+        register_eraser("usage.waiting", sql=USAGE_ERASE_WAITING_SQL, on_subject=False)
         use_recorder_set(record_turn_bodies)  # DjangoMemoryStore.record_uses
         # The receipts a posted turn carried, recorded by its extraction task.
         job_uses_taker_set(lambda job_id: uses_take_from_jobs(job_id=job_id))

@@ -1,9 +1,10 @@
-"""Every write of use receipts: record a batch, sweep the expired, erase with the facts.
+"""Every write of use receipts: record a batch, sweep the expired (erasing with the facts is
+`sql.py`'s parts of the erasing statement, registered from `UsageConfig.ready()`).
 
 A receipt is its own append-only record (who had which fact in which turn), written by the
 agent host through the API; recording one writes no FactEvent (that would double every turn's
 writes). A batch costs two statements whatever its size: a SELECT of the named facts and one
-COPY (PostgreSQL) or multi-row INSERT (SQLite)."""
+COPY."""
 
 from __future__ import annotations
 
@@ -16,16 +17,12 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memoryadmin.extraction.models import ExtractionJob
-from memoryadmin.facts.db import is_postgresql
-from memoryadmin.facts.erasure import Erased
-from memoryadmin.facts.keyhash import history_hashes, key_digest
-from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.keyhash import key_digest
 from memoryadmin.facts.selectors import memory_settings
 from memoryadmin.facts.services import use_retention_days
 from memoryadmin.facts.validation import normalize_key, sanitize_text, session_tag
 
-from .models import TURN_ID_MAX_LENGTH, MemoryUse, UseHow
+from .models import TURN_ID_MAX_LENGTH, UseHow
 from .sql import SQL_COPY_USES, SQL_FACT_IDS, SQL_SWEEP_USES, SQL_TAKE_JOB_USES
 
 MAX_KEYS_PER_TURN = 200  # more than any prompt holds; the rest of a longer list is ignored
@@ -89,43 +86,19 @@ def uses_record(*, subject_id: str, uses: Iterable[TurnUse]) -> int:
     """Append the receipts of one or many turns of one traveller, in one transaction: one
     SELECT resolves the named keys to the traveller's facts (unknown keys are dropped; the
     facts are share-locked so an erasure waits for the receipts and then takes them), then one
-    COPY on PostgreSQL or one multi-row INSERT on SQLite. Returns the receipts written."""
+    COPY. Returns the receipts written."""
     turns, named = _turns(uses)
     if not turns:
         return 0
     now = timezone.now()
     with transaction.atomic():
-        if is_postgresql():
-            with connection.cursor() as cursor:
-                cursor.execute(SQL_FACT_IDS, {"subject": subject_id, "keys": sorted(named)})
-                known = dict(cursor.fetchall())
-        else:
-            known = dict(
-                MemoryFact.objects.filter(subject_id=subject_id, key__in=named).values_list(
-                    "key", "id"
-                )
-            )
+        with connection.cursor() as cursor:
+            cursor.execute(SQL_FACT_IDS, {"subject": subject_id, "keys": sorted(named)})
+            known = dict(cursor.fetchall())
         if not known:
             return 0
         # The per-key part of a row (its keyed hash and fact row id), hashed once per batch.
         ids = {key: (key_digest(subject_id, key), fact_id) for key, fact_id in known.items()}
-        if not is_postgresql():
-            rows = [
-                MemoryUse(
-                    subject_id=subject_id,
-                    key_hash=ids[key][0],
-                    fact_id=ids[key][1],
-                    session_tag=tag,
-                    turn_id=turn,
-                    how=how,
-                    used_at=now,
-                )
-                for tag, turn, pairs in turns
-                for how, key in pairs
-                if key in ids
-            ]
-            MemoryUse.objects.bulk_create(rows)
-            return len(rows)
         # COPY text: the per-turn prefix and the per-key suffix are built once each, so a
         # receipt costs one string join (the batch goes to the server as one buffer).
         suffix = {key: f"\t{digest}\t{fact_id}\t" for key, (digest, fact_id) in ids.items()}
@@ -168,21 +141,9 @@ def uses_take_from_jobs(*, job_id: int | None = None, limit: int = 1000) -> tupl
     beat sweep: skipped jobs have no task). One COPY per traveller in the chunk. Returns
     (receipts written, more left)."""
     with transaction.atomic():
-        if is_postgresql():
-            with connection.cursor() as cursor:
-                cursor.execute(SQL_TAKE_JOB_USES, {"job": job_id, "limit": limit})
-                taken = cursor.fetchall()
-        else:
-            waiting = ExtractionJob.objects.select_for_update().filter(used__isnull=False)
-            if job_id is not None:
-                waiting = waiting.filter(pk=job_id)
-            ids = list(waiting.order_by("pk").values_list("pk", flat=True)[:limit])
-            taken = list(
-                ExtractionJob.objects.filter(pk__in=ids)
-                .order_by("pk")
-                .values_list("subject_id", "session_tag", "turn_id", "used")
-            )
-            ExtractionJob.objects.filter(pk__in=ids).update(used=None)
+        with connection.cursor() as cursor:
+            cursor.execute(SQL_TAKE_JOB_USES, {"job": job_id, "limit": limit})
+            taken = cursor.fetchall()
         by_subject: dict[str, list[TurnUse]] = {}
         for subject_id, tag, turn_id, used in taken:
             if isinstance(used, str):
@@ -210,39 +171,7 @@ def uses_retention_days() -> int:
 def uses_sweep_expired(*, limit: int = 10_000) -> tuple[int, bool]:
     """Delete one chunk of receipts past `use_retention_days`: (deleted, more left)."""
     cutoff = timezone.now() - timedelta(days=uses_retention_days())
-    with transaction.atomic():
-        if is_postgresql():
-            with connection.cursor() as cursor:
-                cursor.execute(SQL_SWEEP_USES, {"cutoff": cutoff, "limit": limit})
-                deleted = cursor.rowcount
-        else:
-            ids = list(
-                MemoryUse.objects.filter(used_at__lt=cutoff)
-                .order_by("used_at")
-                .values_list("pk", flat=True)[:limit]
-            )
-            deleted, _ = MemoryUse.objects.filter(pk__in=ids).delete()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(SQL_SWEEP_USES, {"cutoff": cutoff, "limit": limit})
+        deleted = cursor.rowcount
     return deleted, deleted >= limit
-
-
-def usage_erase_facts(erased: Erased) -> None:
-    """Eraser (SQLite path; PostgreSQL runs USAGE_ERASE_FACTS_SQL inside the erasing
-    statement): the receipts of the facts that went."""
-    for subject_id, key in erased.facts:
-        MemoryUse.objects.filter(
-            subject_id=subject_id, key_hash__in=history_hashes(subject_id, key)
-        ).delete()
-
-
-def usage_erase_waiting(erased: Erased) -> None:
-    """Eraser (SQLite path of USAGE_ERASE_WAITING_SQL): the receipts still waiting on the jobs
-    of a traveller one of whose facts went, since they name keys."""
-    subjects = {subject_id for subject_id, _ in erased.facts}
-    if subjects:
-        ExtractionJob.objects.filter(subject_id__in=subjects, used__isnull=False).update(used=None)
-
-
-def usage_erase_subjects(erased: Erased) -> None:
-    """Eraser for "forget everything": every receipt of the traveller."""
-    if erased.cleared_subjects:
-        MemoryUse.objects.filter(subject_id__in=erased.cleared_subjects).delete()

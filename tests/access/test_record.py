@@ -115,7 +115,6 @@ def test_query_counts_stay_fixed_with_recording_on(
         assert client.get(f"/staff/travellers/{S}/timeline/").status_code == 200
 
 
-@pytest.mark.postgresql
 def test_the_record_is_append_only_in_the_database(editor):
     writer.record(
         staff_user_id=editor.pk,
@@ -230,7 +229,6 @@ def test_the_traveller_sees_when_support_looked_in_both_languages(traveller, edi
     assert "No one from our support team" in signed_in("T-2").get("/portal/looked").content.decode()
 
 
-@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)  # committed, so that pg_dump sees it
 def test_forget_everything_keeps_the_access_rows_and_no_value_or_key_is_left(
     traveller, editor, tmp_path

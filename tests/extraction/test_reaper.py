@@ -108,7 +108,7 @@ def test_a_running_job_past_its_deadline_is_sent_again_and_its_facts_stored_once
     """The worker died mid-job (its main process: nothing acknowledged, nothing reported)."""
     fake_anthropic.script(tool_use([AISLE]))
     job = submit()  # not run: on_commit callbacks were not executed
-    services.job_start(job.pk)
+    services.job_begin(job.pk, may_call=False)
     job = age(
         job,
         started_at=timezone.now() - timedelta(minutes=5),
@@ -131,7 +131,7 @@ def test_a_running_job_within_its_deadline_is_left_to_its_worker(
     fake_anthropic: FakeAnthropic, quick: Any
 ) -> None:
     job = submit()
-    services.job_start(job.pk)
+    services.job_begin(job.pk, may_call=False)
 
     assert services.jobs_reap() == {"sent": 0, "unsent": 0, "failed": 0}
     assert ExtractionJob.objects.get(pk=job.pk).status == JobStatus.RUNNING
@@ -141,7 +141,7 @@ def test_a_job_that_kept_losing_its_worker_fails_retryable_and_a_repost_revives_
     fake_anthropic: FakeAnthropic, django_capture_on_commit_callbacks: Any, quick: Any
 ) -> None:
     job = submit()
-    services.job_start(job.pk)
+    services.job_begin(job.pk, may_call=False)
     age(job, started_at=timezone.now() - timedelta(minutes=5), sends=3)
 
     outcome = services.jobs_reap()

@@ -59,13 +59,13 @@ def test_born_skipped_keeps_no_transcript() -> None:
     )
     assert created and job.status == JobStatus.SKIPPED and job.transcript is None
     assert job.finished_at is not None
-    assert services.job_start(job.pk) is None
+    assert services.job_begin(job.pk, may_call=False) is None
 
 
 @pytest.mark.parametrize("status", [JobStatus.SUCCEEDED, JobStatus.SKIPPED, JobStatus.FAILED])
 def test_finishing_wipes_the_transcript_whatever_the_outcome(status: JobStatus) -> None:
     job = create()
-    assert services.job_start(job.pk).status == JobStatus.RUNNING
+    assert services.job_begin(job.pk, may_call=False).job.status == JobStatus.RUNNING
     services.job_finish(job.pk, status=status, reason="why", proposed=2, stored=1)
     job.refresh_from_db()
     assert job.status == status and job.transcript is None and job.finished_at is not None
@@ -79,7 +79,7 @@ def test_a_finished_job_stays_finished() -> None:
     services.job_requeue(job.pk, reason="late retry")
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.reason == "" and job.stored == 1
-    assert services.job_start(job.pk) is None
+    assert services.job_begin(job.pk, may_call=False) is None
 
 
 def test_finish_refuses_non_final_status_and_unknown_fields() -> None:
@@ -92,19 +92,18 @@ def test_finish_refuses_non_final_status_and_unknown_fields() -> None:
 
 def test_requeue_after_a_transient_failure() -> None:
     job = create()
-    services.job_start(job.pk)
-    services.job_attempted(job.pk)
+    services.job_begin(job.pk, may_call=True)
     services.job_requeue(job.pk, reason="model API error: HTTP 429 (rate_limit_error)")
     job.refresh_from_db()
     assert job.status == JobStatus.QUEUED and job.attempts == 1 and "429" in job.reason
-    started = services.job_start(job.pk)
-    assert started is not None and started.started_at >= job.started_at  # the latest start
+    started = services.job_begin(job.pk, may_call=False)
+    assert started is not None and started.job.started_at >= job.started_at  # the latest start
 
 
 def test_forget_subject_wipes_only_that_subjects_transcripts() -> None:
     queued = create("forget-me", "t1")
     running = create("forget-me", "t2")
-    services.job_start(running.pk)
+    services.job_begin(running.pk, may_call=False)
     other = create("keep-me", "t1")
     held = ExtractionJob.objects.filter(subject_id="forget-me", transcript__isnull=False)
     assert held.count() == 2
@@ -203,6 +202,5 @@ def test_job_succeed_refuses_a_moved_generation_and_the_facts_roll_back_with_it(
 def test_job_not_ended_recognizes_only_the_refusal() -> None:
     from django.db import DatabaseError
 
-    assert services.job_not_ended(services.JobNotEnded(1))
     assert not services.job_not_ended(DatabaseError("something else"))
     assert not services.job_not_ended(ValueError("no"))

@@ -1,4 +1,4 @@
-"""On the embedded default with no API key, a turn is skipped without loading the model SDK
+"""With no API key, a turn is skipped without loading the model SDK
 (issue 23: the first turn took 4.4 s to answer `skipped`)."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.scratchdb import scratch_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,21 +29,22 @@ print(response.status_code, response.json()["status"], "anthropic" in sys.module
 
 
 def test_a_skipped_turn_never_imports_the_sdk(tmp_path):
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
-        "DEBUG": "true",
-        "ANTHROPIC_API_KEY": "",
-        "HOME": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}",
-    }
-    result = subprocess.run(  # noqa: S603 - fixed argv
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    with scratch_database() as database_url:
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
+            "DEBUG": "true",
+            "ANTHROPIC_API_KEY": "",
+            "HOME": str(tmp_path),
+            "DATABASE_URL": database_url,
+        }
+        result = subprocess.run(  # noqa: S603 - fixed argv
+            [sys.executable, "-c", PROBE],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-3:] == ["202", "skipped", "False"]

@@ -184,6 +184,13 @@ def test_registered_erasers_are_told_what_was_erased_in_the_same_transaction():
     assert seen[1].subject_ids == {SUBJECT}
 
 
+def test_an_eraser_is_either_sql_or_python_never_both_nor_neither():
+    for both_or_neither in ({"eraser": print, "sql": "DELETE FROM x"}, {}):
+        with pytest.raises(ValueError, match="either its SQL or a Python eraser"):
+            erasure.register_eraser("test.twin", **both_or_neither)
+    assert "test.twin" not in erasure.registered_erasers()
+
+
 # --- a fixed number of statements --------------------------------------------------------------
 
 

@@ -30,7 +30,7 @@ from memoryadmin.facts.services import FactDraft
 from tests.factories import UserFactory
 from tests.support.dbscan import occurrences
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+pytestmark = [pytest.mark.django_db]
 SUBJECT = "trav-001"
 
 
@@ -456,7 +456,6 @@ def _other_connection_sees(subject_id: str) -> tuple[list[str], int]:
     return keys, events
 
 
-@pytest.mark.postgresql  # psycopg pipeline, a second psycopg session
 @pytest.mark.django_db(transaction=True)
 def test_an_upsert_outside_a_transaction_commits_in_one_transaction_of_its_own():
     from django.db import connection
@@ -479,7 +478,6 @@ def test_an_upsert_outside_a_transaction_commits_in_one_transaction_of_its_own()
     assert connection.connection.info.transaction_status.name == "IDLE"
 
 
-@pytest.mark.postgresql  # psycopg pipeline, a second psycopg session
 @pytest.mark.django_db(transaction=True)
 def test_an_upsert_refused_after_its_lock_leaves_nothing_behind_and_the_connection_usable():
     from django.db import connection
@@ -519,7 +517,6 @@ def test_an_upsert_refused_after_its_lock_leaves_nothing_behind_and_the_connecti
     assert _other_connection_sees("own-tx-2")[0] == ["meal_note", "seat_preference"]
 
 
-@pytest.mark.postgresql  # psycopg pipeline, a second psycopg session
 @pytest.mark.django_db(transaction=True)
 def test_before_commit_runs_in_the_upserts_own_transaction_and_its_error_undoes_the_write():
     """A caller's statement sent with the writes and the COMMIT (extraction ends its job so):

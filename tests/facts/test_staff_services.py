@@ -10,7 +10,7 @@ from memoryadmin.facts.errors import FactInvalid, FactNotFound
 from memoryadmin.facts.models import FactEvent, MemoryFact
 from tests.factories import FactFactory, UserFactory
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+pytestmark = [pytest.mark.django_db]
 
 S = "T-SVC"
 

@@ -9,7 +9,7 @@ from memoryadmin.facts.validation import session_tag
 
 from .store_contract import MemoryStoreContract, fact, run
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+pytestmark = [pytest.mark.django_db]
 
 
 class TestDjangoMemoryStore(MemoryStoreContract):

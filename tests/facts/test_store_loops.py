@@ -26,7 +26,7 @@ from memoryadmin.facts.store import _natives as store_loops
 
 from .store_contract import fact
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module", autouse=True)

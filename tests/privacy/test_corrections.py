@@ -18,7 +18,7 @@ from memoryadmin.privacy.models import DeliveryStatus, OutboxEvent, WebhookDeliv
 from tests.factories import FactFactory
 from tests.staff.conftest import editor  # noqa: F401
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]  # also on SQLite (make run)
+pytestmark = [pytest.mark.django_db]
 
 S = "FF-950001"
 KEY = "dietary_note"

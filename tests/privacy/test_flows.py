@@ -19,7 +19,7 @@ from memoryadmin.privacy.models import OutboxEvent, PrivacyRequest, RequestStatu
 from tests.factories import FactFactory, UserFactory
 from tests.support.dbscan import occurrences
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+pytestmark = [pytest.mark.django_db]
 
 S = "FF-920001"
 VALUE = "Always books the bulkhead row for legroom"

@@ -25,7 +25,7 @@ from memoryadmin.privacy.tasks import webhook_log_sweep_task
 from tests.factories import FactFactory
 from tests.staff.conftest import viewer  # noqa: F401
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]  # also on SQLite (make run)
+pytestmark = [pytest.mark.django_db]
 
 
 def _age(days: int) -> None:

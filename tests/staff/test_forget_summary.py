@@ -97,7 +97,6 @@ def test_the_retention_sweep_keeps_the_same_summary(client, viewer):
 
 
 @pytest.mark.django_db
-@pytest.mark.embedded  # the ORM path of the SQLite default too
 def test_staff_clear_keeps_summaries_and_an_empty_traveller_records_none(client, viewer):
     FactFactory(subject_id=S, key="seat_choice_zq", value="Window seat zq")
     services.subject_clear(subject_id=S, actor=Actor.system("desk"), reason="GDPR request")

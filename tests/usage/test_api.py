@@ -14,7 +14,7 @@ from memoryadmin.usage.models import MemoryUse
 from tests.api.conftest import subject_url
 from tests.support.writes import agent_upsert
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+pytestmark = [pytest.mark.django_db]
 SUBJECT = "use-1"
 
 
@@ -57,9 +57,7 @@ def test_a_turns_receipts_are_stored_by_hash_and_unknown_keys_ignored(agent, hel
 
 
 def test_a_burst_of_turns_is_one_statement_per_batch(agent, held):
-    """One SELECT of the named facts, then the rows: one COPY on PostgreSQL; on the embedded
-    default, which has no COPY, multi-row INSERTs (bulk_create) of as many rows as SQLite's 999
-    parameters allow (142 of 7 columns): 5 statements for 600 receipts."""
+    """One SELECT of the named facts, then the rows: one COPY for 600 receipts."""
     turns = [
         {
             "session_id": f"s-{n % 3}",
@@ -77,10 +75,7 @@ def test_a_burst_of_turns_is_one_statement_per_batch(agent, held):
         for q in queries.captured_queries
         if "memory_use" in q["sql"] and not q["sql"].lstrip().startswith("SELECT")
     ]
-    if connection.vendor == "postgresql":
-        assert len(writes) == 1 and writes[0].startswith("COPY memory_use"), writes
-    else:
-        assert len(writes) == 5 and all(w.startswith("INSERT INTO") for w in writes), writes
+    assert len(writes) == 1 and writes[0].startswith("COPY memory_use"), writes
     assert MemoryUse.objects.filter(subject_id=SUBJECT).count() == 600
 
 

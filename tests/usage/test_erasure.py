@@ -21,7 +21,7 @@ from memoryadmin.usage.models import MemoryUse
 from memoryadmin.usage.services import TurnUse, uses_record, uses_sweep_expired
 from tests.support.pgdump import pg_dump_text
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 QUOTE = "I always want the Zq7quote aisle seat"
 KEY = "zq7key_seat"

@@ -21,7 +21,7 @@ from tests.extraction.conftest import fake_anthropic  # noqa: F401
 from tests.extraction.worker import publishing_to
 from tests.support.writes import agent_upsert
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+pytestmark = [pytest.mark.django_db]
 SUBJECT = "ride-1"
 USED = {"injected": ["seat_preference", "meal"], "recalled": ["home_airport", "unknown"]}
 
@@ -128,7 +128,7 @@ def test_forget_everything_takes_waiting_receipts_with_the_transcript(held: None
 
 
 def test_deleting_a_fact_takes_the_travellers_waiting_receipts(held: None) -> None:
-    """They name keys; on PostgreSQL in the erasing statement, on SQLite by the eraser."""
+    """They name keys: the erasing statement takes them."""
     from memoryadmin.facts import services as fact_services
     from memoryadmin.facts.actors import Actor
 

@@ -4,14 +4,12 @@ from memoryadmin.access import sql
 
 
 def _append_only(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(sql.SQL_APPEND_ONLY_FUNCTION)
-        schema_editor.execute(sql.SQL_APPEND_ONLY_TRIGGER)
+    schema_editor.execute(sql.SQL_APPEND_ONLY_FUNCTION)
+    schema_editor.execute(sql.SQL_APPEND_ONLY_TRIGGER)
 
 
 def _drop_append_only(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(sql.SQL_DROP_APPEND_ONLY)
+    schema_editor.execute(sql.SQL_DROP_APPEND_ONLY)
 
 
 class Migration(migrations.Migration):

@@ -3,7 +3,6 @@
 Ending a job and writing its facts commit together or not at all. With the guard, the statement
 that ends the job refuses by an error (SQLSTATE MA001) instead of by returning no row, so it can
 be sent in one round trip with the facts' writes and the COMMIT: the error cancels the COMMIT.
-PostgreSQL only; elsewhere (the embedded SQLite default) job_succeed checks in Python.
 
 The subject_id index (and its LIKE twin) goes: every job lookup by traveller is served by the
 unique (subject_id, session_tag, turn_id) index, and each index is written on every change of
@@ -30,8 +29,7 @@ DROP = "DROP FUNCTION IF EXISTS extraction_job_must_end(boolean, bigint)"
 
 def _run(statement):
     def run(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            schema_editor.execute(statement)
+        schema_editor.execute(statement)
 
     return run
 

@@ -35,16 +35,12 @@ def backfill(apps, schema_editor):
             return
         last = rows[-1][0]
         hashes = [(pk, event_key_hash(subject_id, key)) for pk, subject_id, key in rows]
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "UPDATE memory_fact_event AS e SET key_hash = v.hash"
-                    " FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) WHERE e.id = v.id",
-                    [[pk for pk, _ in hashes], [digest for _, digest in hashes]],
-                )
-        else:
-            for pk, digest in hashes:
-                FactEvent.objects.filter(pk=pk).update(key_hash=digest)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE memory_fact_event AS e SET key_hash = v.hash"
+                " FROM unnest(%s::bigint[], %s::text[]) AS v(id, hash) WHERE e.id = v.id",
+                [[pk for pk, _ in hashes], [digest for _, digest in hashes]],
+            )
 
 
 class Migration(migrations.Migration):

@@ -32,8 +32,6 @@ def backfill(apps, schema_editor):
 
 def _fillfactor(value):
     def run(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
         schema_editor.execute(
             "ALTER TABLE memory_fact_event RESET (fillfactor)" if value is None
             else f"ALTER TABLE memory_fact_event SET (fillfactor = {int(value)})"

@@ -1,4 +1,4 @@
-"""Bulk import of a memory file's facts in set-based chunks (COPY on PostgreSQL)."""
+"""Bulk import of a memory file's facts in set-based chunks (COPY)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from ..actors import Actor
 from ..counting import count_blocked
-from ..db import is_postgresql
 from ..errors import (
     FactInvalid,
 )
@@ -322,12 +321,9 @@ def _plain_row(model: type[models.Model], **values: Any) -> SimpleNamespace:
 
 
 def _copy_in(model: type[models.Model], rows: Sequence[Any]) -> None:
-    """Insert many new rows in one statement: COPY on PostgreSQL (several times faster than
-    multi-row INSERTs for an import of 10^5 facts), bulk_create elsewhere (SQLite)."""
+    """Insert many new rows in one statement: COPY (several times faster than multi-row
+    INSERTs for an import of 10^5 facts)."""
     if not rows:
-        return
-    if not is_postgresql():
-        model.objects.bulk_create([model(**vars(row)) for row in rows], batch_size=500)
         return
     from psycopg.types.json import Jsonb
 

@@ -17,7 +17,7 @@ from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
 from ..actors import Actor
 from ..counting import actor_label, count_blocked
-from ..db import hot_cursor, in_own_pipelined_transaction, is_postgresql, pipelined
+from ..db import hot_cursor, in_own_pipelined_transaction, pipelined
 from ..errors import (
     FactBlocked,
     FactConflict,
@@ -29,9 +29,7 @@ from ..keyhash import event_key_hash
 from ..models import (
     ActorKind,
     EventAction,
-    FactEvent,
     FactStatus,
-    MemoryFact,
 )
 from ..selectors import (
     AgentFact,
@@ -60,7 +58,6 @@ from ..validation import (
 from .events import (
     clean_subject_id,
     is_unchanged,
-    lock_subject,
     row_expiry,
     snapshot,
 )
@@ -194,12 +191,6 @@ def _upsert_read(
 
     The read is a statement of its own after the lock, so under READ COMMITTED it sees what a
     writer that held the lock before us committed (one statement doing both would not)."""
-    if not is_postgresql():  # the embedded SQLite default: no FOR UPDATE
-        subject = lock_subject(subject_id)
-        rows = MemoryFact.objects.filter(subject_id=subject_id, key__in=keys).values(
-            *_FACT_COLUMN_NAMES
-        )
-        return subject.memory_paused, subject.memory_use_paused, {r["key"]: r for r in rows}
     with hot_cursor() as lock, hot_cursor() as read:
         lock.execute(SQL_LOCK_SUBJECT, [subject_id])
         read.execute(SQL_EXISTING, [subject_id, keys])
@@ -228,19 +219,7 @@ def _upsert_write(
     updates: list[dict[str, Any]],
     events: list[tuple[str, str, str | None, str]],
 ) -> None:
-    """At most three statements on PostgreSQL; the ORM (a statement per row) elsewhere."""
-    if not is_postgresql():
-        _upsert_write_orm(
-            subject_id=subject_id,
-            actor=actor,
-            reason=reason,
-            session_tag=session_tag,
-            now=now,
-            inserts=inserts,
-            updates=updates,
-            events=events,
-        )
-        return
+    """At most three statements."""
     with hot_cursor() as cursor:
         for sql, params in _upsert_statements(
             subject_id=subject_id,
@@ -301,66 +280,6 @@ def _upsert_statements(
             )
         )
     return statements
-
-
-def _upsert_write_orm(
-    *,
-    subject_id: str,
-    actor: Actor,
-    reason: str,
-    session_tag: str,
-    now: datetime,
-    inserts: list[dict[str, Any]],
-    updates: list[dict[str, Any]],
-    events: list[tuple[str, str, str | None, str]],
-) -> None:
-    fields = (
-        "value",
-        "category",
-        "source_session_id",
-        "status",
-        "sensitive",
-        "expires_at",
-        "expiry_pinned",
-        "version",
-        "updated_at",
-        "evidence",
-        "evidence_origin",
-    )
-    MemoryFact.objects.bulk_create(
-        [
-            MemoryFact(
-                subject_id=subject_id,
-                key=row["key"],
-                created_at=now,
-                origin=actor.origin,
-                changed_at=row["updated_at"],
-                **{name: row[name] for name in fields},
-            )
-            for row in inserts
-        ]
-    )
-    for row in updates:
-        MemoryFact.objects.filter(pk=row["id"]).update(
-            changed_at=row["updated_at"], **{name: row[name] for name in fields}
-        )
-    FactEvent.objects.bulk_create(
-        [
-            FactEvent(
-                subject_id=subject_id,
-                key=key,
-                action=action,
-                actor_kind=actor.kind,
-                actor_user=actor.user,
-                actor_label=actor.label[:200],
-                reason=clean_reason(reason),
-                session_tag=session_tag,
-                before=json.loads(before) if before else None,
-                after=json.loads(after),
-            )
-            for key, action, before, after in events
-        ]
-    )
 
 
 def _upsert_clean(
@@ -581,7 +500,7 @@ def fact_upsert(
             before_commit(plan.result)
         return plan.result
 
-    if is_postgresql() and not connection.in_atomic_block and connection.get_autocommit():
+    if not connection.in_atomic_block and connection.get_autocommit():
         return in_own_pipelined_transaction(upsert)
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.

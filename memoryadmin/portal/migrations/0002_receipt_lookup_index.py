@@ -2,8 +2,7 @@
 
 The receipt lives in the subject_cleared event (`after->'receipt'`); without this, finding one
 number would scan the whole history table. Only subject_cleared rows are indexed, so the
-agent's hot path (which writes other events) does not pay for it. PostgreSQL only; on SQLite
-(`make run`) the lookup is a plain scan of a small demo table.
+agent's hot path (which writes other events) does not pay for it.
 """
 
 from django.db import migrations
@@ -17,8 +16,6 @@ DROP = ["DROP INDEX IF EXISTS fact_event_clear_receipt"]
 
 def _run(statements):
     def run(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
         for statement in statements:
             schema_editor.execute(statement)
 

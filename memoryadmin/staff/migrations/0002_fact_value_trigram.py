@@ -1,7 +1,4 @@
-"""A trigram index on fact values, so the travellers search (ILIKE '%word%') stays an index scan.
-
-PostgreSQL only: on SQLite (`make run`) the same query is a plain scan, which is fine for a demo.
-"""
+"""A trigram index on fact values, so the travellers search (ILIKE '%word%') stays an index scan."""
 
 from django.db import migrations
 
@@ -14,8 +11,6 @@ DROP = ["DROP INDEX IF EXISTS memory_fact_value_trgm"]
 
 def _run(statements):
     def run(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
         for statement in statements:
             schema_editor.execute(statement)
 

@@ -1,5 +1,5 @@
-"""Every staff and portal page answers on the embedded default too (SQLite, `make run`): one GET
-each, as the role that may open it, with a landmark of the page in the answer."""
+"""Every staff and portal page answers: one GET each, as the role that may open it, with a
+landmark of the page in the answer."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from memoryadmin.usage.services import TurnUse, uses_record
 from tests.staff.conftest import make_staff
 
-pytestmark = [pytest.mark.django_db, pytest.mark.embedded]
+pytestmark = [pytest.mark.django_db]
 
-T = "FF-EMB-0001"
+T = "FF-PAGES-0001"
 FACT = f"/staff/travellers/{T}/facts"
 
 
@@ -49,7 +49,7 @@ def held() -> dict[str, object]:
         actor=Actor.system("test"),
         reason="a rule to show",
     )
-    token, _ = token_issue(name="embedded", scopes=["memory:read"])
+    token, _ = token_issue(name="every-page", scopes=["memory:read"])
     request = privacy_request_record(
         subject_id=T,
         kind="access",
@@ -98,8 +98,8 @@ def staff_pages(ids: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
             (f"/staff/settings/retention/runs/{ids['run']}/", '"done": '),
             (f"/staff/settings/legal-hold/{T}/", f"Legal hold for <code>{T}</code>"),
             ("/staff/settings/tokens/", "Service tokens"),
-            (f"/staff/settings/tokens/{ids['token']}/created/", "Token “embedded”"),
-            (f"/staff/settings/tokens/{ids['token']}/revoke/", "Revoke “embedded”?"),
+            (f"/staff/settings/tokens/{ids['token']}/created/", "Token “every-page”"),
+            (f"/staff/settings/tokens/{ids['token']}/revoke/", "Revoke “every-page”?"),
             ("/staff/settings/history/", "Policy history"),
             ("/staff/access/", "<h1>Access record</h1>"),
             (f"/staff/access/?traveller={T}", f'value="{T}"'),
@@ -112,7 +112,7 @@ def staff_pages(ids: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
 @pytest.mark.parametrize("role", [VIEWER, EDITOR, PRIVACY_ADMIN])
 def test_each_staff_page_answers_its_role(held: dict[str, object], role: str) -> None:
     client = Client()
-    client.force_login(make_staff(f"embedded-{role}", role))
+    client.force_login(make_staff(f"pages-{role}", role))
     for path, landmark in staff_pages(held)[role]:
         response = client.get(path)
         body = response.content.decode()
