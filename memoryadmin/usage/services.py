@@ -21,8 +21,7 @@ from memoryadmin.facts.db import is_postgresql
 from memoryadmin.facts.erasure import Erased
 from memoryadmin.facts.keyhash import history_hashes, key_digest
 from memoryadmin.facts.models import MemoryFact
-from memoryadmin.facts.selectors import memory_settings
-from memoryadmin.facts.services import use_retention_days
+from memoryadmin.facts.selectors import memory_settings, use_retention_days
 from memoryadmin.facts.validation import normalize_key, sanitize_text, session_tag
 
 from .models import TURN_ID_MAX_LENGTH, MemoryUse, UseHow

@@ -53,12 +53,12 @@ from ..validation import (
     classify_sensitive,
     clean_evidence,
     clean_reason,
+    clean_subject_id,
     normalize_key,
     sanitize_text,
     validate_fact,
 )
-from .events import (
-    clean_subject_id,
+from .history import (
     is_unchanged,
     lock_subject,
     row_expiry,
