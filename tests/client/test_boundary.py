@@ -114,3 +114,4 @@ def test_old_import_path_imports_without_django():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+    assert "DeprecationWarning" in done.stderr and "import memoryadmin_client" in done.stderr
