@@ -1,6 +1,7 @@
 """Retention rules: which rule governs a fact, its expiry computed in Python (one fact being
 written) and in SQL (recomputing or previewing a change over every fact), and the checks that
-keep a rule set unambiguous.
+keep a rule set unambiguous: a proposed rule's (`check_rule`, which the policy services and the
+settings pages both call) and the rule set it would make (`rules_after`, for the preview).
 
 A rule matches by category (or any), an optional key glob (`*` any run, `?` one character) and
 sensitive or not (or either). Precedence: a key glob outranks a category, which outranks a
