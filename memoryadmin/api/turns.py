@@ -24,8 +24,8 @@ from rest_framework.views import APIView
 from memoryadmin.extraction import selectors as extraction_selectors
 from memoryadmin.extraction import services as extraction_services
 from memoryadmin.extraction.models import TURN_ID_MAX_LENGTH, ExtractionJob, JobStatus
-from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
+from memoryadmin.facts.validation import clean_subject_id
 from memoryadmin_client.text import has_hidden_characters
 
 from .auth import ServiceTokenAuthentication
@@ -260,7 +260,7 @@ class TurnsView(APIView):
         },
     )
     def post(self, request: Request, subject_id: str) -> Response:
-        fact_services.clean_subject_id(subject_id)
+        clean_subject_id(subject_id)
         body = TurnSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

@@ -32,7 +32,7 @@ from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, Fac
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH, FactStatus
 from memoryadmin.facts.selectors import AgentFact
 from memoryadmin.facts.services import FactState
-from memoryadmin.facts.validation import normalize_key, session_tag
+from memoryadmin.facts.validation import clean_subject_id, normalize_key, session_tag
 from memoryadmin_client.types import KEY_MAX_LENGTH
 
 from . import serializers as s
@@ -241,7 +241,7 @@ class SubjectView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        services.clean_subject_id(kwargs["subject_id"])
+        clean_subject_id(kwargs["subject_id"])
         unknown = sorted(set(request.query_params) - self.query_params)
         if unknown:
             # A misspelt parameter (say `query=` for `q=`) would otherwise be silently ignored.
@@ -286,7 +286,7 @@ class LeanGetMixin:
         if token is None or any(scope not in token.scopes for scope in needed):
             return None
         try:
-            services.clean_subject_id(subject_id)
+            clean_subject_id(subject_id)
         except FactInvalid:
             return None
         request.user, request.auth = TokenPrincipal(token), token

@@ -18,7 +18,7 @@ class FactsConfig(AppConfig):
 
         from . import gauges
         from .models import MemorySettings, RetentionRule
-        from .services.retention import recompute_starter_set
+        from .services.policy import recompute_starter_set
         from .tasks import recompute_expiry
 
         recompute_starter_set(recompute_expiry.delay)

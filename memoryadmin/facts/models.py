@@ -26,9 +26,7 @@ from .choices import (
     RunStatus,
 )
 from .keyhash import DIGEST_LENGTH, DIGEST_PREFIX, event_key_hash
-from .validation import EVIDENCE_MAX_LENGTH, validate_blocked_patterns
-
-SUBJECT_ID_MAX_LENGTH = 128
+from .validation import EVIDENCE_MAX_LENGTH, SUBJECT_ID_MAX_LENGTH, validate_blocked_patterns
 
 
 class Subject(models.Model):

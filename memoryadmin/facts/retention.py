@@ -1,6 +1,7 @@
 """Retention rules: which rule governs a fact, its expiry computed in Python (one fact being
 written) and in SQL (recomputing or previewing a change over every fact), and the checks that
-keep a rule set unambiguous.
+keep a rule set unambiguous: a proposed rule's (`check_rule`, which the policy services and the
+settings pages both call) and the rule set it would make (`rules_after`, for the preview).
 
 A rule matches by category (or any), an optional key glob (`*` any run, `?` one character) and
 sensitive or not (or either). Precedence: a key glob outranks a category, which outranks a
@@ -19,11 +20,13 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Protocol
 
+from django.core.exceptions import ValidationError
 from django.db.models import Case, Count, DateTimeField, F, Q, QuerySet, Value, When
 from django.db.models.expressions import Expression
 from django.utils import timezone
 
-from .models import Category, MemoryFact, RetentionRule, RetentionRun
+from .models import KEY_MAX_LENGTH, Category, MemoryFact, RetentionRule, RetentionRun
+from .validation import sanitize_text
 
 GLOB_CHARS = re.compile(r"^[\w*?]+$")
 
@@ -312,3 +315,87 @@ def retention_run_latest() -> RetentionRun | None:
 
 def retention_run_get(run_id: int) -> RetentionRun | None:
     return RetentionRun.objects.filter(pk=run_id).first()
+
+
+# --- a proposed rule: its checks, and the rule set it would make ----------------------------
+
+
+@dataclass(frozen=True)
+class RuleProposal:
+    """A rule as a form hands it in; `pk` set when editing."""
+
+    name: str
+    category: str
+    key_glob: str
+    sensitive: bool | None
+    ttl_days: int | None
+    pk: int | None = None
+
+
+def _clean_rule(proposal: RuleProposal) -> RuleProposal:
+    errors: dict[str, list[str]] = {}
+    name = sanitize_text(proposal.name or "")
+    if not name or len(name) > 100:
+        errors["name"] = ["Give the rule a short name (at most 100 characters)."]
+    if proposal.category not in ("", *Category.values):
+        errors["category"] = ["Choose a category or any."]
+    glob = (proposal.key_glob or "").strip().lower()
+    if glob and (len(glob) > KEY_MAX_LENGTH or not GLOB_CHARS.match(glob)):
+        errors["key_glob"] = [
+            "Use letters, digits and _ with * for any run of characters and ? for one, e.g. meal_*."
+        ]
+    if proposal.ttl_days is not None and not 1 <= proposal.ttl_days <= 36500:
+        errors["ttl_days"] = ["Enter a number of days from 1 to 36500, or keep until deleted."]
+    if errors:
+        raise ValidationError(errors)
+    return RuleProposal(
+        name=name,
+        category=proposal.category,
+        key_glob=glob,
+        sensitive=proposal.sensitive,
+        ttl_days=proposal.ttl_days,
+        pk=proposal.pk,
+    )
+
+
+def _as_rule(proposal: RuleProposal) -> RetentionRule:
+    return RetentionRule(
+        pk=proposal.pk,
+        name=proposal.name,
+        category=proposal.category,
+        key_glob=proposal.key_glob,
+        sensitive=proposal.sensitive,
+        ttl_days=proposal.ttl_days,
+    )
+
+
+def rules_after(
+    *, proposal: RuleProposal | None = None, delete_pk: int | None = None
+) -> list[RetentionRule]:
+    """The enabled rule set as it would be after saving `proposal` or deleting a rule."""
+    rules = [
+        rule
+        for rule in enabled_rules()
+        if rule.pk != delete_pk and (proposal is None or rule.pk != proposal.pk)
+    ]
+    if proposal is not None:
+        rules.append(_as_rule(proposal))
+    return rules
+
+
+def check_rule(proposal: RuleProposal) -> RuleProposal:
+    """Validate a proposal and refuse one that would tie with an existing rule."""
+    clean = _clean_rule(proposal)
+    others = [rule for rule in enabled_rules() if rule.pk != clean.pk]
+    tie = find_tie(_as_rule(clean), others)
+    if tie is not None:
+        raise ValidationError(
+            {
+                "__all__": [
+                    f"This rule would tie with “{tie.name}”: both match the same facts with "
+                    "the same precedence, so neither would clearly win. Narrow one of them "
+                    "(a category, a key pattern or sensitivity) or change that rule instead."
+                ]
+            }
+        )
+    return clean

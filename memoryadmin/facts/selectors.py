@@ -39,6 +39,7 @@ from .models import (
     FactStatus,
     MemoryFact,
     MemorySettings,
+    PolicyEvent,
     RetentionRule,
     Subject,
 )
@@ -297,3 +298,16 @@ def write_filter_problems() -> dict[int, str]:
 
     patterns = MemorySettings.objects.filter(pk=1).values_list("blocked_patterns", flat=True)
     return blocked_pattern_errors(next(iter(patterns), []))
+
+
+def use_retention_days(row: MemorySettings) -> int:
+    """The days use receipts are kept: the settings row's, else MEMORY_USE_RETENTION_DAYS."""
+    days = row.use_retention_days
+    return settings.MEMORY_USE_RETENTION_DAYS if days is None else days
+
+
+def policy_history(*, limit: int = 200) -> list[PolicyEvent]:
+    """The newest policy events with their actors (one query)."""
+    return list(
+        PolicyEvent.objects.select_related("actor_user").order_by("-created_at", "-id")[:limit]
+    )

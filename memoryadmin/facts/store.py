@@ -38,7 +38,7 @@ from memoryadmin_client.types import MemoryCategory, MemoryFact
 from . import erasure, selectors, services
 from .actors import Actor
 from .sql import SQL_FACTS, SQL_PURGE_GENERATION, SQL_SEARCH, SQL_TIER_ONE
-from .validation import normalize_key, session_tag
+from .validation import clean_subject_id, normalize_key, session_tag
 
 _CATEGORIES = {category.value: category for category in MemoryCategory}
 _IDLE = TransactionStatus.IDLE
@@ -257,7 +257,7 @@ async def _config() -> selectors.MemoryConfig:
 def _check_subject(subject_id: str) -> None:
     """Reads refuse an id that no write would accept, as HttpMemoryStore does (a ValueError),
     instead of answering "nothing" for a traveller who cannot exist."""
-    services.clean_subject_id(subject_id)
+    clean_subject_id(subject_id)
 
 
 class DjangoMemoryStore:

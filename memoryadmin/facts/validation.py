@@ -25,6 +25,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "CleanFact",
+    "SUBJECT_ID_MAX_LENGTH",
+    "clean_subject_id",
     "EVIDENCE_MAX_LENGTH",
     "clean_evidence",
     "MemoryWriteFilter",
@@ -47,6 +49,7 @@ REASON_MAX_LENGTH = 500  # every reason a person or a system gives for a change
 # A quote of the traveller's own words behind a fact (memoryadmin_client.types says the same
 # for save_memory; tests/usage/test_agent_quotes.py checks they agree).
 EVIDENCE_MAX_LENGTH = 200
+SUBJECT_ID_MAX_LENGTH = 128  # the models' column width; a traveller's id is opaque otherwise
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -63,6 +66,32 @@ def normalize_value(value: str) -> str:
     proposal in full-width letters or digits is the held fact it restates. A store's own
     "unchanged" test compares the stored text exactly: a change of case is a change there."""
     return _WHITESPACE.sub(" ", fold(value).strip().lower())
+
+
+def clean_subject_id(subject_id: object) -> str:
+    """Subject ids are opaque, but bounded and free of control characters."""
+    if not isinstance(subject_id, str):
+        raise FactInvalid("Subject id must be text.", fields={"subject_id": "Must be text."})
+    if (
+        not subject_id
+        or sanitize_text(subject_id) != subject_id
+        or " " in subject_id
+        or "/" in subject_id  # it travels as one URL path segment
+        or subject_id in {".", ".."}  # which URL resolution would remove or climb out of
+    ):
+        raise FactInvalid(
+            "Subject id is empty, is . or .., or has spaces, slashes or control characters.",
+            fields={
+                "subject_id": "Must be non-empty, not . or .., without spaces, slashes or "
+                "control chars."
+            },
+        )
+    if len(subject_id) > SUBJECT_ID_MAX_LENGTH:
+        raise FactInvalid(
+            "Subject id is too long.",
+            fields={"subject_id": f"At most {SUBJECT_ID_MAX_LENGTH} characters."},
+        )
+    return subject_id
 
 
 def clean_reason(reason: str | None) -> str:

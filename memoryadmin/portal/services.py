@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memoryadmin.facts.services import clean_subject_id
+from memoryadmin.facts.validation import clean_subject_id
 
 from .models import PortalLink, PortalSession
 

@@ -18,8 +18,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryadmin.facts.keyhash import key_digest
-from memoryadmin.facts.selectors import memory_settings
-from memoryadmin.facts.services import use_retention_days
+from memoryadmin.facts.selectors import memory_settings, use_retention_days
 from memoryadmin.facts.validation import normalize_key, sanitize_text, session_tag
 
 from .models import TURN_ID_MAX_LENGTH, UseHow

@@ -10,7 +10,7 @@ from django.test import Client, RequestFactory
 
 from memoryadmin.api import errors
 from memoryadmin.facts.errors import FactInvalid
-from memoryadmin.facts.services import clean_subject_id
+from memoryadmin.facts.validation import clean_subject_id
 
 from .conftest import db_state, facts_url, subject_url
 

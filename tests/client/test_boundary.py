@@ -5,8 +5,10 @@ from __future__ import annotations
 import ast
 import json
 import os
+import pkgutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,16 @@ def test_old_import_path_imports_without_django():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == []
+    assert "DeprecationWarning" in done.stderr and "import memoryadmin_client" in done.stderr
+
+
+def test_every_server_module_is_forbidden_the_old_client_path_and_the_test_doubles():
+    """The import-linter contract lists the server's top-level modules one by one (all of
+    memoryadmin but the two forbidden packages): a module added later must join the list."""
+    import memoryadmin
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (forbidden,) = [c for c in contracts["contracts"] if c["type"] == "forbidden"]
+    assert forbidden["forbidden_modules"] == ["memoryadmin.client", "memoryadmin.testing"]
+    children = {f"memoryadmin.{m.name}" for m in pkgutil.iter_modules(memoryadmin.__path__)}
+    assert set(forbidden["source_modules"]) == children - set(forbidden["forbidden_modules"])

@@ -200,3 +200,6 @@ def test_mcp_module_help_runs_despite_sharing_the_sdk_name(module):
     )
     assert done.returncode == 0, done.stderr
     assert "--subject" in done.stdout and "MEMORYADMIN_TOKEN" in done.stdout
+    # The old path says, on stderr (stdout is the MCP channel), what to run instead.
+    deprecated = "DeprecationWarning" in done.stderr and "memoryadmin_client.mcp" in done.stderr
+    assert deprecated == (module == OLD_SERVER_MODULE), done.stderr

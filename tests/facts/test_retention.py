@@ -13,6 +13,7 @@ from django.utils import timezone
 from memoryadmin.facts import retention, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import (
+    FactEvent,
     MemoryFact,
     PolicyAction,
     PolicyEvent,
@@ -21,7 +22,6 @@ from memoryadmin.facts.models import (
     RunStatus,
 )
 from memoryadmin.facts.services import FactDraft, RuleProposal
-from memoryadmin.facts.services import retention as policy
 from tests.support.bulk import Row, load_facts
 
 pytestmark = pytest.mark.django_db
@@ -124,7 +124,7 @@ def save(**fields):
     fields.setdefault("key_glob", "")
     fields.setdefault("sensitive", None)
     fields.setdefault("ttl_days", 30)
-    return policy.retention_rule_save(
+    return services.retention_rule_save(
         proposal=RuleProposal(**fields), actor=ADMIN, reason="policy review"
     )
 
@@ -165,12 +165,12 @@ def test_a_bad_rule_is_refused_with_a_field_message(fields, field):
 
 def test_saving_a_rule_needs_a_reason_and_is_audited_with_before_and_after():
     with pytest.raises(ValidationError, match="Say why"):
-        policy.retention_rule_save(
+        services.retention_rule_save(
             proposal=RuleProposal("r", "", "", None, 30), actor=ADMIN, reason="  "
         )
     created, run = save(name="short", ttl_days=30)
     save(pk=created.pk, name="short", ttl_days=10)
-    policy.retention_rule_delete(rule_id=created.pk, actor=ADMIN, reason="not needed")
+    services.retention_rule_delete(rule_id=created.pk, actor=ADMIN, reason="not needed")
     events = list(PolicyEvent.objects.order_by("id"))
     assert [e.action for e in events] == [
         PolicyAction.RULE_CREATED,
@@ -247,15 +247,15 @@ def test_the_preview_is_exactly_what_the_change_then_does(
         name="meals", category="", key_glob="meal_*", sensitive=None, ttl_days=None
     )
 
-    first = retention.preview(policy.rules_after(proposal=proposal), now=now)
+    first = retention.preview(retention.rules_after(proposal=proposal), now=now)
     with django_capture_on_commit_callbacks(execute=True):  # the recompute, then the sweep
-        _, run = policy.retention_rule_save(proposal=proposal, actor=ADMIN, reason="shorter")
+        _, run = services.retention_rule_save(proposal=proposal, actor=ADMIN, reason="shorter")
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.done == run.total == first.governed
     middle = dict(MemoryFact.objects.values_list("pk", "expires_at"))
-    second = retention.preview(policy.rules_after(proposal=extra), now=now)
+    second = retention.preview(retention.rules_after(proposal=extra), now=now)
     with django_capture_on_commit_callbacks(execute=True):
-        policy.retention_rule_save(proposal=extra, actor=ADMIN, reason="meals kept")
+        services.retention_rule_save(proposal=extra, actor=ADMIN, reason="meals kept")
     after = dict(MemoryFact.objects.values_list("pk", "expires_at"))
 
     for preview, old, new in ((first, before, middle), (second, middle, after)):
@@ -307,7 +307,7 @@ def test_legal_hold_is_audited_needs_a_reason_and_lifting_it_recomputes(
     fact = MemoryFact.objects.get(subject_id="held-1")
     assert fact.expires_at == fact.updated_at + timedelta(days=30)
     actions = list(
-        services.FactEvent.objects.filter(subject_id="held-1", key="")
+        FactEvent.objects.filter(subject_id="held-1", key="")
         .order_by("id")
         .values_list("action", "reason")
     )

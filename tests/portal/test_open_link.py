@@ -11,6 +11,7 @@ from django.test import Client
 
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import FactEvent
 from memoryadmin.portal.auth import COOKIE_NAME
 from memoryadmin.portal.models import PortalLink, PortalSession
 from memoryadmin.portal.services import portal_link_issue
@@ -89,7 +90,7 @@ def test_a_used_link_signed_out_says_it_was_used(issue_link):
 
 def _receipt_time(client: Client) -> str:
     services.subject_forget(subject_id=A, actor=Actor.customer(A), reason="test")
-    number = services.FactEvent.objects.get(action="subject_cleared").receipt
+    number = FactEvent.objects.get(action="subject_cleared").receipt
     body = client.get(f"/portal/receipts/{number}").content.decode()
     return body
 

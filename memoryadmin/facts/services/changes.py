@@ -33,14 +33,14 @@ from ..validation import (
     clean_reason,
     validate_fact,
 )
-from .events import (
+from .forgetting import fact_delete
+from .history import (
     apply_retention,
     commit_change,
     load_for_update,
     record_event,
     snapshot,
 )
-from .forgetting import fact_delete
 
 
 @transaction.atomic

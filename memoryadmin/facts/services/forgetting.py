@@ -28,10 +28,10 @@ from ..selectors import (
 from ..sql import SQL_LOCK_SUBJECT_ONLY
 from ..validation import (
     clean_reason,
+    clean_subject_id,
     normalize_key,
 )
-from .events import (
-    clean_subject_id,
+from .history import (
     load_for_update,
     lock_subject,
 )

@@ -35,13 +35,13 @@ from ..validation import (
     MemoryWriteFilter,
     classify_sensitive,
     clean_reason,
+    clean_subject_id,
     normalize_key,
     sanitize_text,
     validate_fact,
 )
-from .events import (
+from .history import (
     apply_retention,
-    clean_subject_id,
     is_unchanged,
     snapshot,
 )

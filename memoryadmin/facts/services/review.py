@@ -8,8 +8,8 @@ from ..actors import Actor
 from ..errors import FactInvalid
 from ..validation import clean_reason
 from .changes import fact_approve, fact_reveal
-from .events import load_for_update
 from .forgetting import fact_reject
+from .history import load_for_update
 
 DECISIONS = ("approve", "reject")
 

@@ -16,9 +16,9 @@ from ..models import (
 )
 from ..validation import (
     clean_reason,
-)
-from .events import (
     clean_subject_id,
+)
+from .history import (
     lock_subject,
     record_event,
 )

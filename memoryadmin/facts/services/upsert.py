@@ -51,12 +51,12 @@ from ..validation import (
     classify_sensitive,
     clean_evidence,
     clean_reason,
+    clean_subject_id,
     normalize_key,
     sanitize_text,
     validate_fact,
 )
-from .events import (
-    clean_subject_id,
+from .history import (
     is_unchanged,
     row_expiry,
     snapshot,

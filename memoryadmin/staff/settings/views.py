@@ -79,7 +79,7 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
 
 
 def _use_form(row: object) -> UseRetentionForm:
-    return UseRetentionForm(initial={"days": services.use_retention_days(row)}, prefix="use")
+    return UseRetentionForm(initial={"days": selectors.use_retention_days(row)}, prefix="use")
 
 
 @admin_required
@@ -189,10 +189,10 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
             status=400 if request.method == "POST" else 200,
         )
     try:
-        proposal = services.check_rule(form.proposal(rule_id))
+        proposal = retention.check_rule(form.proposal(rule_id))
         overrides = [
             o
-            for o in retention.sensitive_overrides(services.rules_after(proposal=proposal))
+            for o in retention.sensitive_overrides(retention.rules_after(proposal=proposal))
             if proposal.pk in (o.rule.pk, o.sensitive_rule.pk)
         ]
         if (
@@ -202,7 +202,7 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
         ):
             # Saving would keep sensitive facts longer than the sensitive-facts rule: the
             # preview again, with the warning and the box to tick.
-            preview = retention.preview(services.rules_after(proposal=proposal))
+            preview = retention.preview(retention.rules_after(proposal=proposal))
             return render(
                 request,
                 "staff/settings/rule_preview.html",
@@ -231,7 +231,7 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
         return render(request, "staff/settings/rule_form.html", context, status=400)
     if request.POST.get("action") == "change":
         return render(request, "staff/settings/rule_form.html", context)
-    preview = retention.preview(services.rules_after(proposal=proposal))
+    preview = retention.preview(retention.rules_after(proposal=proposal))
     return render(
         request,
         "staff/settings/rule_preview.html",
@@ -262,7 +262,7 @@ def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
                 request, f"Deleted the rule “{rule.name}”. Expiry dates are being recomputed."
             )
             return redirect("settings:retention")
-    preview = retention.preview(services.rules_after(delete_pk=rule.pk))
+    preview = retention.preview(retention.rules_after(delete_pk=rule.pk))
     return render(
         request,
         "staff/settings/rule_delete.html",
@@ -424,5 +424,5 @@ def history(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "staff/settings/history.html",
-        {"events": services.policy_history(), "section": "history"},
+        {"events": selectors.policy_history(), "section": "history"},
     )

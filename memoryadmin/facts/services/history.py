@@ -1,5 +1,7 @@
-"""Shared by every service: subject ids, the traveller's lock, snapshots, the event record, the
-retention a fact falls under, and the load-lock-compare-save steps of a single-fact change."""
+"""How a change to a fact is made and kept in its history, shared by the services of this
+package (not exported: callers use the services): the traveller's lock, the load-lock-compare
+and save-and-record steps of a single-fact change, the snapshots and FactEvent record, whether a
+restatement changes nothing, and the retention a version falls under."""
 
 from __future__ import annotations
 
@@ -11,42 +13,15 @@ from django.utils import timezone
 
 from .. import retention
 from ..actors import Actor
-from ..errors import FactConflict, FactInvalid, FactNotFound
+from ..errors import FactConflict, FactNotFound
 from ..models import (
-    SUBJECT_ID_MAX_LENGTH,
     EventAction,
     FactEvent,
     MemoryFact,
     RetentionRule,
     Subject,
 )
-from ..validation import CleanFact, clean_reason, normalize_key, sanitize_text
-
-
-def clean_subject_id(subject_id: object) -> str:
-    """Subject ids are opaque, but bounded and free of control characters."""
-    if not isinstance(subject_id, str):
-        raise FactInvalid("Subject id must be text.", fields={"subject_id": "Must be text."})
-    if (
-        not subject_id
-        or sanitize_text(subject_id) != subject_id
-        or " " in subject_id
-        or "/" in subject_id  # it travels as one URL path segment
-        or subject_id in {".", ".."}  # which URL resolution would remove or climb out of
-    ):
-        raise FactInvalid(
-            "Subject id is empty, is . or .., or has spaces, slashes or control characters.",
-            fields={
-                "subject_id": "Must be non-empty, not . or .., without spaces, slashes or "
-                "control chars."
-            },
-        )
-    if len(subject_id) > SUBJECT_ID_MAX_LENGTH:
-        raise FactInvalid(
-            "Subject id is too long.",
-            fields={"subject_id": f"At most {SUBJECT_ID_MAX_LENGTH} characters."},
-        )
-    return subject_id
+from ..validation import CleanFact, clean_reason, clean_subject_id, normalize_key
 
 
 def lock_subject(subject_id: str) -> Subject:
