@@ -5,11 +5,11 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryadmin.settings")
-    # The embedded default (SQLite, no SECRET_KEY: a checkout on a developer's machine) is
-    # development, as `make run` and the README's commands assume. Production sets a key and
-    # PostgreSQL, and DEBUG=false (production.env.example).
-    database = os.environ.get("DATABASE_URL", "")
-    if not os.environ.get("SECRET_KEY") and (not database or database.startswith("sqlite")):
+    # The embedded PostgreSQL without a SECRET_KEY (a checkout on a developer's machine, its
+    # commands run through `python -m memoryadmin.embedded_db run --`) is development, as
+    # `make run` and the README's commands assume. Production sets a key and its own
+    # DATABASE_URL, and DEBUG=false (production.env.example).
+    if not os.environ.get("SECRET_KEY") and os.environ.get("EMBEDDED_POSTGRES") == "1":
         os.environ.setdefault("DEBUG", "true")
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line

@@ -103,6 +103,20 @@ def test_a_stale_lock_gets_one_clear_line_not_a_traceback(pgdata):
     assert "stale lock" in line and "postmaster.pid" in line
 
 
+def test_the_readme_token_command_works_on_a_fresh_checkout(pgdata):
+    """README, "agent host": create_service_token as written, with nothing set (no DEBUG, no
+    SECRET_KEY, no DATABASE_URL), through the embedded wrapper; the secret is the last line."""
+    env = {"PATH": os.environ.get("PATH", ""), "EMBEDDED_PGDATA": str(pgdata)}
+    migrated = _wrapper(sys.executable, "manage.py", "migrate", "--noinput", "-v", "0", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    scopes = ["--scope", "memory:read", "--scope", "memory:write", "--scope", "turns:write"]
+    made = _wrapper(
+        sys.executable, "manage.py", "create_service_token", "airline-agent", *scopes, env=env
+    )
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip().splitlines()[-1].startswith("mat_")
+
+
 def _free_port() -> int:
     import socket
 

@@ -107,30 +107,6 @@ def test_the_proxy_ssl_header_and_hsts_come_from_the_environment():
     assert off.stdout.split() == ["None", "0", "False", "False", "False"]
 
 
-def test_the_readme_token_command_works_on_a_fresh_checkout(tmp_path):
-    """README, "agent host": create_service_token as written, with nothing set, on the embedded
-    default (a private SQLite file here), prints the secret on its last line."""
-    # as the README writes them: no DEBUG, no SECRET_KEY (the SQLite file is a private one here
-    # rather than the checkout's db.sqlite3)
-    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'dev.sqlite3'}"}
-    migrated = run_django(env, "migrate", "--noinput", "-v", "0")
-    assert migrated.returncode == 0, migrated.stderr
-    result = run_django(
-        env,
-        "create_service_token",
-        "airline-agent",
-        "--scope",
-        "memory:read",
-        "--scope",
-        "memory:write",
-        "--scope",
-        "turns:write",
-    )
-
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1].startswith("mat_")
-
-
 def test_a_missing_setting_is_one_line_naming_it_not_a_traceback():
     result = run_django({**production_env(), "SECRET_KEY": "", "DEBUG": "false"}, "check")
 
