@@ -245,7 +245,7 @@ def test_the_defaults_with_nothing_set():
     assert result.stdout.split() == ["True"] * 6 + ["60", "True", "[]"]
 
 
-def test_empty_values_mean_unset_and_values_are_taken_literally():
+def test_empty_numbers_mean_unset_and_values_are_taken_literally():
     env = Env(
         {
             "EMPTY": "  ",
@@ -258,6 +258,8 @@ def test_empty_values_mean_unset_and_values_are_taken_literally():
 
     assert env.int("EMPTY", default=7) == 7
     assert env.bool("EMPTY", default=True) is True
+    assert env.list("EMPTY", default=["a.example"]) == []  # ALLOWED_HOSTS= allows no host
+    assert env.str("EMPTY", default="x") == "  "
     assert env.bool("FLAG", default=False) is True
     assert env.list("HOSTS", default=[]) == ["a.example", "b.example"]
     assert env.str("KEY", default="") == "$NOT_A_REFERENCE"

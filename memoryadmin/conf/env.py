@@ -4,7 +4,8 @@ Every read is typed, and a value that does not parse is an ImproperlyConfigured 
 variable (`DB_CONN_MAX_AGE='abc' is not an integer`), which manage.py prints as one line, instead
 of a bare ValueError from deep inside a cast. Three differences from django-environ's own reading:
 - a value is taken literally: no `$OTHER_VARIABLE` references (a secret may start with `$`);
-- an empty value is the same as an unset one (the default applies): `KEY=` in an env file;
+- an empty boolean or number is the same as an unset one (the default applies): `KEY=` in an
+  env file; an empty string or list is the empty value (`ALLOWED_HOSTS=` allows no host);
 - booleans and numbers are strict: `SECURE_COOKIES=ture` or `WEBHOOK_TIMEOUT_SECONDS=10s` is an
   error, not False or 10.0 (django-environ reads any unknown word as False and drops letters
   from floats).
@@ -70,6 +71,7 @@ def _dict(raw: str) -> dict[str, str]:
 
 
 _CASTS = {bool: _bool, int: _int, float: _float, list: _list, dict: _dict}
+_SCALARS = (bool, int, float)
 
 
 class Env(environ.Env):
@@ -85,13 +87,14 @@ class Env(environ.Env):
         self, var: str, cast: Any = None, default: Any = NOTSET, parse_default: bool = False
     ) -> Any:
         raw = self.ENVIRON.get(var)
-        if raw is None or not raw.strip():
+        strict = _CASTS.get(cast) if isinstance(cast, type) else None
+        if raw is None or (cast in _SCALARS and not raw.strip()):
             if default is NOTSET:
                 raise ImproperlyConfigured(f"Set {var}.")
             return default
         try:
-            if cast in _CASTS:
-                return _CASTS[cast](raw)
+            if strict is not None:
+                return strict(raw)
             return raw if cast in (None, str) else self.parse_value(raw, cast)
         except (ValueError, TypeError) as exc:
             raise ImproperlyConfigured(f"{var}={raw.strip()!r} {_reason(exc)}.") from None
@@ -106,7 +109,7 @@ class Env(environ.Env):
 
     def choice(self, var: str, default: str, choices: tuple[str, ...]) -> str:
         """One of `choices`, matched whatever its case (`json`, `JSON`), as `choices` spells it."""
-        value = self.str(var, default=default).strip()
+        value = self.str(var, default=default).strip() or default
         for choice in choices:
             if value.lower() == choice.lower():
                 return choice
