@@ -159,7 +159,7 @@ def site_policy_header() -> str:
     """The Content-Security-Policy header of settings.CONTENT_SECURITY_POLICY, as django-csp
     builds it, built once per value of the setting."""
     global _site_policy
-    policy = getattr(settings, "CONTENT_SECURITY_POLICY", None)
+    policy = settings.CONTENT_SECURITY_POLICY
     if _site_policy is None or _site_policy[0] is not policy:
         _site_policy = (policy, build_policy())
     return _site_policy[1]
@@ -185,11 +185,11 @@ class CSPMiddleware(_CSPMiddleware):
 
     @staticmethod
     def _uses_the_site_policy(request: HttpRequest, response: HttpResponseBase) -> bool:
-        policy = getattr(settings, "CONTENT_SECURITY_POLICY", None)
+        policy = settings.CONTENT_SECURITY_POLICY
         return bool(
             policy
             and not policy.get("EXCLUDE_URL_PREFIXES")
-            and not getattr(settings, "CONTENT_SECURITY_POLICY_REPORT_ONLY", None)
+            and not settings.CONTENT_SECURITY_POLICY_REPORT_ONLY
             and not (settings.DEBUG and response.status_code in (404, 500))
             and getattr(request, "_csp_nonce", None) is None
             and all(getattr(response, name, None) is None for name in _CSP_RESPONSE_CHANGES)

@@ -51,7 +51,7 @@ def shared_cache_failed(what: str, exc: BaseException) -> None:
     global _resting_until
     now = time.monotonic()
     with _lock:
-        _resting_until = now + float(getattr(settings, "CACHE_RETRY_SECONDS", 5.0))
+        _resting_until = now + settings.CACHE_RETRY_SECONDS
         last = _warned_at.get(what)
         if last is not None and now - last < WARNING_INTERVAL_SECONDS:
             return

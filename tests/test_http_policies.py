@@ -209,6 +209,7 @@ def test_the_proxy_header_is_trusted_only_behind_a_declared_tls_proxy():
         "PATH": os.environ.get("PATH", ""),
         "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
         "DEBUG": "true",
+        "DATABASE_URL": os.environ["DATABASE_URL"],
         "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto",
     }
     root = Path(__file__).resolve().parent.parent

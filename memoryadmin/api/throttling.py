@@ -108,7 +108,7 @@ class _RedisCounts:
             if window == key and left > 0:
                 self.leases[slot] = (key, left - 1)
                 return True
-        want = max(1, min(int(getattr(settings, "API_THROTTLE_LEASE_MAX", 50)), limit // 100))
+        want = max(1, min(settings.API_THROTTLE_LEASE_MAX, limit // 100))
         granted = int(
             self.script(
                 keys=[make_key(key), make_key(previous_key)],

@@ -58,7 +58,7 @@ def _cached_token(digest: str) -> ServiceToken | None:
 
 
 def _remember_token(digest: str, token: ServiceToken) -> None:
-    ttl = float(getattr(settings, "API_TOKEN_CACHE_SECONDS", 5.0))
+    ttl = settings.API_TOKEN_CACHE_SECONDS
     if ttl <= 0:
         return
     with _token_cache_lock:

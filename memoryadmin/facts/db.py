@@ -28,7 +28,7 @@ def hot_cursor() -> Any:
     psycopg's cursor is returned as it is, without the wrapper's layers (about a third of the
     client's CPU for one of these statements)."""
     db = connections[DEFAULT_DB_ALIAS]  # once: each `connection.x` is a thread-local lookup
-    if not getattr(settings, "MEMORY_PREPARED_STATEMENTS", True):
+    if not settings.MEMORY_PREPARED_STATEMENTS:
         return db.cursor()
     db.close_if_health_check_failed()
     db.ensure_connection()

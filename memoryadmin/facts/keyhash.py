@@ -64,7 +64,7 @@ def history_hashes(subject_id: str, key: str) -> list[str]:
     if is_key_digest(key):
         return [key]
     hashes = [key_digest(subject_id, key)]
-    for secret in getattr(settings, "SECRET_KEY_FALLBACKS", ()) or ():
+    for secret in settings.SECRET_KEY_FALLBACKS:
         digest = key_digest(subject_id, key, secret=secret)
         if digest not in hashes:
             hashes.append(digest)

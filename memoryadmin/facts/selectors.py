@@ -68,7 +68,7 @@ _config_lock = threading.Lock()
 
 
 def _config_ttl() -> float:
-    return float(getattr(settings, "MEMORY_CONFIG_CACHE_SECONDS", 5.0))
+    return settings.MEMORY_CONFIG_CACHE_SECONDS
 
 
 def _load_config() -> MemoryConfig:

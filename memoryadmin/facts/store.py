@@ -180,7 +180,7 @@ _watchers: set[asyncio.Task[None]] = set()  # tasks must be referenced while the
 
 
 def native_enabled() -> bool:
-    return bool(getattr(settings, "MEMORY_STORE_NATIVE_ASYNC", False))
+    return settings.MEMORY_STORE_NATIVE_ASYNC
 
 
 def _conninfo() -> dict[str, Any]:
@@ -212,7 +212,7 @@ def _native() -> _LoopConnections:
     loop = asyncio.get_running_loop()
     native = _natives.get(loop)
     if native is None or native.closed:
-        native = _LoopConnections(max(1, int(getattr(settings, "MEMORY_STORE_POOL_SIZE", 4))))
+        native = _LoopConnections(max(1, settings.MEMORY_STORE_POOL_SIZE))
         _natives[loop] = native
         watcher = loop.create_task(_close_at_loop_end(native), name="memoryadmin-store-close")
         _watchers.add(watcher)

@@ -21,7 +21,7 @@ def _fernet(secret_key: str) -> Fernet:
 
 
 def _box() -> MultiFernet:
-    keys = [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
+    keys = [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
     return MultiFernet([_fernet(key) for key in keys])
 
 

@@ -92,6 +92,7 @@ def test_the_shared_cache_is_redis_whenever_the_broker_is():
         "PATH": os.environ.get("PATH", ""),
         "DJANGO_SETTINGS_MODULE": "memoryadmin.settings",
         "DEBUG": "true",
+        "DATABASE_URL": os.environ["DATABASE_URL"],
     }
     root = Path(__file__).resolve().parents[2]
 
