@@ -4,11 +4,16 @@ DATABASE_URL is required: `make run` and `make test` start an embedded PostgreSQ
 production points it at its own server (production.env.example).
 """
 
+from urllib.parse import unquote
+
 from memoryadmin.conf.env import env
 
 # libpq multi-host URLs work too: `postgresql://h1:5432,h2:5432/db?target_session_attrs=...`
 # (the hosts and ports go to HOST and PORT, the query to OPTIONS).
 _DATABASE = env.db_url("DATABASE_URL")
+# A Unix socket folder is written percent-encoded in the host, as libpq reads it
+# (`postgres://user@%2Fpath%2Fto%2Fsocket:5432/db`: the embedded server's URL).
+_DATABASE["HOST"] = unquote(_DATABASE.get("HOST") or "")
 # Seconds a connection is kept for the next request (0: one per request); a URL's own
 # `?conn_max_age=` wins.
 _DATABASE.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
