@@ -17,20 +17,20 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.test import override_settings
 
 from memoryadmin import sharedcache
 from memoryadmin.api.throttling import throttle_leases_clear
 from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.facts.models import MemoryFact
-from tests.extraction.worker import publishing_to
+from tests.client.servers import free_port
+from tests.extraction.worker import publishing_to, subprocess_database_url
 from tests.staff.conftest import make_staff
 
 from .conftest import facts_url, subject_url
 
 ROOT = Path(__file__).resolve().parents[2]
-REDIS_PORT = 6393  # this issue's private range: 6391-6395
+REDIS_PORT = free_port()  # per process: each pytest-xdist worker has its own
 DEAD_URL = f"redis://127.0.0.1:{REDIS_PORT}/0"
 
 
@@ -195,11 +195,7 @@ def test_fault_run_redis_killed_under_load_against_make_serve(case):
     (FAULT_TEST_SECONDS each, 18 by default; 60 by hand for bench/RESULTS.md). 0 5xx, /healthz
     degraded while it lasts, turns posted meanwhile, every turn processed once Redis is back, no
     lost update."""
-    params = connection.settings_dict
-    url = (
-        f"postgres://{params['USER'] or 'postgres'}@{params['HOST'] or '127.0.0.1'}:"
-        f"{params['PORT'] or 5432}/{params['NAME']}"
-    )
+    url = subprocess_database_url()
     done = subprocess.run(
         [
             sys.executable,
@@ -213,8 +209,8 @@ def test_fault_run_redis_killed_under_load_against_make_serve(case):
         env={
             **os.environ,
             "DATABASE_URL": url,
-            "FAULT_PORT": "8192",
-            "FAULT_REDIS_PORTS": "6391,6392",
+            "FAULT_PORT": str(free_port()),
+            "FAULT_REDIS_PORTS": f"{free_port()},{free_port()}",
         },
         capture_output=True,
         text=True,

@@ -27,7 +27,8 @@ def subprocess_database_url() -> str:
     auth = quote(conf.get("USER") or "", safe="")
     if conf.get("PASSWORD"):
         auth += ":" + quote(conf["PASSWORD"], safe="")
-    host = conf.get("HOST") or "127.0.0.1"
+    # A socket folder (the embedded server's) is written percent-encoded, as libpq reads it.
+    host = quote(conf.get("HOST") or "127.0.0.1", safe="")
     port = conf.get("PORT") or 5432
     return f"postgres://{auth}@{host}:{port}/{conf['NAME']}"
 

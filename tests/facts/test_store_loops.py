@@ -42,15 +42,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _database_url(application_name: str) -> str:
-    params = connection.settings_dict
-    host = params["HOST"] or "127.0.0.1"
-    port = params["PORT"] or 5432
-    user = params["USER"] or "postgres"
-    password = f":{params['PASSWORD']}" if params["PASSWORD"] else ""
-    return (
-        f"postgres://{user}{password}@{host}:{port}/{params['NAME']}"
-        f"?application_name={application_name}"
-    )
+    from tests.extraction.worker import subprocess_database_url
+
+    return f"{subprocess_database_url()}?application_name={application_name}"
 
 
 def test_200_calls_each_in_its_own_asyncio_run_leave_no_connection_behind():
