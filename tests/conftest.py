@@ -85,3 +85,20 @@ def force_login_is_a_complete_staff_sign_in(monkeypatch):
             session.save()
 
     monkeypatch.setattr(ClientMixin, "force_login", force_login)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The upstream state machine runs in shards, on whichever xdist workers: one line for the
+    whole run (tests/upstream/test_state_machine.py records each shard's counts)."""
+    shards = [
+        dict(report.user_properties)["state_machine"]
+        for outcome in ("passed", "failed")
+        for report in terminalreporter.stats.get(outcome, [])
+        if report.when == "call" and "state_machine" in dict(report.user_properties)
+    ]
+    if shards:
+        sequences, calls, full, shortest = zip(*shards, strict=True)
+        terminalreporter.write_line(
+            f"state machine: {len(shards)} shards, {sum(sequences)} sequences, {sum(calls)}"
+            f" calls, {sum(full)} of them 30 calls long (shortest {min(shortest)})"
+        )
