@@ -56,7 +56,7 @@ def fresh_memory_config():
 def store_on_django_connection(settings):
     """DjangoMemoryStore's native async pool is a second connection, which cannot see the data
     of a test's open transaction: tests use Django's connection unless they test the pool
-    (tests/facts/test_store_native.py, on committed data)."""
+    (tests/facts/test_store_native.py, tests/upstream/test_state_machine.py, on committed data)."""
     settings.MEMORY_STORE_NATIVE_ASYNC = False
 
 
