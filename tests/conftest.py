@@ -75,7 +75,7 @@ def fresh_memory_config():
 def store_on_django_connection(settings):
     """DjangoMemoryStore's native async pool is a second connection, which cannot see the data
     of a test's open transaction: tests use Django's connection unless they test the pool
-    (tests/facts/test_store_native.py, on committed data)."""
+    (tests/facts/test_store_native.py, tests/upstream/test_state_machine.py, on committed data)."""
     settings.MEMORY_STORE_NATIVE_ASYNC = False
 
 
@@ -104,3 +104,20 @@ def force_login_is_a_complete_staff_sign_in(monkeypatch):
             session.save()
 
     monkeypatch.setattr(ClientMixin, "force_login", force_login)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The upstream state machine runs in shards, on whichever xdist workers: one line for the
+    whole run (tests/upstream/test_state_machine.py records each shard's counts)."""
+    shards = [
+        dict(report.user_properties)["state_machine"]
+        for outcome in ("passed", "failed")
+        for report in terminalreporter.stats.get(outcome, [])
+        if report.when == "call" and "state_machine" in dict(report.user_properties)
+    ]
+    if shards:
+        sequences, calls, full, shortest = zip(*shards, strict=True)
+        terminalreporter.write_line(
+            f"state machine: {len(shards)} shards, {sum(sequences)} sequences, {sum(calls)}"
+            f" calls, {sum(full)} of them 30 calls long (shortest {min(shortest)})"
+        )
