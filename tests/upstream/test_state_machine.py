@@ -34,7 +34,7 @@ from memoryadmin_client.types import MemoryCategory, MemoryFact
 from .reference import Candidate, ExpectedStore, same_facts
 from .strategies import batches, delete_keys, queries
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.statemachine]
 
 # The floor; a developer may lower it by hand while debugging, `make test` never does.
 SEQUENCES = int(os.environ.get("UPSTREAM_SEQUENCES", "300"))
