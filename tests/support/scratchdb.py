@@ -28,7 +28,7 @@ def scratch_database() -> Iterator[str]:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     user = quote(server["user"] or "", safe="")
     password = f":{quote(server['password'], safe='')}" if server["password"] else ""
-    host = server["host"] or "localhost"
+    host = quote(server["host"] or "localhost", safe="")  # a socket folder, percent-encoded
     port = f":{server['port']}" if server["port"] else ""
     try:
         yield f"postgres://{user}{password}@{host}{port}/{name}"
