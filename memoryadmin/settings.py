@@ -491,3 +491,13 @@ CELERY_BEAT_SCHEDULE["sweep-webhook-log"] = {
     "task": "memoryadmin.privacy.tasks.webhook_log_sweep_task",
     "schedule": 86400.0,
 }
+
+# --- Fenced speed tricks (memoryadmin/fastpaths/, docs/ARCHITECTURE.md "Fenced speed tricks").
+# Each reaches into another library's private names for speed; `false` turns it off and that
+# code path uses the library's public API instead (slower, the same answers). Read on every
+# call. A trick that finds its library changed turns itself off and logs one warning.
+FASTPATH_DJANGO_CURSOR = env_bool("FASTPATH_DJANGO_CURSOR", True)
+FASTPATH_PYDANTIC_MODELS = env_bool("FASTPATH_PYDANTIC_MODELS", True)
+FASTPATH_REDIS_CLIENT = env_bool("FASTPATH_REDIS_CLIENT", True)
+FASTPATH_CSP_HEADER = env_bool("FASTPATH_CSP_HEADER", True)
+FASTPATH_API_LEAN_GET = env_bool("FASTPATH_API_LEAN_GET", True)
