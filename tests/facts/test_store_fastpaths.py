@@ -67,6 +67,8 @@ def test_hot_cursor_is_djangos_own_cursor_when_the_trick_is_off(settings, off):
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
     assert _prepared(cursor) is not off
+    if off:
+        assert isinstance(cursor, CursorWrapper)  # Django's errors and transaction checks
 
 
 def _prepared(cursor) -> bool:
