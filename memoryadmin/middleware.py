@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from csp.middleware import CSPMiddleware as _CSPMiddleware
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
@@ -15,16 +14,10 @@ from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
-    HttpResponseBase,
     JsonResponse,
     QueryDict,
 )
 from django.utils.http import http_date
-
-from memoryadmin.fastpaths import csp_header
-from memoryadmin.fastpaths.csp_header import site_policy_header
-
-__all__ = ["CSPMiddleware", "site_policy_header"]
 
 API_PREFIX = "/api/"
 _PORTAL_OPEN = "/portal/open/"
@@ -133,16 +126,3 @@ class StripNulQueryMiddleware:
             cleaned._mutable = False
             request.GET = cleaned
         return self.get_response(request)
-
-
-class CSPMiddleware(_CSPMiddleware):
-    """django-csp's middleware; an answer that uses the site-wide policy unchanged gets the
-    header built once per process instead of on every answer: a fenced speed trick
-    (`memoryadmin.fastpaths.csp_header`, FASTPATH_CSP_HEADER). Every other answer, and every
-    answer with the trick off, goes through django-csp."""
-
-    def process_response(
-        self, request: HttpRequest, response: HttpResponseBase
-    ) -> HttpResponseBase:
-        answered = csp_header.process_response(self, request, response)
-        return super().process_response(request, response) if answered is None else answered

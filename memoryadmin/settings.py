@@ -72,7 +72,7 @@ MIDDLEWARE = [
     # Static files are answered here, before sessions and the rest: cheap, cacheable, no cookies.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryadmin.middleware.NoStoreMiddleware",
-    "memoryadmin.middleware.CSPMiddleware",  # django-csp's, the site-wide header built once
+    "csp.middleware.CSPMiddleware",
     # Sessions, the staff user and messages are Django's own, skipped under /api/: the agent API
     # authenticates each request with a bearer token and never has a session (middleware.py).
     "memoryadmin.middleware.BrowserSessionMiddleware",
@@ -497,7 +497,5 @@ CELERY_BEAT_SCHEDULE["sweep-webhook-log"] = {
 # code path uses the library's public API instead (slower, the same answers). Read on every
 # call. A trick that finds its library changed turns itself off and logs one warning.
 FASTPATH_DJANGO_CURSOR = env_bool("FASTPATH_DJANGO_CURSOR", True)
-FASTPATH_PYDANTIC_MODELS = env_bool("FASTPATH_PYDANTIC_MODELS", True)
 FASTPATH_REDIS_CLIENT = env_bool("FASTPATH_REDIS_CLIENT", True)
-FASTPATH_CSP_HEADER = env_bool("FASTPATH_CSP_HEADER", True)
 FASTPATH_API_LEAN_GET = env_bool("FASTPATH_API_LEAN_GET", True)

@@ -2,12 +2,12 @@
 same run, the cases taking turns call by call.
 
 In-process, the setting is flipped before each call (they are read on every call):
-FASTPATH_DJANGO_CURSOR on the reads and the upsert through Django's connection,
-FASTPATH_PYDANTIC_MODELS on the native reads. Over HTTP one gunicorn (1 worker each, so only
-the one answering uses a core) per configuration: every trick on, twice (A and A', the noise
-of this run), and each of FASTPATH_DJANGO_CURSOR, FASTPATH_REDIS_CLIENT, FASTPATH_CSP_HEADER,
-FASTPATH_API_LEAN_GET off. Each row's ratio is against the same operation with every trick on;
-the A' rows (and the in-process "again" rows) are what noise alone gives.
+FASTPATH_DJANGO_CURSOR on the read and the upsert through Django's connection. Over HTTP one
+gunicorn (1 worker each, so only the one answering uses a core) per configuration: every trick
+on, twice (A and A', the noise of this run), and each of FASTPATH_DJANGO_CURSOR,
+FASTPATH_REDIS_CLIENT, FASTPATH_API_LEAN_GET off. (The pydantic and CSP tricks measured here
+bought less than the noise and were removed: bench/RESULTS.md.) Each row's ratio is against
+the same operation with every trick on; the "on again" rows are what noise alone gives.
 
 A whole run of any other scenario with a trick off: set its environment variable, e.g.
 `FASTPATH_API_LEAN_GET=false bench/run.py --only http --skip-load`."""
@@ -26,7 +26,6 @@ SCENARIO = "fenced speed tricks"
 HTTP_OFF = (
     "FASTPATH_DJANGO_CURSOR",
     "FASTPATH_REDIS_CLIENT",
-    "FASTPATH_CSP_HEADER",
     "FASTPATH_API_LEAN_GET",
 )
 KEYS = ("seat_preference", "bench_meal", "bench_party")
@@ -36,8 +35,7 @@ def _with(name: str | None, call):
     """`call(i)` with the trick `name` off (None: every trick on)."""
 
     async def case(i: int) -> object:
-        for trick in ("FASTPATH_DJANGO_CURSOR", "FASTPATH_PYDANTIC_MODELS"):
-            setattr(settings, trick, trick != name)
+        settings.FASTPATH_DJANGO_CURSOR = name != "FASTPATH_DJANGO_CURSOR"
         return await call(i)
 
     return case
@@ -55,7 +53,6 @@ async def scenario_fastpaths(ctx: Context, rows: list[Row]) -> None:
 
 async def _in_process(ctx: Context, rows: list[Row]) -> None:
     subjects = ctx.subjects
-    native = make_store(native=True)
     hop = make_store(native=False)
 
     def hop_read(i: int):
@@ -70,13 +67,9 @@ async def _in_process(ctx: Context, rows: list[Row]) -> None:
         ]
         return hop.upsert_facts(subjects[(i + 11) % len(subjects)], facts)
 
-    def native_read(i: int):
-        return native.get_facts(subjects[i % len(subjects)])
-
     measured = {
         "DjangoMemoryStore.get_facts (thread hop)": (hop_read, "FASTPATH_DJANGO_CURSOR"),
         "DjangoMemoryStore.upsert_facts (3, thread hop)": (hop_write, "FASTPATH_DJANGO_CURSOR"),
-        "DjangoMemoryStore.get_facts (native)": (native_read, "FASTPATH_PYDANTIC_MODELS"),
     }
     cases = {}
     for operation, (call, trick) in measured.items():
@@ -86,8 +79,7 @@ async def _in_process(ctx: Context, rows: list[Row]) -> None:
     try:
         got = await take_turns(cases, ctx.n)
     finally:
-        for trick in ("FASTPATH_DJANGO_CURSOR", "FASTPATH_PYDANTIC_MODELS"):
-            setattr(settings, trick, True)
+        settings.FASTPATH_DJANGO_CURSOR = True
     _rows(rows, got, [(op, ["on again", f"{trick} off"]) for op, (_, trick) in measured.items()])
 
 

@@ -10,15 +10,18 @@ path: an upgrade that breaks a trick costs speed, never correctness.
 | setting                  | module              | library (written against)        |
 |--------------------------|---------------------|----------------------------------|
 | FASTPATH_DJANGO_CURSOR   | django_cursor.py    | Django 5.2, psycopg 3.3          |
-| FASTPATH_PYDANTIC_MODELS | pydantic_models.py  | pydantic 2.x                     |
 | FASTPATH_REDIS_CLIENT    | redis_client.py     | Django 5.2's RedisCache, redis 8 |
-| FASTPATH_CSP_HEADER      | csp_header.py       | django-csp 4.0                   |
 | FASTPATH_API_LEAN_GET    | api/fastpath_drf.py | DRF 3.x (no private names: it    |
 |                          |                     | re-implements DRF's dispatch;    |
 |                          |                     | it lives in the API, whose token |
 |                          |                     | check it uses)                   |
 
-Imports nothing of ours: the facts, the API and the middleware all use it.
+Two tricks were measured to buy less than the noise and removed (bench/RESULTS.md): pydantic
+models built by setting their private slots (now `model_construct`), and django-csp's header
+built once per process by reading django-csp's private response attributes (now django-csp's
+own middleware).
+
+Imports nothing of ours: the facts and the API use it.
 """
 
 from __future__ import annotations

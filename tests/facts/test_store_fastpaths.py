@@ -1,8 +1,7 @@
 """The store contract with the fenced speed tricks off (memoryadmin/fastpaths/): every trick at
-once and, one by one, those the store goes through (FASTPATH_DJANGO_CURSOR on the path through
-Django's connection, FASTPATH_PYDANTIC_MODELS on the native path). The other tricks (Redis,
-CSP, the API's lean GET) are not on the store's way; tests/api/test_fastpaths.py runs the API
-with each of them off."""
+once, and the one the store goes through (FASTPATH_DJANGO_CURSOR, on the path through Django's
+connection; the native path uses no trick). The others (Redis, the API's lean GET) are not on
+the store's way; tests/api/test_fastpaths.py runs the API with each of them off."""
 
 from __future__ import annotations
 
@@ -10,16 +9,13 @@ import pytest
 from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 from django.db.backends.utils import CursorWrapper
-from pydantic import BaseModel
 
 from memoryadmin import fastpaths
 from memoryadmin.facts.db import hot_cursor
 from memoryadmin.facts.store import DjangoMemoryStore
-from memoryadmin.fastpaths.pydantic_models import construct_all
 from tests.support.fastpaths import ALL_OFF, TRICKS, turn_off
 
 from .store_contract import MemoryStoreContract, fact, run
-from .test_store_native import OnHostLoop
 
 
 @pytest.fixture(autouse=True)
@@ -41,20 +37,6 @@ class TestStoreWithTricksOff(MemoryStoreContract):
     @pytest.fixture
     def store(self):
         return DjangoMemoryStore(session_id="sess-1234")
-
-
-@pytest.mark.django_db(transaction=True)
-class TestNativeStoreWithTricksOff(MemoryStoreContract):
-    @pytest.fixture(
-        autouse=True,
-        params=[ALL_OFF, pytest.param(("FASTPATH_PYDANTIC_MODELS",), id="pydantic-off")],
-    )
-    def _off(self, request, settings):
-        turn_off(settings, request.param)
-
-    @pytest.fixture
-    def store(self, host_loop):
-        return OnHostLoop(DjangoMemoryStore(session_id="sess-1234", native=True), host_loop)
 
 
 @pytest.mark.django_db
@@ -93,25 +75,6 @@ def test_a_trick_found_broken_takes_the_public_path_and_says_so_once(settings, c
         assert isinstance(cursor, CursorWrapper) and not _prepared(cursor)
     assert fastpaths.fits("FASTPATH_DJANGO_CURSOR", "django", 5, (connection, "cursor"))
     assert not fastpaths.fits("FASTPATH_X", "django", 5, (connection, "no_such_attribute"))
-
-
-class _WithDefault(BaseModel):
-    key: str
-    note: str = "default"
-
-
-@pytest.mark.parametrize("off", [True, False])
-def test_pydantic_models_are_built_by_pydantic_when_the_trick_is_off(settings, off):
-    """Off, `model_construct` builds them (it fills in defaults; the trick takes the values as
-    given, every field named): which path ran shows in a field left out."""
-    settings.FASTPATH_PYDANTIC_MODELS = not off
-    [built] = construct_all(_WithDefault, [{"key": "seat"}])
-    assert built.key == "seat"
-    if off:
-        assert built == _WithDefault(key="seat")
-    else:
-        with pytest.raises(AttributeError):
-            _ = built.note
 
 
 def test_every_trick_has_its_setting_on_by_default():

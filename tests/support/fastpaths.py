@@ -10,9 +10,7 @@ from memoryadmin import fastpaths
 
 TRICKS = (
     "FASTPATH_DJANGO_CURSOR",
-    "FASTPATH_PYDANTIC_MODELS",
     "FASTPATH_REDIS_CLIENT",
-    "FASTPATH_CSP_HEADER",
     "FASTPATH_API_LEAN_GET",
 )
 ALL_OFF = pytest.param(TRICKS, id="all-off")
