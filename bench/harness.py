@@ -193,6 +193,13 @@ class LeanHttp:
 
 
 class gunicorn_server:  # noqa: N801 - used as a context manager
+    """`make serve`'s gunicorn on HTTP_PORT; `port` and `env` (e.g. a FASTPATH_* setting off,
+    WEB_CONCURRENCY) for a second server in the same run."""
+
+    def __init__(self, port: int | None = None, env: dict[str, str] | None = None) -> None:
+        self.port = port or HTTP_PORT
+        self.env = env or {}
+
     def __enter__(self) -> None:
         # `make serve`'s own gunicorn.conf.py (2 workers), its access log to /dev/null.
         # As in production, the throttle counts live in Redis (the broker's), shared by workers.
@@ -203,13 +210,14 @@ class gunicorn_server:  # noqa: N801 - used as a context manager
             "CELERY_BROKER_URL": os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/12"),
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "WEB_CONCURRENCY": "2",
-            "BIND": f"127.0.0.1:{HTTP_PORT}",
+            "BIND": f"127.0.0.1:{self.port}",
             "GUNICORN_ACCESS_LOG": "/dev/null",
+            **self.env,
         }
         config = (
             ["-c", "gunicorn.conf.py"]
             if (ROOT / "gunicorn.conf.py").exists()
-            else ["--workers", "2", "--bind", f"127.0.0.1:{HTTP_PORT}"]
+            else ["--workers", env["WEB_CONCURRENCY"], "--bind", f"127.0.0.1:{self.port}"]
         )
         self.proc = subprocess.Popen(
             [

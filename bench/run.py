@@ -34,6 +34,7 @@ import django  # noqa: E402
 from bench import generate  # noqa: E402
 from bench.harness import Context, Row, print_table  # noqa: E402
 from bench.scenarios.extraction import scenario_extraction  # noqa: E402
+from bench.scenarios.fastpaths import scenario_fastpaths  # noqa: E402
 from bench.scenarios.filter import scenario_filter  # noqa: E402
 from bench.scenarios.pages import scenario_pages  # noqa: E402
 from bench.scenarios.peers import scenario_peers  # noqa: E402
@@ -60,6 +61,8 @@ async def run_async(ctx: Context, only: set[str]) -> list[Row]:
             await scenario_http(ctx, rows)
         if "7" in only:
             await scenario_peers(ctx, rows)
+        if "fastpaths" in only:
+            await scenario_fastpaths(ctx, rows)
         if "8" in only:
             await scenario_usage(ctx, rows)
     finally:

@@ -6,21 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from csp.constants import HEADER as CSP_HEADER
-from csp.middleware import CheckableLazyObject
-from csp.middleware import CSPMiddleware as _CSPMiddleware
-from csp.utils import build_policy
 from django.conf import settings
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.http import (
     Http404,
     HttpRequest,
     HttpResponse,
-    HttpResponseBase,
     JsonResponse,
     QueryDict,
 )
@@ -133,65 +126,3 @@ class StripNulQueryMiddleware:
             cleaned._mutable = False
             request.GET = cleaned
         return self.get_response(request)
-
-
-# What a view (django-csp's decorators) sets on a response to change or drop its policy.
-_CSP_RESPONSE_CHANGES = (
-    "_csp_config",
-    "_csp_update",
-    "_csp_replace",
-    "_csp_config_ro",
-    "_csp_update_ro",
-    "_csp_replace_ro",
-)
-_CSP_RESPONSE_EXEMPTIONS = ("_csp_exempt", "_csp_exempt_ro")
-_site_policy: tuple[object, str] | None = None  # (the setting's value, its header)
-
-
-@receiver(setting_changed)
-def _forget_site_policy(*, setting: str, **kwargs: Any) -> None:
-    global _site_policy
-    if setting.startswith("CONTENT_SECURITY_POLICY"):
-        _site_policy = None
-
-
-def site_policy_header() -> str:
-    """The Content-Security-Policy header of settings.CONTENT_SECURITY_POLICY, as django-csp
-    builds it, built once per value of the setting."""
-    global _site_policy
-    policy = settings.CONTENT_SECURITY_POLICY
-    if _site_policy is None or _site_policy[0] is not policy:
-        _site_policy = (policy, build_policy())
-    return _site_policy[1]
-
-
-class CSPMiddleware(_CSPMiddleware):
-    """django-csp's middleware; an answer that uses the site-wide policy unchanged (no nonce,
-    no per-view decorator, no report-only policy, no excluded prefixes) gets the header built
-    once per process instead of on every answer. Building it was half of what the whole
-    middleware stack cost an agent request. Every other answer goes through django-csp."""
-
-    def process_response(
-        self, request: HttpRequest, response: HttpResponseBase
-    ) -> HttpResponseBase:
-        if not self._uses_the_site_policy(request, response):
-            return super().process_response(request, response)
-        header = site_policy_header()
-        if header and CSP_HEADER not in response:
-            response[CSP_HEADER] = header
-        # As django-csp does once the header is written: a nonce asked for later is an error.
-        request.csp_nonce = CheckableLazyObject(self._csp_nonce_post_response)
-        return response
-
-    @staticmethod
-    def _uses_the_site_policy(request: HttpRequest, response: HttpResponseBase) -> bool:
-        policy = settings.CONTENT_SECURITY_POLICY
-        return bool(
-            policy
-            and not policy.get("EXCLUDE_URL_PREFIXES")
-            and not settings.CONTENT_SECURITY_POLICY_REPORT_ONLY
-            and not (settings.DEBUG and response.status_code in (404, 500))
-            and getattr(request, "_csp_nonce", None) is None
-            and all(getattr(response, name, None) is None for name in _CSP_RESPONSE_CHANGES)
-            and not any(getattr(response, name, False) for name in _CSP_RESPONSE_EXEMPTIONS)
-        )

@@ -52,9 +52,7 @@ from memoryadmin.conf.extraction import (
 )
 from memoryadmin.conf.fastpath import (
     FASTPATH_API_LEAN_GET,
-    FASTPATH_CSP_HEADER,
     FASTPATH_DJANGO_CURSOR,
-    FASTPATH_PYDANTIC_MODELS,
     FASTPATH_REDIS_CLIENT,
 )
 from memoryadmin.conf.observability import (
@@ -185,7 +183,7 @@ MIDDLEWARE = [
     # Static files are answered here, before sessions and the rest: cheap, cacheable, no cookies.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memoryadmin.middleware.NoStoreMiddleware",
-    "memoryadmin.middleware.CSPMiddleware",  # django-csp's, the site-wide header built once
+    "csp.middleware.CSPMiddleware",
     # Sessions, the staff user and messages are Django's own, skipped under /api/: the agent API
     # authenticates each request with a bearer token and never has a session (middleware.py).
     "memoryadmin.middleware.BrowserSessionMiddleware",

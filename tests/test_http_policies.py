@@ -57,7 +57,7 @@ def test_every_page_has_a_strict_content_security_policy(viewer_client, url):
 def test_the_site_policy_header_is_the_one_django_csp_builds(
     viewer_client, agent_for_policies, url, settings
 ):
-    """The header is built once per process; it must say what django-csp would say, and follow
+    """The header (django-csp's own middleware) must say what django-csp would say, and follow
     the setting when it changes."""
     from csp.utils import build_policy
 

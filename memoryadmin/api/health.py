@@ -25,8 +25,10 @@ from django.views.decorators.http import require_safe
 from kombu import Connection
 
 from memoryadmin.facts.selectors import write_filter_problems
+from memoryadmin.fastpaths import redis_client
 
 logger = logging.getLogger(__name__)
+_PING_KEY = "healthz:ping"
 
 
 def database_ok() -> bool:
@@ -75,7 +77,11 @@ def cache_status() -> str:
     if not isinstance(backend, RedisCache):
         return "local"
     try:
-        backend._cache.get_client(write=True).ping()
+        client = redis_client.write_client(backend)  # FASTPATH_REDIS_CLIENT: a bare PING
+        if client is None:
+            backend.get(_PING_KEY)  # Django's public API: a GET, which raises when Redis is down
+        else:
+            client.ping()
         return "ok"
     except Exception:  # noqa: BLE001 - any failure to answer means "not healthy"
         logger.warning("healthz: shared cache unreachable", exc_info=False)

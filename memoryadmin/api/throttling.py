@@ -24,6 +24,11 @@ lease left unused when its window ends counts without having been used, so a tok
 refused a few requests early (at most a lease per process per window). A limit under 200 per
 period is counted request by request, exactly as before.
 
+The script needs redis-py's own client behind Django's cache, a private name of Django's: a
+fenced speed trick (`memoryadmin.fastpaths.redis_client`, FASTPATH_REDIS_CLIENT). Off, or broken
+by an upgrade, the throttle counts through Django's public cache API on Redis (`add`, `incr`,
+`decr`: atomic, a round trip or three a request, no leases).
+
 When Redis is down the throttle fails open to a per-process limit (`memoryadmin.sharedcache`):
 each process counts in its own memory against the same limit, and a warning is logged once a
 minute. The agent API goes on answering from PostgreSQL.
@@ -45,6 +50,7 @@ from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from memoryadmin.fastpaths import redis_client
 from memoryadmin.sharedcache import (
     CACHE_ERRORS,
     local_cache,
@@ -85,8 +91,8 @@ return grant
 class _RedisCounts:
     """Per process and Redis server: the registered script and the leases it handed out."""
 
-    def __init__(self, backend: RedisCache) -> None:
-        self.script = backend._cache.get_client(write=True).register_script(_ALLOW_SCRIPT)
+    def __init__(self, client: Any) -> None:
+        self.script = client.register_script(_ALLOW_SCRIPT)
         self.lock = threading.Lock()
         self.leases: dict[str, tuple[str, int]] = {}  # slot -> (window key, numbers left)
 
@@ -126,12 +132,18 @@ _redis_counts: dict[tuple[str, ...], _RedisCounts] = {}
 _redis_counts_lock = threading.Lock()
 
 
-def _counts_for(backend: RedisCache) -> _RedisCounts:
-    servers = tuple(backend._servers)
+def _counts_for(backend: RedisCache) -> _RedisCounts | None:
+    """The script for this backend's servers, or None when the fast path is off."""
+    servers = redis_client.servers(backend)
+    if servers is None:
+        return None
     counts = _redis_counts.get(servers)
     if counts is None:
+        client = redis_client.write_client(backend)
+        if client is None:
+            return None
         with _redis_counts_lock:
-            counts = _redis_counts.setdefault(servers, _RedisCounts(backend))
+            counts = _redis_counts.setdefault(servers, _RedisCounts(client))
     return counts
 
 
@@ -149,7 +161,12 @@ def _allow(
     if isinstance(backend, RedisCache):
         if shared_cache_up():
             try:
-                return _counts_for(backend).take(
+                counts = _counts_for(backend)
+                if counts is None:
+                    return _allow_local(
+                        backend, key, previous_key, limit=limit, overlap=overlap, timeout=timeout
+                    )
+                return counts.take(
                     slot,
                     key,
                     previous_key,
@@ -167,8 +184,9 @@ def _allow(
 def _allow_local(
     cache: BaseCache, key: str, previous_key: str, *, limit: int, overlap: float, timeout: int
 ) -> bool:
-    """Process-local cache (the embedded default, one process; or Redis is down): take a
-    number, give it back if it is over the limit."""
+    """Through Django's public cache API: the process-local cache (the embedded default, one
+    process; or Redis is down), or Redis with FASTPATH_REDIS_CLIENT off. Take a number (an
+    atomic `incr`), give it back if it is over the limit."""
     cache.add(key, 0, timeout=timeout)
     try:
         taken = cache.incr(key)

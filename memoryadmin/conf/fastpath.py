@@ -1,10 +1,10 @@
-"""Fenced speed tricks: each shortcut on the agent's hot path can be turned off on its own
-(FASTPATH_...=false) if it ever misbehaves, leaving the plain, slower path."""
+"""Fenced speed tricks (memoryadmin/fastpaths/, api/fastpath_drf.py): each shortcut through
+another library's private names can be turned off on its own (FASTPATH_...=false), leaving the
+public, slower path; each also turns itself off when the library is not the version it was
+written against (docs/ARCHITECTURE.md, "Fenced speed tricks")."""
 
 from memoryadmin.conf.env import env
 
 FASTPATH_DJANGO_CURSOR = env.bool("FASTPATH_DJANGO_CURSOR", default=True)
-FASTPATH_PYDANTIC_MODELS = env.bool("FASTPATH_PYDANTIC_MODELS", default=True)
 FASTPATH_REDIS_CLIENT = env.bool("FASTPATH_REDIS_CLIENT", default=True)
-FASTPATH_CSP_HEADER = env.bool("FASTPATH_CSP_HEADER", default=True)
 FASTPATH_API_LEAN_GET = env.bool("FASTPATH_API_LEAN_GET", default=True)

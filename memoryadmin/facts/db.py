@@ -4,15 +4,15 @@ that use it, so that each of those reads as SQL and rules only."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
-from psycopg.pq import Format, TransactionStatus
+from psycopg.pq import TransactionStatus
+
+from memoryadmin.fastpaths import django_cursor
 
 
 def hot_cursor() -> Any:
@@ -22,90 +22,15 @@ def hot_cursor() -> Any:
     default for the sake of transaction-mode poolers; `MEMORY_PREPARED_STATEMENTS=false` does
     the same here.
 
-    Errors are Django's, and a statement refuses to run in a broken transaction, as with any
-    Django cursor. Django's cursor wrapper is used only when something reads it: queries being
-    logged (DEBUG, the test suite's query counts) or an execute wrapper installed; otherwise
-    psycopg's cursor is returned as it is, without the wrapper's layers (about a third of the
-    client's CPU for one of these statements)."""
+    The prepared cursor is a fenced speed trick (`memoryadmin.fastpaths.django_cursor`,
+    `FASTPATH_DJANGO_CURSOR`): off, or broken by an upgrade, this is Django's own
+    `connection.cursor()`. Errors are Django's either way, and a statement refuses to run in a
+    broken transaction, as with any Django cursor."""
     db = connections[DEFAULT_DB_ALIAS]  # once: each `connection.x` is a thread-local lookup
     if not settings.MEMORY_PREPARED_STATEMENTS:
         return db.cursor()
-    db.close_if_health_check_failed()
-    db.ensure_connection()
-    raw = db.connection
-    if raw.prepare_threshold is None:  # Django's default; only server-binding cursors care
-        raw.prepare_threshold = 5
-    wrapped = db.queries_logged or bool(db.execute_wrappers)
-    cursor = (_prepared_cursor_class() if wrapped else _bare_cursor_class())(raw)
-    # Results in binary: the same values, but timestamps are read by psycopg's C loader instead
-    # of the text one Django installs (a third of a read's time on this path).
-    cursor.format = Format.BINARY
-    if wrapped:
-        with db.wrap_database_errors:
-            return db._prepare_cursor(cursor)
-    db.validate_thread_sharing()
-    cursor.django_connection = db
-    return cursor
-
-
-@dataclass(frozen=True)
-class _LoggedQuery:
-    query: bytes
-
-
-@functools.cache
-def _prepared_cursor_class() -> type:
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
-    class PreparedCursor(ServerBindingCursor):
-        def execute(
-            self,
-            query: Any,
-            params: Any = None,
-            *,
-            prepare: bool | None = None,
-            binary: bool | None = None,
-        ) -> Any:
-            result = super().execute(query, params, prepare=True, binary=binary)
-            # Django's query log reads the last query from `_query`, which psycopg leaves
-            # empty after a prepared execution: keep the statement's text there for it.
-            self._query = _LoggedQuery(query.encode() if isinstance(query, str) else query)
-            return result
-
-    return PreparedCursor
-
-
-@functools.cache
-def _bare_cursor_class() -> type:
-    class BareCursor(_prepared_cursor_class()):  # type: ignore[misc]
-        """What Django's CursorWrapper guarantees, without the wrapper: the broken-transaction
-        check, and psycopg's errors turned into Django's (a fetch may raise the error of a
-        statement sent earlier in pipeline mode)."""
-
-        django_connection: Any
-
-        def execute(
-            self,
-            query: Any,
-            params: Any = None,
-            *,
-            prepare: bool | None = None,
-            binary: bool | None = None,
-        ) -> Any:
-            db = self.django_connection
-            db.validate_no_broken_transaction()
-            with db.wrap_database_errors:
-                return super().execute(query, params, binary=binary)
-
-        def fetchone(self) -> Any:
-            with self.django_connection.wrap_database_errors:
-                return super().fetchone()
-
-        def fetchall(self) -> Any:
-            with self.django_connection.wrap_database_errors:
-                return super().fetchall()
-
-    return BareCursor
+    cursor = django_cursor.prepared_cursor(db)
+    return db.cursor() if cursor is None else cursor
 
 
 @contextmanager
