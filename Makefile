@@ -74,7 +74,8 @@ PYTEST_WORKERS ?= 2
 TEST_ENV = SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
 	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
 	$(if $(TEST_DATABASE_URL),DATABASE_URL=$(TEST_DATABASE_URL))
-PYTEST = $(TEST_ENV) $(EMBEDDED) $(BIN)/pytest -n $(PYTEST_WORKERS)
+# worksteal: a worker that runs out takes pending tests from the other's queue.
+PYTEST = $(TEST_ENV) $(EMBEDDED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal
 # The fast tier: no browser, no server processes (Celery, gunicorn, beat, the OpenID provider),
 # no state machine, no virtualenv builds.
 FAST = not browser and not integration and not slow and not statemachine

@@ -42,6 +42,12 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
     if uses_browser:
         others = [item for item in items if "browser" not in getattr(item, "fixturenames", ())]
         items[:] = others + uses_browser
+    # The longest items first (the state machine's shards): under pytest-xdist they spread over
+    # the workers early, and the short tests fill in around them instead of one worker finishing
+    # the run alone.
+    longest = [item for item in items if item.get_closest_marker("statemachine")]
+    if longest:
+        items[:] = longest + [item for item in items if item not in longest]
 
 
 @pytest.fixture(scope="session")
