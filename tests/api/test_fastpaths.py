@@ -148,7 +148,7 @@ def test_the_hot_reads_go_through_drf_when_the_lean_get_is_off(agent, off):
     assert isinstance(response, Response) is ("FASTPATH_API_LEAN_GET" in off)
 
 
-@pytest.mark.parametrize("url", [REDIS_URL, DEAD_URL])
+@pytest.mark.parametrize("url", [REDIS_URL, DEAD_URL], ids=["redis-up", "redis-down"])
 def test_healthz_asks_the_shared_cache(client, settings, url, off):
     from memoryadmin import sharedcache
 
