@@ -1,7 +1,8 @@
 """Demo data for `make run`: travellers with realistic facts and history, and one staff user per
 role. Idempotent: travellers already present are left alone, users keep their passwords.
 
-The portal's demo traveller, FF-100231 (`make run` prints a link for them), shows every
+The portal's demo travellers, FF-100231 (`make run` prints a link for them) and FF-100232 (the
+same in Traditional Chinese: `manage.py portal_link FF-100232`), show every
 differentiator on the first visit: facts learned with their own words and one saved by the
 assistant, use receipts from several conversations, an earlier "forget everything" with its
 receipt and the erasure request it closed (acknowledged by a webhook recipient, named for
@@ -45,7 +46,12 @@ DEMO_TOTP_KEY = "3132333435363738393031323334353637383930"
 
 P, C, X = "preference", "constraint", "context"
 
-PORTAL_TRAVELLER = "FF-100231"
+# The portal's demo travellers, in English and in Traditional Chinese: (what an earlier "forget
+# everything" erased, the home airport as they corrected it in the portal).
+PORTAL_DEMO = {
+    "FF-100231": ("Likes a quiet corner in the lounge", "Flies out of Songshan (TSA) when it can"),
+    "FF-100232": ("喜歡在貴賓室安靜的角落休息", "盡量從松山機場出發"),
+}
 # The traveller's own words behind what was learned from their chats (shown as "You said ...").
 QUOTES = {
     ("FF-100231", "seat_preference"): "On long flights I always take the aisle, I get up a lot",
@@ -81,6 +87,7 @@ TRAVELLERS: list[tuple[str, list[tuple[str, str, str]], str]] = [
             ("seat_preference", "長途航班偏好靠走道座位", P),
             ("overnight_flight", "不搭紅眼班機", C),
             ("travel_party", "通常和先生一起旅行", X),
+            ("home_airport", "從桃園機場出發", X),
         ],
         "extraction",
     ),
@@ -271,7 +278,7 @@ class Command(BaseCommand):
                 else Actor.agent("demo-agent-host")
             )
             tag = f"{index:012x}"
-            if subject_id == PORTAL_TRAVELLER:
+            if subject_id in PORTAL_DEMO:
                 self._forgot_before(subject_id, actor, tag)
             key, value, category = facts[0]
             if key == "seat_preference" and "window" not in value.lower():
@@ -308,9 +315,8 @@ class Command(BaseCommand):
                     reason="saved by the assistant in turn 2",
                     session_tag=tag,
                 )
-            if subject_id in (PORTAL_TRAVELLER, "FF-100232"):
+            if subject_id in PORTAL_DEMO:
                 self._used(subject_id, [key for key, _value, _category in facts])
-            if subject_id == PORTAL_TRAVELLER:
                 self._requests_and_looks(subject_id, users)
             if subject_id == "FF-100234":
                 services.fact_approve(
@@ -353,7 +359,7 @@ class Command(BaseCommand):
         demo has no CRM to call, so its answer is recorded as a 204 here)."""
         services.fact_upsert(
             subject_id=subject_id,
-            facts=[FactDraft("lounge_habit", "Likes a quiet corner in the lounge", "preference")],
+            facts=[FactDraft("lounge_habit", PORTAL_DEMO[subject_id][0], "preference")],
             actor=actor,
             reason="learned from an earlier turn",
             session_tag=tag,
@@ -400,7 +406,7 @@ class Command(BaseCommand):
         privacy_flows.privacy_correct(
             subject_id=subject_id,
             key="home_airport",
-            value="Flies out of Songshan (TSA) when it can",
+            value=PORTAL_DEMO[subject_id][1],
             expected_version=None,
             actor=Actor.customer(subject_id),
             reason="corrected by the traveller in the privacy portal",
