@@ -21,6 +21,7 @@ from memoryadmin.privacy.services import privacy_request_record
 from memoryadmin.staff.roles import PRIVACY_ADMIN
 from tests.factories import FactFactory
 from tests.privacy.receiver import Receiver
+from tests.staff.conftest import privacy_admin  # noqa: F401
 
 from .conftest import A, B
 
@@ -284,3 +285,41 @@ def test_the_card_says_delete_and_why_and_the_small_fixes(signed_in, issue_link,
     assert 'rel="icon"' in body
     opened = client.get(f"/portal/open/{issue_link(A)}").content.decode()
     assert "<title>Your travel memory</title>" in opened  # not "… – Your travel memory" twice
+
+
+def test_staff_give_each_recipient_its_names_for_travellers(client, privacy_admin):  # noqa: F811
+    """The recipients form (and the shell command) take what a traveller's receipt says."""
+    from django.core.management import call_command
+
+    from memoryadmin.privacy.models import WebhookRecipient
+
+    client.force_login(privacy_admin)
+    response = client.post(
+        "/staff/privacy/webhooks/",
+        {
+            "name": "CRM",
+            "traveller_name_en": "Our frequent flyer programme",
+            "traveller_name_zh_hant": "我們的會員計畫",
+            "url": "https://crm.example/hook",
+            "events": ["memory.subject.erased"],
+            "reason": "DPA-7",
+        },
+    )
+    assert response.status_code == 302
+    crm = WebhookRecipient.objects.get(name="CRM")
+    assert (crm.traveller_name_en, crm.traveller_name_zh_hant) == (
+        "Our frequent flyer programme",
+        "我們的會員計畫",
+    )
+    call_command(
+        "webhook_recipient",
+        "add",
+        "DWH",
+        "https://dwh.example/hook",
+        "--traveller-name-en",
+        "Our reports",
+        "--traveller-name-zh-hant",
+        "我們的報表",
+    )
+    dwh = WebhookRecipient.objects.get(name="DWH")
+    assert (dwh.traveller_name_en, dwh.traveller_name_zh_hant) == ("Our reports", "我們的報表")
