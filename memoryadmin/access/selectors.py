@@ -58,19 +58,6 @@ def unusual_access(*, since: datetime | None = None, limit: int | None = None) -
     return list(rows[: limit or 50])
 
 
-def traveller_access_days(subject_id: str, *, limit: int = 30) -> list[date]:
-    """The days on which support staff opened this traveller's memory, newest first (no names:
-    the traveller is told "a member of our support team")."""
-    rows = (
-        StaffAccess.objects.filter(subject_id=subject_id, what__in=OPENING_KINDS)
-        .annotate(day=TruncDate("at"))
-        .values_list("day", flat=True)
-        .distinct()
-        .order_by("-day")
-    )
-    return list(rows[:limit])
-
-
 @dataclass(frozen=True)
 class LookedDay:
     """One day of a traveller's "Who has looked": how many times each kind of staff looked."""
