@@ -323,3 +323,10 @@ def test_staff_give_each_recipient_its_names_for_travellers(client, privacy_admi
     )
     dwh = WebhookRecipient.objects.get(name="DWH")
     assert (dwh.traveller_name_en, dwh.traveller_name_zh_hant) == ("Our reports", "我們的報表")
+
+
+def test_the_readable_copy_of_nothing_says_so(signed_in):
+    body = text(signed_in("FF-NOBODY").get("/portal/your-data"))
+    assert "The assistant doesn't remember anything about you right now." in body
+    assert "Nothing has changed yet." in body
+    assert "Learn from my conversations: on" in body
