@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncHour
 from django.utils import timezone
 
@@ -57,14 +58,39 @@ def unusual_access(*, since: datetime | None = None, limit: int | None = None) -
     return list(rows[: limit or 50])
 
 
-def traveller_access_days(subject_id: str, *, limit: int = 30) -> list[date]:
-    """The days on which support staff opened this traveller's memory, newest first (no names:
-    the traveller is told "a member of our support team")."""
+@dataclass(frozen=True)
+class LookedDay:
+    """One day of a traveller's "Who has looked": how many times each kind of staff looked."""
+
+    day: date
+    support: int  # support agents (viewers and editors)
+    privacy: int  # privacy officers (privacy admins, superusers)
+
+
+# The privacy admins' group: `staff.roles.PRIVACY_ADMIN`, named here since access sits below
+# staff (tests/portal/test_requests.py checks the two agree).
+PRIVACY_OFFICER_GROUP = "privacy_admin"
+
+
+def traveller_looks_by_day(subject_id: str, *, limit: int = 30) -> list[LookedDay]:
+    """The days, in the current time zone (the traveller's, in the portal), on which staff
+    opened this traveller's memory, newest first, with the number of looks by support agents
+    and by privacy officers. The kind is the staff account's role today, read from its groups
+    (the record keeps no role). One query; no names."""
+    user_model = get_user_model()
+    officer = Exists(
+        user_model.objects.filter(pk=OuterRef("staff_user_id")).filter(
+            Q(is_superuser=True) | Q(groups__name=PRIVACY_OFFICER_GROUP)
+        )
+    )
     rows = (
         StaffAccess.objects.filter(subject_id=subject_id, what__in=OPENING_KINDS)
-        .annotate(day=TruncDate("at"))
-        .values_list("day", flat=True)
-        .distinct()
+        .annotate(day=TruncDate("at"), officer=officer)
+        .values("day")
+        .annotate(
+            privacy=Count("id", filter=Q(officer=True)),
+            support=Count("id", filter=Q(officer=False)),
+        )
         .order_by("-day")
     )
-    return list(rows[:limit])
+    return [LookedDay(row["day"], row["support"], row["privacy"]) for row in rows[:limit]]

@@ -11,7 +11,7 @@ PORTAL_REDEEM_RATE = env.str("PORTAL_REDEEM_RATE", default="10/min")  # link ope
 PORTAL_BASE_URL = env.url_str("PORTAL_BASE_URL", default="").rstrip("/")
 PORTAL_COOKIE_SECURE = env.bool("PORTAL_COOKIE_SECURE", default=not DEBUG)
 # The zone portal times are shown in, by page language, when the link's issuer passed none:
-# "language=Zone,language=Zone"; a language not named uses TIME_ZONE.
+# "language=Zone,language=Zone"; a language not named uses PRIVACY_TIME_ZONE (the airline's).
 PORTAL_LANGUAGE_TIME_ZONES = env.dict(
     "PORTAL_LANGUAGE_TIME_ZONES", default={"zh-hant": "Asia/Taipei"}
 )

@@ -1,5 +1,6 @@
-""" "Who has looked at your memory": the days on which support staff opened this traveller's
-memory, from the staff access record. No names: "a member of our support team"."""
+""" "Who has looked at your memory": the days on which staff opened this traveller's memory,
+from the staff access record, with how many times each kind of staff looked (support agents,
+privacy officers). No names."""
 
 from __future__ import annotations
 
@@ -15,5 +16,5 @@ from .auth import portal_session_required
 @require_GET
 @portal_session_required
 def looked(request: HttpRequest) -> HttpResponse:
-    days = access_selectors.traveller_access_days(request.portal_subject_id)
+    days = access_selectors.traveller_looks_by_day(request.portal_subject_id)
     return render(request, "portal/looked.html", {"days": days})

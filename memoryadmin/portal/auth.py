@@ -49,11 +49,13 @@ def signed_out(request: HttpRequest, *, ended: bool) -> HttpResponse:
 
 def traveller_time_zone(passed: str) -> str:
     """The zone the portal shows times in: the one the link's issuer passed, else the one that
-    goes with the page's language (`PORTAL_LANGUAGE_TIME_ZONES`), else the server's."""
+    goes with the page's language (`PORTAL_LANGUAGE_TIME_ZONES`), else the airline's own
+    (`PRIVACY_TIME_ZONE`), in every language: never the server's UTC, which no traveller
+    lives in."""
     if passed:
         return passed
     return settings.PORTAL_LANGUAGE_TIME_ZONES.get(
-        translation.get_language() or "", settings.TIME_ZONE
+        translation.get_language() or "", settings.PRIVACY_TIME_ZONE
     )
 
 

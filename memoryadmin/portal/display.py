@@ -25,6 +25,7 @@ from memoryadmin.usage.display import why_known
 from memoryadmin.usage.selectors import UseSummary
 
 from . import selectors
+from .topics import topic_label
 
 # 20 cards are a few screens on a phone: enough to scan, short enough to load fast.
 FACTS_PER_PAGE = 20
@@ -79,6 +80,8 @@ class FactCard:
     expired: bool
     short: str  # the words cut to 60 characters, for the links' accessible names
     used: str = ""  # "Used in 3 conversations, last on 28 November", escaped; "" if never
+    why: str = ""  # "You said on 28 November: “…”", escaped; "" without the traveller's words
+    topic: str = ""  # "Seat preference": the key as a traveller reads it
 
     @property
     def key(self) -> str:
@@ -131,14 +134,14 @@ def source_sentence(fact: Fact, event: selectors.FactSource | None) -> str:
     return mark_safe(escape(str(sentence)) % {"date": when_html(when)})  # noqa: S308 - ours
 
 
-def why_sentence(fact: Fact) -> str | None:
-    """Why the assistant knows this, when the current words say more than `source_sentence`:
-    the traveller's own quote, or their correction. Escaped; None to keep the source line.
-    save_memory's quote not (yet) found in a turn the traveller posted ("saved") is the
-    assistant's, never shown as their words: the source line says the assistant saved it."""
+def why_sentence(fact: Fact) -> str:
+    """The traveller's own words behind the current version, as one escaped sentence ("" when
+    there are none). save_memory's quote not (yet) found in a turn the traveller posted
+    ("saved") is the assistant's, never shown as their words: the source line says the
+    assistant saved it."""
     why = why_known(fact)
     if why.quote and why.kind == "said":
-        sentence = _("Why the assistant knows this: you said on %(date)s: “%(quote)s”")
+        sentence = _("You said on %(date)s: “%(quote)s”")
         return mark_safe(
             escape(str(sentence))
             % {  # noqa: S308 - both parts escaped
@@ -146,11 +149,7 @@ def why_sentence(fact: Fact) -> str | None:
                 "quote": escape(why.quote),
             }
         )
-    if why.kind == "corrected":
-        return mark_safe(  # noqa: S308 - ours
-            escape(str(_("You corrected this on %(date)s"))) % {"date": when_html(why.on)}
-        )
-    return None
+    return ""
 
 
 def used_sentence(use: UseSummary | None) -> str:
@@ -236,8 +235,10 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
         by_category.setdefault(fact.category, []).append(
             FactCard(
                 fact=fact,
-                source=why_sentence(fact) or source_sentence(fact, source),
+                source=source_sentence(fact, source),
+                why=why_sentence(fact),
                 used=used_sentence(uses.get(fact.pk)),
+                topic=topic_label(fact.key),
                 pending=fact.status == FactStatus.PENDING_REVIEW,
                 paused=paused_use,
                 expired=fact.expires_at is not None and fact.expires_at <= now,
@@ -253,7 +254,7 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
         first_page = start // FACTS_PER_PAGE + 1 if count else max(1, -(-start // FACTS_PER_PAGE))
         first_page = min(first_page, pages)
         cards = by_category.get(category, [])
-        if cards or (not count and first_page == number):
+        if cards:  # an empty group is not shown: the sentence at the top says what there is
             groups.append(
                 Group(
                     category,

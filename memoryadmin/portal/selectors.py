@@ -15,6 +15,7 @@ from django.db.models import Case, Count, IntegerField, Q, Value, When
 
 from memoryadmin.facts.keyhash import history_hashes
 from memoryadmin.facts.models import Category, EventAction, FactEvent, MemoryFact, Subject
+from memoryadmin.facts.selectors import ClearReceipt, receipt_from_event
 
 PORTAL_GROUP_ORDER = (Category.PREFERENCE, Category.CONSTRAINT, Category.CONTEXT)
 
@@ -90,6 +91,14 @@ def portal_facts_page(
     for key_hash, actor_kind, action, created_at in events:  # the newest of each fact wins
         latest[by_hash[key_hash]] = FactSource(actor_kind, action, created_at)
     return [(fact, latest.get(fact.key)) for fact in facts]
+
+
+def traveller_receipts(subject_id: str, *, limit: int = 50) -> list[ClearReceipt]:
+    """The traveller's "forget everything" receipts, newest first: one query."""
+    events = FactEvent.objects.filter(
+        subject_id=subject_id, action=EventAction.SUBJECT_CLEARED
+    ).order_by("-created_at", "-id")[:limit]
+    return [receipt_from_event(event) for event in events if event.receipt]
 
 
 def subject_events(subject_id: str) -> list[FactEvent]:

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import access_views, views
+from . import access_views, request_views, views
 
 app_name = "portal"
 
@@ -14,6 +14,8 @@ urlpatterns = [
     path("facts/<str:key>/delete", views.fact_delete, name="fact-delete"),
     path("choices", views.choices, name="choices"),
     path("download", views.export, name="export"),
+    path("your-data", request_views.export_page, name="export-page"),
+    path("requests", request_views.requests_page, name="requests"),
     path("looked", access_views.looked, name="looked"),
     path("forget", views.forget, name="forget"),
     path("forget/confirm", views.forget_confirm, name="forget-confirm"),

@@ -11,7 +11,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -245,6 +245,15 @@ def choices(request: HttpRequest) -> HttpResponse:
         use = _("It won't use what it remembers about you.")
     else:  # after a sentence that says yes: each language marks the turn its own way
         use = _("But it won't use what it remembers about you.")
+    if not subject.memory_paused and not subject.memory_use_paused:  # both on: one sentence
+        messages.success(
+            request,
+            _(
+                "Your choices are saved. The assistant may learn from your conversations, and it "
+                "uses what it remembers when it answers."
+            ),
+        )
+        return redirect("portal:home")
     # One sentence pattern, so each language joins the parts its own way (no spaces in Chinese).
     messages.success(
         request,
@@ -281,13 +290,17 @@ def forget(request: HttpRequest) -> HttpResponse:
     """Step one: what will go and what will not."""
     overview = selectors.portal_overview(request.portal_subject_id)
     held = bool(overview.subject is not None and overview.subject.legal_hold)
+    # Nothing remembered: the page says so and offers nothing to confirm.
     return render(request, "portal/forget.html", {"fact_count": overview.total, "legal_hold": held})
 
 
 @require_http_methods(["GET", "POST"])
 @portal_session_required
 def forget_confirm(request: HttpRequest) -> HttpResponse:
-    """Step two: the one red button."""
+    """Step two: the one red button (not offered when nothing is remembered)."""
+    count = selectors.portal_overview(request.portal_subject_id).total
+    if not count:
+        return redirect("portal:forget")
     form = ForgetForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         outcome = privacy_flows.privacy_forget(  # an erasure request, with its evidence
@@ -302,7 +315,6 @@ def forget_confirm(request: HttpRequest) -> HttpResponse:
         # Committed: now count what still holds the erased facts (must be 0).
         privacy_flows.privacy_verify_erasure(request_id=outcome.request.pk, actor=_actor(request))
         return redirect("portal:receipt", number=outcome.receipt.number)
-    count = selectors.portal_overview(request.portal_subject_id).total
     return render(request, "portal/forget_confirm.html", {"form": form, "fact_count": count})
 
 
@@ -312,11 +324,19 @@ def receipt(request: HttpRequest, number: str) -> HttpResponse:
     found = fact_selectors.clear_receipt_get(number, subject_id=request.portal_subject_id)
     if found is None:
         return not_found(request)
+    language = translation.get_language() or ""
+    deliveries = [
+        {  # the name the airline gave it for travellers, never its internal name
+            "name": row["traveller_names"].get(language) or _("Another of our systems"),
+            "acknowledged": row["acknowledged"],
+        }
+        for row in privacy_selectors.receipt_deliveries(found.number)
+    ]
     context = {
         "receipt": found,
         "zone": zone_label(found.cleared_at),
         "erasure_request": privacy_selectors.erasure_request_for_receipt(found.number),
-        "deliveries": privacy_selectors.receipt_deliveries(found.number),
+        "deliveries": deliveries,
     }
     return render(request, "portal/receipt.html", context)
 

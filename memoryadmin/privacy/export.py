@@ -52,6 +52,21 @@ def _why(kind: str) -> str:
     }.get(kind, _("done automatically by our system"))
 
 
+# What happened, in the traveller's words and language (never the staff pages' labels).
+_ACTIONS = {
+    EventAction.CREATED: gettext_lazy("remembered"),
+    EventAction.UPDATED: gettext_lazy("changed"),
+    EventAction.EXPIRY_CHANGED: gettext_lazy("the date it will be deleted changed"),
+    EventAction.FLAGGED_SENSITIVE: gettext_lazy("marked as sensitive"),
+    EventAction.UNFLAGGED_SENSITIVE: gettext_lazy("no longer marked as sensitive"),
+    EventAction.APPROVED: gettext_lazy("checked by our team"),
+    EventAction.PREFERENCES_CHANGED: gettext_lazy("your choices changed"),
+    EventAction.LEGAL_HOLD_PLACED: gettext_lazy("kept for a legal reason"),
+    EventAction.LEGAL_HOLD_LIFTED: gettext_lazy("no longer kept for a legal reason"),
+    EventAction.VALUE_REVEALED: gettext_lazy("our support team looked at it"),
+}
+
+
 def _what(event: FactEvent) -> str:
     if event.action == EventAction.SUBJECT_CLEARED:
         return _("you asked the assistant to forget everything")
@@ -65,7 +80,7 @@ def _what(event: FactEvent) -> str:
         return _("a fact you deleted on %(date)s") % {"date": _day(event.created_at)}
     if deleted:
         return _("a fact deleted on %(date)s") % {"date": _day(event.created_at)}
-    return str(event.get_action_display()).lower()
+    return str(_ACTIONS.get(event.action, gettext_lazy("changed")))
 
 
 def _fact(fact: MemoryFact, use: UseSummary | None) -> dict[str, Any]:
@@ -118,9 +133,17 @@ def traveller_export(subject_id: str) -> dict[str, Any]:
         "exported_at": _when(timezone.now()),
         "facts": [_fact(fact, uses.get(fact.pk)) for fact in facts],
         "history": [entry for entry in history if entry is not None],
+        # Member names are the same in every language (a program reads them); the words of
+        # each switch, in the traveller's language, are beside its state.
         "switches": {
-            str(SWITCH_LEARN): not (subject and subject.memory_paused),
-            str(SWITCH_USE): not (subject and subject.memory_use_paused),
+            "learn_from_conversations": {
+                "label": str(SWITCH_LEARN),
+                "on": not (subject and subject.memory_paused),
+            },
+            "use_memory": {
+                "label": str(SWITCH_USE),
+                "on": not (subject and subject.memory_use_paused),
+            },
         },
     }
 

@@ -113,6 +113,10 @@ class WebhookRecipient(models.Model):
     """A system the airline passes the memory to (CRM, warehouse, the agent host's caches)."""
 
     name = models.CharField(max_length=100, unique=True)
+    # What a traveller reads on their receipt, in each portal language ("Our frequent flyer
+    # programme"): never the internal name. Empty: the portal says "another of our systems".
+    traveller_name_en = models.CharField(max_length=100, blank=True, default="")
+    traveller_name_zh_hant = models.CharField(max_length=100, blank=True, default="")
     url = models.CharField(max_length=500)
     events = models.JSONField(default=list)
     # The signing secret, encrypted (Fernet): the library needs it in clear to sign.

@@ -40,11 +40,23 @@ def url_problem(url: str) -> str:
 
 @transaction.atomic
 def webhook_recipient_add(
-    *, name: str, url: str, events: list[str] | None, actor: Actor, reason: str = ""
+    *,
+    name: str,
+    url: str,
+    events: list[str] | None,
+    actor: Actor,
+    reason: str = "",
+    traveller_name_en: str = "",
+    traveller_name_zh_hant: str = "",
 ) -> tuple[WebhookRecipient, str]:
-    """Register a recipient; returns it and its signing secret (shown once, never again)."""
+    """Register a recipient; returns it and its signing secret (shown once, never again).
+    The traveller names are what a traveller's receipt calls it, in each portal language."""
     name = (name or "").strip()
     url = (url or "").strip()
+    traveller_names = {
+        "traveller_name_en": (traveller_name_en or "").strip(),
+        "traveller_name_zh_hant": (traveller_name_zh_hant or "").strip(),
+    }
     chosen = sorted(set(events or ALL_EVENTS))
     problems = {}
     if not name or len(name) > 100:
@@ -53,6 +65,9 @@ def webhook_recipient_add(
         problems["name"] = "A recipient with this name exists already."
     if problem := url_problem(url):
         problems["url"] = problem
+    for field, value in traveller_names.items():
+        if len(value) > 100:
+            problems[field] = "Use at most 100 characters."
     unknown = [event for event in chosen if event not in ALL_EVENTS]
     if unknown or not chosen:
         problems["events"] = "Choose events from: " + ", ".join(ALL_EVENTS) + "."
@@ -60,14 +75,14 @@ def webhook_recipient_add(
         raise RequestInvalid("Check the recipient.", fields=problems)
     secret = new_secret()
     recipient = WebhookRecipient.objects.create(
-        name=name, url=url, events=chosen, secret_encrypted=seal(secret)
+        name=name, url=url, events=chosen, secret_encrypted=seal(secret), **traveller_names
     )
     policy_record(
         action=PolicyAction.WEBHOOK_RECIPIENT,
         actor=actor,
         reason=clean_reason(reason),
         target=name,
-        after={"added": True, "url": url, "events": chosen},
+        after={"added": True, "url": url, "events": chosen, **traveller_names},
     )
     return recipient, secret
 

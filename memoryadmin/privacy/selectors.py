@@ -98,6 +98,7 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
     found = [
         {
             "recipient": row.recipient.name,
+            "traveller_names": _traveller_names(row.recipient),
             "status": row.status,
             "attempts": row.attempts,
             "acknowledged": row.delivered_at is not None,
@@ -110,9 +111,13 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
     # Past the delivery log's retention: the outcomes the sweep kept in the erasure request.
     request = erasure_request_for_receipt(receipt)
     kept = (request.evidence.get("recipients") or {}) if request is not None else {}
+    named = (
+        {r.name: r for r in WebhookRecipient.objects.filter(name__in=list(kept))} if kept else {}
+    )
     return [
         {
             "recipient": name,
+            "traveller_names": _traveller_names(named.get(name)),
             "status": outcome.get("status", ""),
             "attempts": outcome.get("attempts", 0),
             "acknowledged": bool(outcome.get("acknowledged")),
@@ -120,6 +125,21 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
         }
         for name, outcome in sorted(kept.items())
     ]
+
+
+def _traveller_names(recipient: WebhookRecipient | None) -> dict[str, str]:
+    """What a traveller reads for this recipient, by portal language ("" when not given: the
+    portal then says "another of our systems", never the internal name)."""
+    if recipient is None:
+        return {"en": "", "zh-hant": ""}
+    return {"en": recipient.traveller_name_en, "zh-hant": recipient.traveller_name_zh_hant}
+
+
+def traveller_requests(subject_id: str, *, limit: int = 50) -> list[PrivacyRequest]:
+    """A traveller's own requests, newest first (the portal's "Your requests"): one query."""
+    return list(
+        PrivacyRequest.objects.filter(subject_id=subject_id).order_by("-received_at", "-id")[:limit]
+    )
 
 
 def erased_rows_remaining(subject_id: str, erased_at: datetime) -> int:

@@ -216,16 +216,27 @@ def test_privacy_admins_filter_and_export_the_record(privacy_admin, editor, view
     assert _client(viewer).get("/staff/access/").status_code == 403
 
 
-def test_the_traveller_sees_when_support_looked_in_both_languages(traveller, editor, signed_in):
+def test_the_traveller_sees_when_support_looked_in_both_languages(
+    traveller, editor, privacy_admin, signed_in
+):
     _client(editor).get(f"/staff/travellers/{S}/timeline/")
+    _client(editor).get(f"/staff/travellers/{S}/timeline/")
+    StaffAccess.objects.create(  # a privacy officer's look, the same day
+        at=timezone.now(),
+        staff_user_id=privacy_admin.pk,
+        staff_username=privacy_admin.username,
+        subject_id=S,
+        what="privacy_request",
+    )
     StaffAccess.objects.create(
         at=timezone.now(), staff_username="x", subject_id="T-OTHER", what="traveller"
     )
     english = signed_in(S).get("/portal/looked").content.decode()
-    assert "A member of our support team looked at your memory on" in english
-    assert "eddie" not in english
+    assert "Support agents looked 2 times." in english
+    assert "A privacy officer looked once." in english
+    assert "eddie" not in english and privacy_admin.username not in english
     chinese = signed_in(S, language="zh-hant").get("/portal/looked").content.decode()
-    assert "我們的客服人員在" in chinese and "查看過您的記憶" in chinese
+    assert "客服人員查看了 2 次。" in chinese and "隱私專員查看了 1 次。" in chinese
     assert "No one from our support team" in signed_in("T-2").get("/portal/looked").content.decode()
 
 

@@ -24,8 +24,61 @@ def test_seed_demo_loads_travellers_history_and_logins_and_is_idempotent(capsys)
     assert all(f.expires_at for f in MemoryFact.objects.all())  # the demo retention rules apply
     assert [f.key for f in selectors.tier_one("FF-100231")][0] == "overnight_flight"
 
+    differentiators = _differentiators()
+
     call_command("seed_demo")
     assert (MemoryFact.objects.count(), FactEvent.objects.count()) == (facts, events)
+    assert _differentiators() == differentiators  # nothing of the demo is made twice
+
+
+def _differentiators() -> tuple[int, ...]:
+    from memoryadmin.access.models import StaffAccess
+    from memoryadmin.privacy.models import PrivacyRequest, WebhookDelivery, WebhookRecipient
+    from memoryadmin.usage.models import MemoryUse
+
+    return (
+        PrivacyRequest.objects.count(),
+        WebhookRecipient.objects.count(),
+        WebhookDelivery.objects.count(),
+        StaffAccess.objects.count(),
+        MemoryUse.objects.count(),
+    )
+
+
+def test_the_demo_traveller_shows_every_differentiator_on_the_first_visit():
+    """`make run` prints a portal link for FF-100231: their own words, one fact the assistant
+    saved, use receipts from several conversations, a request with its receipt told to a
+    recipient named for travellers, and staff looks."""
+    from memoryadmin.portal.services import portal_link_issue
+    from memoryadmin.privacy.models import PrivacyRequest, RequestKind, RequestStatus
+    from memoryadmin.usage.models import MemoryUse
+
+    call_command("seed_demo")
+    demo = "FF-100231"
+    assert (
+        MemoryFact.objects.filter(subject_id=demo, evidence_origin="extraction")
+        .exclude(evidence="")
+        .exists()
+    )
+    assert MemoryFact.objects.filter(subject_id=demo, origin="agent").exists()
+    assert MemoryUse.objects.filter(subject_id=demo).values("session_tag").distinct().count() >= 3
+    erasure = PrivacyRequest.objects.get(subject_id=demo, kind=RequestKind.ERASURE)
+    assert erasure.status == RequestStatus.COMPLETED and erasure.evidence["rows_remaining"] == 0
+
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    secret = portal_link_issue(subject_id=demo, issued_by="test").secret
+    assert client.post(f"/portal/open/{secret}").status_code == 302
+    home = client.get("/portal/").content.decode()
+    assert home.count("Why the assistant knows this") >= 2
+    assert "You said on" in home and "Used in 4 conversations" in home
+    assert "Saved by the assistant during a chat on" in home
+    requests = client.get("/portal/requests").content.decode()
+    receipt = erasure.evidence["receipt"]
+    assert receipt in requests and "A correction" in requests and "A copy of your data" in requests
+    told = client.get(f"/portal/receipts/{receipt}").content.decode()
+    assert "Our frequent flyer programme: confirmed" in told and "CRM" not in told
+    looked = client.get("/portal/looked").content.decode()
+    assert "Support agents looked 2 times." in looked and "A privacy officer looked once." in looked
 
 
 def test_the_demo_editor_can_log_in_and_see_travellers():

@@ -33,7 +33,7 @@ LANGUAGES = {
         "h1": "What our assistant remembers about you",
         "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
         "change": "This is wrong",
-        "dont": "Don't use this",
+        "dont": "Delete this",
         "delete": "Delete",
         "save": "Save",
         "saved": "Saved. The assistant will use your wording from now on.",
@@ -65,9 +65,9 @@ LANGUAGES = {
         "open": "查看我的記憶",
         "deleted_on": "您於",
         "h1": "AI 客服記得您哪些事",
-        "groups": ["您的偏好", "您的旅行原則", "關於您和您的旅程"],
+        "groups": ["您的偏好", "您的旅行限制", "關於您和您的旅程"],
         "change": "內容有誤",
-        "dont": "不要再使用這筆資料",
+        "dont": "刪除這一筆",
         "delete": "刪除",
         "save": "儲存",
         "saved": "已儲存。之後 AI 客服會使用您寫的內容。",
@@ -212,14 +212,15 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     with page.expect_download() as download_info:
         page.get_by_role("link", name=words["download"]).click()
     download = download_info.value
-    # the traveller's day: in Taipei for the Chinese pages (it may already be tomorrow there)
-    zone = ZoneInfo("Asia/Taipei" if lang == "zh-hant" else "UTC")
+    # the traveller's day: the airline's zone in both languages (it may already be tomorrow)
+    zone = ZoneInfo("Asia/Taipei")
     day = datetime.now(zone).date().isoformat()
     assert download.suggested_filename == f"my-travel-memory-{day}.json"
     exported = json.loads(download.path().read_text(encoding="utf-8"))
     assert words["new_value"] in [fact["value"] for fact in exported["facts"]]
     assert any(event["what"].startswith(words["deleted_on"]) for event in exported["history"])
-    assert words["learn"] in exported["switches"] and words["use"] in exported["switches"]
+    assert exported["switches"]["learn_from_conversations"]["label"] == words["learn"]
+    assert exported["switches"]["use_memory"]["label"] == words["use"]
 
     # pause learning: a posted turn is then skipped
     page.get_by_label(words["learn"]).uncheck()

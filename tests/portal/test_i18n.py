@@ -128,4 +128,7 @@ def test_messages_are_joined_the_way_each_language_writes(signed_in):
     client = signed_in(A, language="zh-TW")
     client.post("/portal/choices", {"use": "on"})
     notice = client.get("/portal/").content.decode()
-    assert "已儲存您的設定。AI 客服不會再從您的對話中學習新的事情。回答時會參考" in notice
+    assert "已儲存設定。AI 客服不會再從您的對話中學習新的事情。回答時仍會參考記得的內容。" in notice
+    client.post("/portal/choices", {"use": "on", "learn": "on"})  # both on: one sentence
+    notice = client.get("/portal/").content.decode()
+    assert "已儲存設定。AI 客服會從您的對話中學習，回答時也會參考記得的內容。" in notice

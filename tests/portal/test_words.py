@@ -45,4 +45,4 @@ def test_learning_on_and_use_off_reads_but_in_chinese(signed_in):
     client = signed_in(A, language="zh-TW")
     client.post("/portal/choices", {"learn": "on"})
     body = client.get("/portal/").content.decode()
-    assert "AI 客服可以從您的對話中學習。但回答時不會參考它記得的關於您的事。" in body
+    assert "AI 客服可以從您的對話中學習。但回答時不會參考記得的內容。" in body

@@ -147,7 +147,7 @@ def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(new_
     req = PrivacyRequest.objects.get(subject_id="FF-940004")
     assert (req.kind, req.channel, req.status) == ("erasure", "portal", "completed")
     assert req.evidence["receipt"] == number and req.evidence["rows_remaining"] == 0
-    assert req.number in main
+    assert req.number not in main  # one reference number for the traveller: the receipt's
 
     staff = new_page()
     staff_login(staff, live_server, make_staff("vera", VIEWER), PASSWORD)
@@ -207,9 +207,16 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
     settings.DEBUG = True  # the receivers are plain http:// on 127.0.0.1
     crm, warehouse = Receiver().start(), Receiver().start()
     try:
-        for name, receiver in (("CRM", crm), ("Warehouse", warehouse)):
+        for name, receiver, shown in (
+            ("CRM", crm, "Our customer service"),
+            ("Warehouse", warehouse, "Our reports"),
+        ):
             _, receiver.secret = webhook_recipient_add(
-                name=name, url=receiver.url, events=None, actor=Actor.system("test")
+                name=name,
+                url=receiver.url,
+                events=None,
+                actor=Actor.system("test"),
+                traveller_name_en=shown,
             )
         warehouse.statuses = [500] * 20
         FactFactory(subject_id="FF-940010", key="meal", value="Asks for a vegan meal")
@@ -217,8 +224,9 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         page.goto(f"{live_server.url}/portal/forget/confirm")
         page.get_by_label("I understand that this can't be undone.").check()
         page.get_by_role("button", name="Forget everything").click()
-        told = page.locator("main ul.list").inner_text()
-        assert "CRM: Confirmed" in told and "Warehouse: Not confirmed yet" in told
+        told = page.locator("#told").inner_text()  # in the traveller's words, not "CRM"
+        assert "Our customer service: confirmed" in told
+        assert "Our reports: not confirmed yet" in told and "CRM" not in told
         check(page, "portal-receipt-systems-told")
         [got] = [r for r in crm.received if r.payload["type"] == "memory.subject.erased"]
         assert got.verified and "vegan" not in got.body.decode()
@@ -261,7 +269,7 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         admin.goto(f"{live_server.url}/staff/")
         assert admin.locator('[data-stat="failing-recipients"]').count() == 0
         page.reload()
-        assert "Warehouse: Confirmed" in page.locator("main ul.list").inner_text()
+        assert "Our reports: confirmed" in page.locator("#told").inner_text()
 
         viewer = new_page()
         staff_login(viewer, live_server, make_staff("vera", VIEWER), PASSWORD)

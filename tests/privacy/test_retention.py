@@ -72,6 +72,7 @@ def test_settled_events_go_with_their_log_and_the_erasure_keeps_who_acknowledged
     assert selectors.receipt_deliveries(receipt) == [
         {
             "recipient": "CRM",
+            "traveller_names": {"en": "", "zh-hant": ""},
             "status": "delivered",
             "attempts": 1,
             "acknowledged": True,

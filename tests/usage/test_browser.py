@@ -1,7 +1,7 @@
 """Evidence and use in Chromium: staff see the quote, the counts, the last uses and the turn
 view; a traveller on a phone, in English and in Traditional Chinese, sees why the assistant
-knows each fact and how often it was used, and says "Don't use this". Screenshots go to
-docs/screenshots/."""
+knows each fact and how often it was used, and deletes it with "Delete this". Screenshots go to
+artifacts/ (docs/screenshots/ under `make screenshots`)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ WORDS = {
         "quote": "I always want an aisle seat",
         "value": "Prefers aisle seats",
         "other": "Vegetarian meals",
-        "why": "Why the assistant knows this: you said on",
+        "why": "Why the assistant knows this\n\nYou said on",
         "used": "Used in 2 conversations",
-        "dont": "Don't use this",
+        "dont": "Delete this",
         "delete": "Delete",
         "deleted": "Deleted. The assistant no longer remembers it.",
     },
@@ -41,9 +41,9 @@ WORDS = {
         "quote": "我每次都要靠走道的位子",
         "value": "偏好靠走道座位",
         "other": "吃素",
-        "why": "AI 客服為什麼知道：您在",
+        "why": "AI 客服為什麼知道這件事\n\n您在",
         "used": "已在 2 次對話中使用",
-        "dont": "不要再使用這筆資料",
+        "dont": "刪除這一筆",
         "delete": "刪除",
         "deleted": "已刪除。AI 客服不會再記得這件事。",
     },
@@ -94,7 +94,7 @@ def test_staff_see_the_quote_the_uses_and_the_turn(page, live_server, editor):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-hant"])
-def test_a_traveller_on_a_phone_sees_why_and_says_dont_use_this(new_page, live_server, lang):
+def test_a_traveller_on_a_phone_sees_why_and_deletes_with_delete_this(new_page, live_server, lang):
     words = WORDS[lang]
     subject = f"FF-WHY-{lang.upper()}"
     learned(subject, words)
@@ -106,6 +106,8 @@ def test_a_traveller_on_a_phone_sees_why_and_says_dont_use_this(new_page, live_s
     text = card.inner_text()
     assert words["why"] in text and words["quote"] in text and XSS in text  # shown as text
     assert words["used"] in text
+    assert card.locator(".why").is_visible()  # the "why" box is shown, not folded away
+    assert "Don't use this" not in text and "不要再使用這筆資料" not in text
     check(page, f"usage-portal-why-{lang}")
     card.get_by_role("link", name=words["dont"]).click()
     check(page, f"usage-portal-dont-use-{lang}")

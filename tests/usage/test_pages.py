@@ -169,17 +169,17 @@ def test_the_turn_view_needs_a_staff_role(client, no_role):
     [
         (
             "en",
-            "Why the assistant knows this: you said on",
+            "Why the assistant knows this",
             "Used in 2 conversations, last on",
             "This is wrong",
-            "Don't use this",
+            "Delete this",
         ),
         (
             "zh-hant",
-            "AI 客服為什麼知道：您在",
+            "AI 客服為什麼知道這件事",
             "已在 2 次對話中使用，最近一次是",
             "內容有誤",
-            "不要再使用這筆資料",
+            "刪除這一筆",
         ),
     ],
 )
@@ -194,6 +194,7 @@ def test_each_card_says_why_and_how_often(
     assert why in body and count in body
     assert "I always want an aisle seat &lt;script&gt;" in body and XSS not in body
     assert wrong in body and dont in body
+    assert "Don't use this" not in body and "不要再使用這筆資料" not in body  # delete says delete
 
 
 def test_one_traveller_never_sees_anothers_quote_or_counts(signed_in):

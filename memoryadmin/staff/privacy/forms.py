@@ -87,6 +87,19 @@ class CsvForm(forms.Form):
 
 class RecipientForm(forms.Form):
     name = forms.CharField(max_length=100, label="System name")
+    traveller_name_en = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Name travellers read (English)",
+        help_text="On a traveller's receipt, e.g. “Our frequent flyer programme”. "
+        "Never an internal system's name.",
+    )
+    traveller_name_zh_hant = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Name travellers read (Traditional Chinese)",
+        help_text="For example “我們的會員計畫”.",
+    )
     url = forms.CharField(max_length=500, label="HTTPS address")
     events = forms.MultipleChoiceField(
         choices=[(value, f"{value}: {label}") for value, label in WebhookEventType.choices],

@@ -34,6 +34,8 @@ def recipients(request: HttpRequest) -> HttpResponse:
                 events=data["events"],
                 actor=Actor.staff(request.user),
                 reason=data["reason"],
+                traveller_name_en=data["traveller_name_en"],
+                traveller_name_zh_hant=data["traveller_name_zh_hant"],
             )
         except RequestInvalid as error:
             for name, message in error.fields.items():

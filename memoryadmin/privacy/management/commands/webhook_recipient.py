@@ -1,5 +1,7 @@
-"""`manage.py webhook_recipient add NAME URL [--event E ...]`: register a recipient and print
-its signing secret once. `webhook_recipient list` shows the recipients (never a secret)."""
+"""`manage.py webhook_recipient add NAME URL [--event E ...] [--traveller-name-en TEXT]
+[--traveller-name-zh-hant TEXT]`: register a recipient (with what travellers' receipts call it)
+and print its signing secret once. `webhook_recipient list` shows the recipients (never a
+secret)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,16 @@ class Command(BaseCommand):
             dest="events",
             help="an event to send (repeat; default: all)",
         )
+        add.add_argument(
+            "--traveller-name-en",
+            default="",
+            help="what a traveller's receipt calls it, e.g. 'Our frequent flyer programme'",
+        )
+        add.add_argument(
+            "--traveller-name-zh-hant",
+            default="",
+            help="the same in Traditional Chinese, e.g. 我們的會員計畫",
+        )
         sub.add_parser("list", help="list the recipients")
 
     def handle(self, *args, **options) -> None:
@@ -41,6 +53,8 @@ class Command(BaseCommand):
                 events=options["events"],
                 actor=Actor.system("manage.py webhook_recipient"),
                 reason="added from the shell",
+                traveller_name_en=options["traveller_name_en"],
+                traveller_name_zh_hant=options["traveller_name_zh_hant"],
             )
         except RequestInvalid as exc:
             raise CommandError("; ".join(exc.fields.values()) or exc.message) from None

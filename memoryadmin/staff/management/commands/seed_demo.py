@@ -1,19 +1,37 @@
 """Demo data for `make run`: travellers with realistic facts and history, and one staff user per
-role. Idempotent: travellers already present are left alone, users keep their passwords."""
+role. Idempotent: travellers already present are left alone, users keep their passwords.
+
+The portal's demo travellers, FF-100231 (`make run` prints a link for them) and FF-100232 (the
+same in Traditional Chinese: `manage.py portal_link FF-100232`), show every
+differentiator on the first visit: facts learned with their own words and one saved by the
+assistant, use receipts from several conversations, an earlier "forget everything" with its
+receipt and the erasure request it closed (acknowledged by a webhook recipient, named for
+travellers in both languages), a download and a correction as requests, and staff looks."""
 
 from __future__ import annotations
+
+import hashlib
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from memoryadmin.access import writer as access_writer
+from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import RetentionRule, Subject
 from memoryadmin.facts.services import FactDraft
+from memoryadmin.privacy import flows as privacy_flows
+from memoryadmin.privacy import outbox, webhooks
+from memoryadmin.privacy.export import traveller_export_bytes
+from memoryadmin.privacy.models import WebhookRecipient
+from memoryadmin.privacy.recipients import webhook_recipient_add
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, ROLES, VIEWER
+from memoryadmin.usage.services import TurnUse, uses_record
 
 DEMO_USERS = (
     ("viewer", "viewer-demo-2026", VIEWER),
@@ -27,6 +45,30 @@ DEMO_USERS = (
 DEMO_TOTP_KEY = "3132333435363738393031323334353637383930"
 
 P, C, X = "preference", "constraint", "context"
+
+# The portal's demo travellers, in English and in Traditional Chinese: (what an earlier "forget
+# everything" erased, the home airport as they corrected it in the portal).
+PORTAL_DEMO = {
+    "FF-100231": ("Likes a quiet corner in the lounge", "Flies out of Songshan (TSA) when it can"),
+    "FF-100232": ("喜歡在貴賓室安靜的角落休息", "盡量從松山機場出發"),
+}
+# The traveller's own words behind what was learned from their chats (shown as "You said ...").
+QUOTES = {
+    ("FF-100231", "seat_preference"): "On long flights I always take the aisle, I get up a lot",
+    ("FF-100231", "overnight_flight"): "Please, no more red-eyes. I can't sleep on planes",
+    ("FF-100232", "seat_preference"): "長途的話我一定要坐走道，比較方便起來走動",
+    ("FF-100232", "overnight_flight"): "紅眼班機我真的不行，在飛機上睡不著",
+    ("FF-100239", "meal_preference"): "我吃素，飛機餐請幫我訂素食",
+}
+# Saved by the assistant itself (save_memory), not learned from the traveller's words.
+SAVED_BY_ASSISTANT = {("FF-100231", "travel_party"), ("FF-100232", "travel_party")}
+# The webhook recipient of the demo: its internal name for staff, its names for travellers.
+DEMO_RECIPIENT = {
+    "name": "Loyalty CRM",
+    "url": "https://crm.airline.example/hooks/memory",
+    "traveller_name_en": "Our frequent flyer programme",
+    "traveller_name_zh_hant": "我們的會員計畫",
+}
 # (subject, [(key, value, category)], learned by) — "agent" facts go through sensitivity review.
 TRAVELLERS: list[tuple[str, list[tuple[str, str, str]], str]] = [
     (
@@ -35,6 +77,7 @@ TRAVELLERS: list[tuple[str, list[tuple[str, str, str]], str]] = [
             ("seat_preference", "Prefers aisle seats on long-haul flights", P),
             ("overnight_flight", "Avoids overnight flights", C),
             ("travel_party", "Usually travels with spouse", X),
+            ("home_airport", "Flies out of Taoyuan (TPE)", X),
         ],
         "extraction",
     ),
@@ -44,6 +87,7 @@ TRAVELLERS: list[tuple[str, list[tuple[str, str, str]], str]] = [
             ("seat_preference", "長途航班偏好靠走道座位", P),
             ("overnight_flight", "不搭紅眼班機", C),
             ("travel_party", "通常和先生一起旅行", X),
+            ("home_airport", "從桃園機場出發", X),
         ],
         "extraction",
     ),
@@ -234,6 +278,8 @@ class Command(BaseCommand):
                 else Actor.agent("demo-agent-host")
             )
             tag = f"{index:012x}"
+            if subject_id in PORTAL_DEMO:
+                self._forgot_before(subject_id, actor, tag)
             key, value, category = facts[0]
             if key == "seat_preference" and "window" not in value.lower():
                 # Some history: an older value that a later turn replaced.
@@ -244,13 +290,34 @@ class Command(BaseCommand):
                     reason="learned from an earlier turn",
                     session_tag=tag,
                 )
+            learned = [
+                FactDraft(key, value, category, evidence=QUOTES.get((subject_id, key), ""))
+                for key, value, category in facts
+                if (subject_id, key) not in SAVED_BY_ASSISTANT
+            ]
             services.fact_upsert(
                 subject_id=subject_id,
-                facts=[FactDraft(*fact) for fact in facts],
+                facts=learned,
                 actor=actor,
                 reason="learned from turn 1",
                 session_tag=tag,
             )
+            saved = [
+                FactDraft(key, value, category)
+                for key, value, category in facts
+                if (subject_id, key) in SAVED_BY_ASSISTANT
+            ]
+            if saved:
+                services.fact_upsert(
+                    subject_id=subject_id,
+                    facts=saved,
+                    actor=Actor.agent("demo-agent-host"),
+                    reason="saved by the assistant in turn 2",
+                    session_tag=tag,
+                )
+            if subject_id in PORTAL_DEMO:
+                self._used(subject_id, [key for key, _value, _category in facts])
+                self._requests_and_looks(subject_id, users)
             if subject_id == "FF-100234":
                 services.fact_approve(
                     subject_id=subject_id,
@@ -275,6 +342,89 @@ class Command(BaseCommand):
                     reason="paused learning in the privacy portal",
                 )
         return created
+
+    def _recipient(self) -> WebhookRecipient:
+        """The demo's webhook recipient: a system told about every erasure."""
+        found = WebhookRecipient.objects.filter(name=DEMO_RECIPIENT["name"]).first()
+        if found is not None:
+            return found
+        recipient, _secret = webhook_recipient_add(
+            events=None, actor=Actor.system("seed_demo"), reason="demo data", **DEMO_RECIPIENT
+        )
+        return recipient
+
+    def _forgot_before(self, subject_id: str, actor: Actor, tag: str) -> None:
+        """An earlier "forget everything" in the portal: an erasure request closed with its
+        receipt, checked afterwards, and the demo recipient's acknowledgement on record (the
+        demo has no CRM to call, so its answer is recorded as a 204 here)."""
+        services.fact_upsert(
+            subject_id=subject_id,
+            facts=[FactDraft("lounge_habit", PORTAL_DEMO[subject_id][0], "preference")],
+            actor=actor,
+            reason="learned from an earlier turn",
+            session_tag=tag,
+        )
+        self._recipient()
+        traveller = Actor.customer(subject_id)
+        outcome = privacy_flows.privacy_forget(
+            subject_id=subject_id,
+            actor=traveller,
+            reason="the traveller chose 'forget everything' in the privacy portal",
+        )
+        privacy_flows.privacy_verify_erasure(request_id=outcome.request.pk, actor=traveller)
+        for delivery_id in outbox.outbox_dispatch():
+            webhooks.delivery_record_attempt(
+                delivery_id=delivery_id,
+                outcome=webhooks.Outcome(True, 204, 38),
+                attempted_at=timezone.now(),
+            )
+
+    def _used(self, subject_id: str, keys: list[str]) -> None:
+        """Use receipts: the agent had these facts in turns of four conversations."""
+        uses_record(
+            subject_id=subject_id,
+            uses=[
+                TurnUse(
+                    f"demo-session-{n // 2}",
+                    f"demo-turn-{n}",
+                    injected=keys[:2] if n % 3 else keys[:1],
+                    recalled=[] if n % 3 else keys[1:],
+                )
+                for n in range(8)
+            ],
+        )
+
+    def _requests_and_looks(self, subject_id: str, users: dict[str, object]) -> None:
+        """A download and a correction, each a request closed with its evidence; a support
+        agent's and a privacy officer's looks at the traveller."""
+        body = traveller_export_bytes(subject_id)
+        privacy_flows.privacy_export_record(
+            subject_id=subject_id,
+            sha256=hashlib.sha256(body).hexdigest(),
+            actor=Actor.customer(subject_id),
+        )
+        privacy_flows.privacy_correct(
+            subject_id=subject_id,
+            key="home_airport",
+            value=PORTAL_DEMO[subject_id][1],
+            expected_version=None,
+            actor=Actor.customer(subject_id),
+            reason="corrected by the traveller in the privacy portal",
+        )
+        for role, what in (
+            (VIEWER, AccessKind.TRAVELLER),
+            (VIEWER, AccessKind.FACT_HISTORY),
+            (PRIVACY_ADMIN, AccessKind.PRIVACY_REQUEST),
+        ):
+            user = users[role]
+            access_writer.record(
+                staff_user_id=user.pk,
+                staff_username=user.get_username(),
+                what=what,
+                subject_ids=[subject_id],
+                address="127.0.0.1",
+            )
+        access_writer.flush()
 
     def _retention_rules(self) -> None:
         for name, defaults in (

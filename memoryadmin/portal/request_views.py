@@ -1,0 +1,168 @@
+""" "Your requests" and the readable copy of the traveller's data.
+
+Every privacy request the traveller made (however it arrived) and every "forget everything"
+receipt, newest first, each with one reference number: a receipt's number when it has one,
+else the request's. The traveller can find one again by typing that number. Only the session's
+traveller: every read filters by `request.portal_subject_id`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET
+
+from memoryadmin.privacy import selectors as privacy_selectors
+from memoryadmin.privacy.export import traveller_export
+from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
+
+from . import selectors
+from .auth import portal_session_required
+from .display import GROUPS, zone_label
+from .topics import topic_label
+
+KIND_WORDS = {
+    RequestKind.ACCESS: _("A copy of your data"),
+    RequestKind.RECTIFICATION: _("A correction"),
+    RequestKind.ERASURE: _("Forget everything"),
+    RequestKind.RESTRICTION: _("A change to your choices"),
+    RequestKind.OBJECTION: _("An objection"),
+}
+STATUS_WORDS = {
+    RequestStatus.OPEN: _("Received"),
+    RequestStatus.IN_PROGRESS: _("We're working on it"),
+    RequestStatus.COMPLETED: _("Done"),
+    RequestStatus.REFUSED: _("We couldn't do this"),
+    RequestStatus.ON_HOLD: _("On hold for a legal reason"),
+}
+CHANNEL_WORDS = {
+    Channel.PORTAL: _("You did this on this site"),
+    Channel.PHONE: _("You asked us by phone"),
+    Channel.EMAIL: _("You asked us by e-mail"),
+    Channel.LETTER: _("You asked us by letter"),
+}
+
+
+@dataclass(frozen=True)
+class RequestItem:
+    what: str
+    reference: str  # the one number to quote: the receipt's, else the request's
+    received: datetime
+    status: str
+    done: bool
+    how: str
+    receipt: str  # the receipt's number when there is a receipt page to open
+
+
+def request_items(subject_id: str) -> list[RequestItem]:
+    """The traveller's requests and receipts, newest first: two queries."""
+    items: list[RequestItem] = []
+    receipts = {receipt.number: receipt for receipt in selectors.traveller_receipts(subject_id)}
+    for request in privacy_selectors.traveller_requests(subject_id):
+        receipt = str((request.evidence or {}).get("receipt") or "")
+        found = receipts.pop(receipt, None) if receipt else None
+        items.append(
+            RequestItem(
+                what=str(KIND_WORDS.get(request.kind, _("A request"))),
+                reference=found.number if found else request.number,
+                received=request.received_at,
+                status=str(STATUS_WORDS.get(request.status, _("Received"))),
+                done=request.status == RequestStatus.COMPLETED,
+                how=str(CHANNEL_WORDS.get(request.channel, "")),
+                receipt=found.number if found else "",
+            )
+        )
+    for receipt in receipts.values():  # receipts from before requests were recorded
+        items.append(
+            RequestItem(
+                what=str(KIND_WORDS[RequestKind.ERASURE]),
+                reference=receipt.number,
+                received=receipt.cleared_at,
+                status=str(STATUS_WORDS[RequestStatus.COMPLETED]),
+                done=True,
+                how=str(CHANNEL_WORDS[Channel.PORTAL]),
+                receipt=receipt.number,
+            )
+        )
+    items.sort(key=lambda item: item.received, reverse=True)
+    return items
+
+
+@require_GET
+@portal_session_required
+def requests_page(request: HttpRequest) -> HttpResponse:
+    items = request_items(request.portal_subject_id)
+    asked = request.GET.get("number", "").strip().upper()[:40]
+    not_found = False
+    if asked:
+        match = next((item for item in items if item.reference == asked), None)
+        if match is not None and match.receipt:
+            return redirect("portal:receipt", number=match.receipt)
+        if match is not None:
+            return redirect(f"{request.path}#ref-{match.reference}")
+        not_found = True
+    context = {
+        "items": items,
+        "asked": asked,
+        "not_found": not_found,
+        "zone": zone_label(timezone.now()),
+    }
+    return render(request, "portal/requests.html", context, status=200)
+
+
+def _moment(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+@require_GET
+@portal_session_required
+def export_page(request: HttpRequest) -> HttpResponse:
+    """The download as a page: the same content as the JSON, in the traveller's language and
+    time zone, topics as labels, for reading on a phone or printing."""
+    data = traveller_export(request.portal_subject_id)
+    by_category: dict[str, list[dict]] = {}
+    for fact in data["facts"]:
+        by_category.setdefault(fact["category"], []).append(
+            {
+                "topic": topic_label(fact["key"]),
+                "value": fact["value"],
+                "pending": fact["status"] != "active",
+                "learned": _moment(fact["learned_at"]),
+                "changed": _moment(fact["changed_at"])
+                if fact["changed_at"] != fact["learned_at"]
+                else None,
+                "expires": _moment(fact["expires_at"]),
+                "quote": fact["evidence"]["quote"] if fact["evidence"]["source"] == "said" else "",
+                "conversations": fact["use"]["conversations"],
+                "last_used": _moment(fact["use"]["last_used_at"]),
+            }
+        )
+    groups = [
+        {"title": title, "facts": by_category[category]}
+        for category, title, _intro in GROUPS
+        if by_category.get(category)
+    ]
+    history = [
+        {
+            "at": _moment(entry["at"]),
+            "what": entry["what"],
+            "topic": topic_label(entry["fact"]) if entry.get("fact") else "",
+            "why": entry["why"],
+        }
+        for entry in reversed(data["history"])
+    ]
+    exported = _moment(data["exported_at"])
+    context = {
+        "groups": groups,
+        "fact_count": len(data["facts"]),
+        "history": history,
+        "switches": list(data["switches"].values()),
+        "exported_at": exported,
+        "zone": zone_label(exported or timezone.now()),
+    }
+    return render(request, "portal/export_page.html", context)
