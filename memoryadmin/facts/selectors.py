@@ -32,7 +32,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from .db import hot_cursor
-from .keyhash import history_hashes
+from .keyhash import history_hashes, key_digest
 from .models import (
     EventAction,
     FactEvent,
@@ -220,6 +220,17 @@ def fact_waiting_for_review(subject_id: str, key: str) -> bool:
     the API can say so instead of "no such fact"). Run after a miss, never on the hot path."""
     return MemoryFact.objects.filter(
         subject_id=subject_id, key=key, status=FactStatus.PENDING_REVIEW
+    ).exists()
+
+
+def fact_revealed_since(subject_id: str, key: str, *, user_id: int, since: datetime) -> bool:
+    """Whether this staff user revealed the fact's value (a `value_revealed` event) since then."""
+    return FactEvent.objects.filter(
+        subject_id=subject_id,
+        key_hash=key_digest(subject_id, key),
+        action=EventAction.VALUE_REVEALED,
+        actor_user_id=user_id,
+        created_at__gte=since,
     ).exists()
 
 

@@ -20,7 +20,14 @@ from standardwebhooks.webhooks import Webhook
 
 from memoryadmin.observability.metrics import count_webhook_delivery
 
-from .models import DeliveryAttempt, DeliveryStatus, OutboxEvent, WebhookDelivery
+from .models import (
+    DeliveryAttempt,
+    DeliveryStatus,
+    OutboxEvent,
+    WebhookDelivery,
+    WebhookEventType,
+)
+from .services import privacy_request_acknowledged
 from .signing_secrets import unseal
 
 GIVE_UP_AFTER = timedelta(days=3)
@@ -108,6 +115,7 @@ def delivery_record_attempt(
         replay=replay,
     )
     recipient = delivery.recipient
+    first_acknowledgement = outcome.ok and delivery.status != DeliveryStatus.DELIVERED
     delivery.attempts += 1
     if outcome.ok:
         delivery.status = DeliveryStatus.DELIVERED
@@ -140,6 +148,18 @@ def delivery_record_attempt(
             "last_failure_at",
         ]
     )
+    event = delivery.event
+    if (
+        first_acknowledgement
+        and event.event_type == WebhookEventType.SUBJECT_ERASED
+        and event.receipt
+    ):
+        privacy_request_acknowledged(
+            receipt=event.receipt,
+            recipient=recipient.name,
+            at=attempted_at,
+            attempts=delivery.attempts,
+        )
     if outcome.ok:
         counted = "delivered"
     elif delivery.status == DeliveryStatus.FAILED:
