@@ -67,7 +67,7 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live
     page.reload()
     assert page.locator('[data-evidence="sha256"]').inner_text() == sha
     page.get_by_label("What was done").fill("Sent the file by e-mail")
-    page.get_by_role("button", name="Close with the evidence").click()
+    page.get_by_role("button", name="Complete with the evidence").click()
     assert page.locator("[data-status]").inner_text().startswith("Completed")
     check(page, "privacy-request-completed")
     req.refresh_from_db()
