@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from memoryadmin.facts import selectors, services
 from memoryadmin.access.models import StaffAccess
+from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
 from memoryadmin.staff.templatetags.staff_time import day
