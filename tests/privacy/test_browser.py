@@ -252,7 +252,7 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         admin.get_by_role("button", name="Replay this delivery now").click()
         assert "Replayed: Warehouse answered 200." in admin.locator(".flashes").inner_text()
         last = admin.locator("table tbody tr").last.inner_text()
-        assert "200 (acknowledged)" in last and last.rstrip().endswith("yes")
+        assert "Answered 200 (acknowledged)" in last and last.rstrip().endswith("Yes")
         check(admin, "webhook-delivery-replayed")
         assert warehouse.received[-1].verified
         assert warehouse.received[-1].headers["webhook-id"] == erased.event.msg_id
