@@ -112,7 +112,10 @@ def test_refusing_a_request_needs_a_ground(page, live_server):
     page.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")
     page.get_by_role("link", name="Refuse…").click()
     page.get_by_role("button", name="Refuse the request").click()
-    assert "Give the legal ground" in page.locator(".error-summary").inner_text()
+    assert "Legal ground" in page.locator(".error-summary").inner_text()
+    # the message once, beside its field
+    assert "Give the legal ground" not in page.locator(".error-summary").inner_text()
+    assert "Give the legal ground" in page.locator(".field.has-error .field-error").inner_text()
     check(page, "privacy-request-refuse-error")
     req.refresh_from_db()
     assert req.status == RequestStatus.OPEN

@@ -79,3 +79,12 @@ def answer_words(attempt) -> str:
     if attempt.error in _TIMEOUT:
         return "Timed out waiting for an answer"
     return "Failed before an answer"
+
+
+@register.filter
+def event_words(event_types) -> str:
+    """A recipient's events in words ("A fact was erased, A fact was corrected")."""
+    from memoryadmin.privacy.models import WebhookEventType
+
+    labels = dict(WebhookEventType.choices)
+    return ", ".join(str(labels.get(name, name)) for name in event_types or []) or "none"
