@@ -103,7 +103,9 @@ def delivery_record_attempt(
     """Record one attempt and decide what comes next: delivered, try again later, or give up
     (3 days after the first attempt). The one function that counts outcomes."""
     delivery = (
-        WebhookDelivery.objects.select_for_update().select_related("recipient").get(pk=delivery_id)
+        WebhookDelivery.objects.select_for_update(of=("self", "recipient"))
+        .select_related("recipient", "event")
+        .get(pk=delivery_id)
     )
     DeliveryAttempt.objects.create(
         delivery=delivery,
