@@ -203,3 +203,39 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     expect(page.locator("main table")).not_to_contain_text("Webhook recipient changed")
     expect(page.locator("[data-zone]")).to_have_count(1)
     check(page, "issue32-policy-history-settings")
+
+
+def test_the_other_changed_staff_pages_pass_axe(page, live_server):
+    from memoryadmin.facts import services
+    from memoryadmin.facts.services import RuleProposal
+
+    services.retention_rule_save(
+        proposal=RuleProposal(
+            pk=None, name="Sensitive", category="", key_glob="", sensitive=True, ttl_days=30
+        ),
+        actor=Actor.system("t"),
+        reason="privacy promise",
+    )
+    FactFactory(subject_id="FF-950300", key="seat", value="aisle", actor=Actor.agent("host"))
+    FactFactory(subject_id="FF-950300", key="meal", value="vegan")
+    staff_login(page, live_server, make_staff("priya-o", PRIVACY_ADMIN), PASSWORD)
+    base = f"{live_server.url}/staff/travellers/FF-950300"
+    page.goto(f"{base}/timeline/")
+    expect(page.locator("[data-zone]")).to_have_count(1)
+    check(page, "issue32-timeline")
+    page.goto(f"{base}/facts/meal/flag/")
+    expect(page.locator("[data-sooner]")).to_contain_text("it will now be deleted on")
+    check(page, "issue32-flag-sooner")
+    page.goto(f"{live_server.url}/staff/access/")
+    expect(page.locator("[data-zone]")).to_have_count(1)
+    check(page, "issue32-access-record")
+    page.goto(f"{base}/")
+    page.get_by_label("Select seat").check()
+    page.get_by_label("Select meal").check()
+    page.get_by_label("Action", exact=True).select_option("delete")
+    page.get_by_label("Reason", exact=True).fill("Traveller asked")
+    page.get_by_role("button", name="Apply…").click()
+    confirm = page.locator("table.confirm-facts")
+    expect(confirm).to_contain_text("aisle")
+    expect(confirm).to_contain_text("vegan")
+    check(page, "issue32-bulk-confirm")
