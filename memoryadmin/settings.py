@@ -7,6 +7,7 @@ Each setting has its one default where it is read: code reads `settings.X`, neve
 """
 
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from memoryadmin.conf.cache_celery import (
     AUDIT_SWEEP_INTERVAL_SECONDS,
@@ -144,6 +145,7 @@ from memoryadmin.conf.staff import (
     STAFF_ACCESS_UNUSUAL_DAYS,
     STAFF_ACCESS_UNUSUAL_PER_HOUR,
     STAFF_PASSWORD_LOGIN,
+    STAFF_TIME_ZONE,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -193,6 +195,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "memoryadmin.middleware.BrowserAuthenticationMiddleware",
     "memoryadmin.staff.middleware.IdleTimeoutMiddleware",  # staff sessions; skips /api/
+    "memoryadmin.staff.middleware.StaffTimeZoneMiddleware",  # STAFF_TIME_ZONE under /staff/
     "memoryadmin.staff.security.SecondFactorMiddleware",  # staff pages; skips /api/
     "memoryadmin.staff.sso.RecheckMiddleware",  # SSO sessions re-checked at the provider
     "memoryadmin.middleware.BrowserMessageMiddleware",
@@ -226,6 +229,8 @@ LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hant", "繁體中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
+STAFF_TIME_ZONE = STAFF_TIME_ZONE or TIME_ZONE  # noqa: F811 - its default is TIME_ZONE
+ZoneInfo(STAFF_TIME_ZONE)  # an unknown zone stops the start, with its name
 USE_I18N = True
 USE_TZ = True
 CELERY_TIMEZONE = TIME_ZONE  # beat's schedule (conf/cache_celery.py)

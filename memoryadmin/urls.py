@@ -6,7 +6,7 @@ from memoryadmin.api.errors import api_not_found
 from memoryadmin.observability.views import metrics_view
 from memoryadmin.staff.otp_views import otp_verify
 from memoryadmin.staff.signin import StaffLoginView
-from memoryadmin.staff.sso import StaffOIDCCallback, StaffOIDCStart
+from memoryadmin.staff.sso import oidc_callback, oidc_start
 
 urlpatterns = [
     path("api/v1/", include("memoryadmin.api.urls")),
@@ -16,8 +16,8 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),  # Prometheus; allowed networks or token
     path("portal/", include("memoryadmin.portal.urls")),
     path("login/", StaffLoginView.as_view(), name="login"),
-    path("oidc/authenticate/", StaffOIDCStart.as_view(), name="oidc_authentication_init"),
-    path("oidc/callback/", StaffOIDCCallback.as_view(), name="oidc_authentication_callback"),
+    path("oidc/authenticate/", oidc_start, name="oidc_authentication_init"),
+    path("oidc/callback/", oidc_callback, name="oidc_authentication_callback"),
     path("login/verify/", otp_verify, name="otp-verify"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("staff/settings/", include("memoryadmin.staff.settings.urls")),  # privacy admins

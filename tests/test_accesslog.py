@@ -71,9 +71,28 @@ def test_a_fact_key_in_an_agent_api_path_is_logged_as_its_keyed_hash(settings):
     assert redact_path("/api/v1/subjects/FF-1/facts") == "/api/v1/subjects/FF-1/facts"
 
 
+@pytest.mark.parametrize(
+    "suffix", ["/", "/edit/", "/expiry/", "/reveal/", "/review/", "/delete/", "/flag/"]
+)
+def test_a_fact_key_in_a_staff_path_is_logged_as_its_keyed_hash(settings, suffix):
+    from memoryadmin.facts.keyhash import key_digest
+
+    logged = redact_path(f"/staff/travellers/FF-1/facts/wheelchair_assistance{suffix}")
+    assert "wheelchair" not in logged
+    digest = key_digest("FF-1", "wheelchair_assistance")
+    assert logged == f"/staff/travellers/FF-1/facts/{digest}{suffix}"
+    assert redact_path("/staff/travellers/FF-1/timeline/") == "/staff/travellers/FF-1/timeline/"
+
+
+@pytest.mark.parametrize("suffix", ["/change", "/delete", ""])
+def test_a_fact_key_in_a_portal_path_is_never_logged(suffix):
+    logged = redact_path(f"/portal/facts/pregnancy_note{suffix}")
+    assert logged == f"/portal/facts/[key]{suffix}"
+    assert redact_path("/portal/looked") == "/portal/looked"
+
+
 # --- the real thing: `make serve`'s gunicorn (gunicorn.conf.py), its access log as it writes it ---
 
-GUNICORN_PORT = 8719  # issue 19's own
 SUBJECT = "FF-LOG19"
 MARKER_KEY = "zqxmarkerkey"  # a topic: must never reach the log pipeline
 MARKER_QUERY = "zqxquerymarker"
@@ -92,7 +111,9 @@ def test_gunicorn_access_log_has_no_fact_key_link_secret_or_query_string():
 
     _, token = token_issue(name="access-log", scopes=["memory:read", "memory:write"])
     secret = portal_link_issue(subject_id=SUBJECT, issued_by="test").secret
-    web = Gunicorn(port=GUNICORN_PORT, env={"GUNICORN_ACCESS_LOG": "-"}).start()
+    from tests.client.servers import free_port
+
+    web = Gunicorn(port=free_port(), env={"GUNICORN_ACCESS_LOG": "-"}).start()
     try:
         fact = f"{web.url}/api/v1/subjects/{SUBJECT}/facts/{MARKER_KEY}"
         auth = {"Authorization": f"Bearer {token}"}
@@ -116,8 +137,19 @@ def test_gunicorn_access_log_has_no_fact_key_link_secret_or_query_string():
             )
             assert spent.status_code == 302, spent.text[:300]
             assert spent.headers["Location"] == "/portal/" and spent.cookies  # signed in
+        with httpx.Client(timeout=30) as anyone:
+            # Staff and portal pages of the fact: whatever they answer (a sign-in, a refusal),
+            # their paths are in the log.
+            staff_fact = f"{web.url}/staff/travellers/{SUBJECT}/facts/{MARKER_KEY}/"
+            for path in ("", "edit/", "reveal/"):
+                assert anyone.get(staff_fact + path).status_code < 500
+            assert anyone.post(staff_fact + "edit/", data={"value": "x"}).status_code < 500
+            for path in ("change", "delete"):
+                portal_fact = f"{web.url}/portal/facts/{MARKER_KEY}/{path}"
+                assert anyone.get(portal_fact).status_code < 500
+                assert anyone.post(portal_fact, data={"value": "x"}).status_code < 500
         deadline = time.monotonic() + 10
-        while '"POST /portal/open/' not in web.output() and time.monotonic() < deadline:
+        while "/portal/facts/[key]/delete" not in web.output() and time.monotonic() < deadline:
             time.sleep(0.1)  # the last access line is written after its answer
     finally:
         web.stop()
@@ -139,6 +171,12 @@ def test_gunicorn_access_log_has_no_fact_key_link_secret_or_query_string():
     assert sum("/facts/search " in line for line in access) == 1
     assert sum('"GET /portal/open/[redacted] ' in line for line in access) == 1
     assert sum('"POST /portal/open/[redacted] ' in line for line in access) == 1
+    staff_lines = [line for line in access if f"/staff/travellers/{SUBJECT}/facts/" in line]
+    assert len(staff_lines) == 4
+    assert all(f"/facts/{digest}/" in line for line in staff_lines)
+    portal_lines = [line for line in access if "/portal/facts/" in line]
+    assert len(portal_lines) == 4
+    assert all("/portal/facts/[key]/" in line for line in portal_lines)
     assert MARKER_KEY not in log
     assert secret not in log
     assert MARKER_QUERY not in log

@@ -32,7 +32,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from .db import hot_cursor
-from .keyhash import history_hashes
+from .keyhash import history_hashes, key_digest
 from .models import (
     EventAction,
     FactEvent,
@@ -223,6 +223,34 @@ def fact_waiting_for_review(subject_id: str, key: str) -> bool:
     ).exists()
 
 
+def expiry_if_flagged_sensitive(fact: MemoryFact) -> datetime | None:
+    """The day flagging this fact sensitive would make it expire, when a retention rule for
+    sensitive facts brings its expiry forward (None: the flag changes nothing about when it goes;
+    a pinned expiry stays)."""
+    from . import retention
+
+    if fact.sensitive or fact.expiry_pinned:
+        return None
+    rule = retention.winning_rule(
+        retention_rules(), key=fact.key, category=fact.category, sensitive=True
+    )
+    new = retention.expiry_for(rule, fact.updated_at)
+    if new is None or (fact.expires_at is not None and new >= fact.expires_at):
+        return None
+    return new
+
+
+def fact_revealed_since(subject_id: str, key: str, *, user_id: int, since: datetime) -> bool:
+    """Whether this staff user revealed the fact's value (a `value_revealed` event) since then."""
+    return FactEvent.objects.filter(
+        subject_id=subject_id,
+        key_hash=key_digest(subject_id, key),
+        action=EventAction.VALUE_REVEALED,
+        actor_user_id=user_id,
+        created_at__gte=since,
+    ).exists()
+
+
 def fact_history(subject_id: str, key: str) -> QuerySet[FactEvent]:
     """Every event of one fact, including those from before it was last erased (their key is
     now the digest). `key` may itself be a digest, as an erased fact's events show it. Found
@@ -306,8 +334,20 @@ def use_retention_days(row: MemorySettings) -> int:
     return settings.MEMORY_USE_RETENTION_DAYS if days is None else days
 
 
-def policy_history(*, limit: int = 200) -> list[PolicyEvent]:
-    """The newest policy events with their actors (one query)."""
-    return list(
-        PolicyEvent.objects.select_related("actor_user").order_by("-created_at", "-id")[:limit]
-    )
+# The policy history's filter: each kind and the actions it holds.
+POLICY_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "settings": ("Settings", ("settings_changed", "use_retention_changed")),
+    "rules": ("Retention rules", ("rule_created", "rule_updated", "rule_deleted")),
+    "tokens": ("Service tokens", ("token_issued", "token_revoked")),
+    "requests": ("Privacy requests", ("privacy_request",)),
+    "webhooks": ("Webhook recipients", ("webhook_recipient", "webhook_replayed")),
+}
+
+
+def policy_history(*, kind: str = "") -> QuerySet[PolicyEvent]:
+    """The policy events newest first with their actors, of one kind (`POLICY_KINDS`) or all:
+    a query set, for the page to page through."""
+    rows = PolicyEvent.objects.select_related("actor_user").order_by("-created_at", "-id")
+    if kind in POLICY_KINDS:
+        rows = rows.filter(action__in=POLICY_KINDS[kind][1])
+    return rows

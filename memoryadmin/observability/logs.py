@@ -55,12 +55,16 @@ def logging_config(*, log_format: str = "text", level: str = "INFO") -> dict[str
     handler = {
         "class": "logging.StreamHandler",
         "formatter": "main",
-        "filters": ["request_id"],
+        "filters": ["request_id", "paths"],
     }
     config: dict[str, Any] = {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": "memoryadmin.observability.requestid.RequestIdFilter"}},
+        "filters": {
+            "request_id": {"()": "memoryadmin.observability.requestid.RequestIdFilter"},
+            # A fact's key or a portal secret in a path Django logs (memoryadmin/accesslog.py).
+            "paths": {"()": "memoryadmin.accesslog.PathRedactingFilter"},
+        },
         "formatters": {"main": formatter},
         "handlers": {"console": handler},
         "loggers": {

@@ -16,3 +16,16 @@ class RequestInvalid(PrivacyError):
 
 class RequestStateError(PrivacyError):
     pass
+
+
+class MemoryRemains(RequestStateError):
+    """An erasure request cannot close while the traveller still has facts."""
+
+    def __init__(self, subject_id: str, facts: int) -> None:
+        noun = "fact" if facts == 1 else "facts"
+        super().__init__(
+            f"{subject_id} still has {facts} {noun} in memory. Erase them first; the request "
+            "closes with the evidence once nothing is left."
+        )
+        self.subject_id = subject_id
+        self.facts = facts

@@ -96,6 +96,7 @@ def _erase(request: PrivacyRequest, *, actor: Actor, reason: str) -> ClearReceip
         request,
         action="erased",
         actor=actor,
+        note=reason,
         detail={"receipt": receipt.number, "facts_erased": receipt.facts_erased},
     )
     request.status = RequestStatus.IN_PROGRESS
@@ -151,6 +152,7 @@ def privacy_verify_erasure(*, request_id: int, actor: Actor) -> PrivacyRequest:
             "receipt": request.evidence["receipt"],
             "rows_remaining": 0,
             "verified_at": timezone.now().isoformat(),
+            "recipients": selectors.receipt_outcomes(request.evidence["receipt"], request.evidence),
         },
         note="erased and verified: no row holds the erased facts",
     )

@@ -7,9 +7,10 @@ import csv
 import io
 from datetime import date, datetime, timedelta
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from memoryadmin.facts.models import FactEvent, MemoryFact
+from memoryadmin.facts.choices import ActorKind, EventAction
+from memoryadmin.facts.models import FactEvent, MemoryFact, Subject
 
 from . import clock
 from .models import (
@@ -43,7 +44,9 @@ def privacy_requests(
     *, kind: str = "", status: str = "", channel: str = "", subject_id: str = ""
 ) -> QuerySet[PrivacyRequest]:
     """Requests by due date (open ones first), filtered."""
-    rows = PrivacyRequest.objects.select_related("handled_by")
+    rows = PrivacyRequest.objects.select_related("handled_by").annotate(
+        known=Exists(Subject.objects.filter(subject_id=OuterRef("subject_id")))
+    )
     if kind:
         rows = rows.filter(kind=kind)
     if status:
@@ -102,6 +105,7 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
             "status": row.status,
             "attempts": row.attempts,
             "acknowledged": row.delivered_at is not None,
+            "at": row.delivered_at.isoformat() if row.delivered_at else "",
             "delivery_id": row.pk,
         }
         for row in rows
@@ -121,6 +125,7 @@ def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
             "status": outcome.get("status", ""),
             "attempts": outcome.get("attempts", 0),
             "acknowledged": bool(outcome.get("acknowledged")),
+            "at": outcome.get("at", ""),
             "delivery_id": None,
         }
         for name, outcome in sorted(kept.items())
@@ -153,6 +158,69 @@ def erased_rows_remaining(subject_id: str, erased_at: datetime) -> int:
         .count()
     )
     return facts + events
+
+
+def subject_fact_count(subject_id: str) -> int:
+    """How many facts the traveller has now (any state: held, expired, waiting for review)."""
+    return MemoryFact.objects.filter(subject_id=subject_id).count()
+
+
+def subject_known(subject_id: str) -> bool:
+    """Whether the staff pages have a traveller page for this id (a subject row exists)."""
+    return Subject.objects.filter(subject_id=subject_id).exists()
+
+
+def receipt_outcomes(receipt: str, evidence: dict) -> dict[str, dict[str, object]]:
+    """Each recipient of a "forget everything" receipt and where its acknowledgement stands, as
+    evidence (`evidence["recipients"]`): the delivery log, else what the request kept, else the
+    recipients that will be sent it (the outbox not dispatched yet), waiting."""
+    found = {
+        row["recipient"]: {
+            "acknowledged": row["acknowledged"],
+            "status": row["status"],
+            "at": row["at"],
+            "attempts": row["attempts"],
+        }
+        for row in receipt_deliveries(receipt)
+    }
+    if found:
+        return found
+    wanting = WebhookRecipient.objects.filter(
+        active=True, events__contains=[WebhookEventType.SUBJECT_ERASED.value]
+    ).values_list("name", flat=True)
+    return {
+        name: {"acknowledged": False, "status": "pending", "at": "", "attempts": 0}
+        for name in wanting
+    }
+
+
+CORRECTIONS = (EventAction.UPDATED, EventAction.DELETED)
+
+
+def correction_since(subject_id: str, since: datetime) -> FactEvent | None:
+    """The latest correction of one of the traveller's facts by staff or the traveller since a
+    rectification request was received (a change of value, or a deletion)."""
+    return (
+        FactEvent.objects.filter(
+            subject_id=subject_id,
+            action__in=CORRECTIONS,
+            actor_kind__in=(ActorKind.STAFF, ActorKind.CUSTOMER),
+            created_at__gte=since,
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def subject_paused(subject_id: str) -> dict[str, bool]:
+    """The traveller's pauses that are on ({} when none)."""
+    row = (
+        Subject.objects.filter(subject_id=subject_id)
+        .values("memory_paused", "memory_use_paused")
+        .first()
+        or {}
+    )
+    return {name: True for name, on in row.items() if on}
 
 
 def recipients() -> list[WebhookRecipient]:
@@ -259,11 +327,16 @@ __all__ = [
     "privacy_request_get",
     "privacy_requests",
     "privacy_requests_due_counts",
+    "correction_since",
     "receipt_deliveries",
+    "receipt_outcomes",
     "recent_deliveries",
     "recipients",
     "request_state",
     "request_steps",
     "requests_csv",
+    "subject_fact_count",
+    "subject_known",
     "subject_outbox",
+    "subject_paused",
 ]

@@ -19,8 +19,8 @@ from memoryadmin.facts.models import PolicyAction
 from memoryadmin.facts.services import policy_record
 from memoryadmin.facts.validation import clean_reason
 
-from . import clock
-from .errors import RequestInvalid, RequestStateError
+from . import clock, selectors
+from .errors import MemoryRemains, RequestInvalid, RequestStateError
 from .models import (
     WORKING,
     Channel,
@@ -156,22 +156,78 @@ def _complete(
 
 
 @transaction.atomic
-def privacy_request_complete(
-    *, request_id: int, actor: Actor, evidence: dict[str, Any] | None = None, note: str = ""
-) -> PrivacyRequest:
-    """Close a request as answered, with its evidence (or a note saying what was done)."""
+def privacy_request_complete(*, request_id: int, actor: Actor, note: str = "") -> PrivacyRequest:
+    """Close a request as answered. The evidence is gathered here, never typed: an erasure
+    closes only when no memory is left (rows remaining 0, its receipt, each recipient's
+    acknowledgement), an access request with its file's SHA-256, a rectification with the
+    correction event, a restriction or objection with the pause; a traveller we hold nothing
+    about closes with "nothing held". A note alone never closes a request (it only explains);
+    a request that will not be carried out is refused with its legal ground instead."""
     request = _locked(request_id)
     if request.status not in WORKING:
         raise RequestStateError("Only an open request can be completed.")
-    note = clean_reason(note)
-    if not evidence and not note:
+    evidence = completion_evidence(request)
+    return _complete(request, actor=actor, evidence=evidence, note=clean_reason(note))
+
+
+def completion_evidence(request: PrivacyRequest) -> dict[str, Any]:
+    """The evidence that closes `request`, or `MemoryRemains` / `RequestInvalid` saying what is
+    still to do. Reads only; `privacy_request_complete` records it."""
+    subject_id = request.subject_id
+    facts = selectors.subject_fact_count(subject_id)
+    if request.kind == RequestKind.ERASURE:
+        if facts:
+            raise MemoryRemains(subject_id, facts)
+        receipt = request.evidence.get("receipt", "")
+        remaining = selectors.erased_rows_remaining(subject_id, timezone.now())
+        if remaining:
+            raise RequestStateError(
+                f"{remaining} rows still hold this traveller's erased facts: "
+                "erase again before completing."
+            )
+        if not receipt:
+            return {"nothing_held": True, "rows_remaining": 0}
+        return {
+            "receipt": receipt,
+            "rows_remaining": 0,
+            "verified_at": timezone.now().isoformat(),
+            "recipients": selectors.receipt_outcomes(receipt, request.evidence),
+        }
+    held = facts or selectors.erased_rows_remaining(subject_id, timezone.now())
+    if request.kind == RequestKind.ACCESS:
+        if request.evidence.get("sha256"):
+            return {"sha256": request.evidence["sha256"]}
+        if not held:
+            return {"nothing_held": True}
         raise RequestInvalid(
-            "Say what was done.",
+            "Export the file first.",
+            fields={"note": "Export the file for the traveller first: it closes with its hash."},
+        )
+    if request.kind == RequestKind.RECTIFICATION:
+        event = selectors.correction_since(subject_id, request.received_at)
+        if event is not None:
+            return {"correction_event": event.pk, "key_hash": event.key_hash}
+        if not held:
+            return {"nothing_held": True}
+        raise RequestInvalid(
+            "Correct the fact first.",
             fields={
-                "note": "Say what was done, e.g. 'corrected the seat preference on the phone'."
+                "note": "Correct or delete the fact on the traveller's page first: the "
+                "request closes with that correction."
             },
         )
-    return _complete(request, actor=actor, evidence=evidence or {}, note=note)
+    paused = selectors.subject_paused(subject_id)
+    if paused:
+        return paused
+    if not held:
+        return {"nothing_held": True}
+    raise RequestInvalid(
+        "Pause first.",
+        fields={
+            "note": "Pause learning or use on the traveller's page first: the request closes "
+            "with the pause. If it will not be carried out, refuse it with its legal ground."
+        },
+    )
 
 
 @transaction.atomic
@@ -286,3 +342,31 @@ def privacy_request_finish(
 ) -> PrivacyRequest:
     """Inside a caller's transaction (which holds the request): close with the evidence."""
     return _complete(request, actor=actor, evidence=evidence, note=note)
+
+
+def privacy_request_acknowledged(
+    *, receipt: str, recipient: str, at: datetime, attempts: int
+) -> None:
+    """Inside the caller's transaction (the delivery's attempt): a recipient acknowledged a
+    "forget everything" event, so the erasure request that has its receipt records it in its
+    evidence and its timeline, open or already closed."""
+    requests = PrivacyRequest.objects.select_for_update().filter(
+        kind=RequestKind.ERASURE, evidence__receipt=receipt
+    )
+    for request in requests:
+        kept = dict(request.evidence.get("recipients") or {})
+        kept[recipient] = {
+            "acknowledged": True,
+            "status": "delivered",
+            "at": at.isoformat(),
+            "attempts": attempts,
+        }
+        request.evidence = {**request.evidence, "recipients": kept}
+        request.save(update_fields=["evidence", "updated_at"])
+        _step(
+            request,
+            action="acknowledged",
+            actor=Actor.system("webhooks"),
+            note=f"{recipient} acknowledged the erasure",
+            detail={"recipient": recipient},
+        )

@@ -20,7 +20,14 @@ from standardwebhooks.webhooks import Webhook
 
 from memoryadmin.observability.metrics import count_webhook_delivery
 
-from .models import DeliveryAttempt, DeliveryStatus, OutboxEvent, WebhookDelivery
+from .models import (
+    DeliveryAttempt,
+    DeliveryStatus,
+    OutboxEvent,
+    WebhookDelivery,
+    WebhookEventType,
+)
+from .services import privacy_request_acknowledged
 from .signing_secrets import unseal
 
 GIVE_UP_AFTER = timedelta(days=3)
@@ -96,7 +103,9 @@ def delivery_record_attempt(
     """Record one attempt and decide what comes next: delivered, try again later, or give up
     (3 days after the first attempt). The one function that counts outcomes."""
     delivery = (
-        WebhookDelivery.objects.select_for_update().select_related("recipient").get(pk=delivery_id)
+        WebhookDelivery.objects.select_for_update(of=("self", "recipient"))
+        .select_related("recipient", "event")
+        .get(pk=delivery_id)
     )
     DeliveryAttempt.objects.create(
         delivery=delivery,
@@ -108,6 +117,7 @@ def delivery_record_attempt(
         replay=replay,
     )
     recipient = delivery.recipient
+    first_acknowledgement = outcome.ok and delivery.status != DeliveryStatus.DELIVERED
     delivery.attempts += 1
     if outcome.ok:
         delivery.status = DeliveryStatus.DELIVERED
@@ -140,6 +150,18 @@ def delivery_record_attempt(
             "last_failure_at",
         ]
     )
+    event = delivery.event
+    if (
+        first_acknowledgement
+        and event.event_type == WebhookEventType.SUBJECT_ERASED
+        and event.receipt
+    ):
+        privacy_request_acknowledged(
+            receipt=event.receipt,
+            recipient=recipient.name,
+            at=attempted_at,
+            attempts=delivery.attempts,
+        )
     if outcome.ok:
         counted = "delivered"
     elif delivery.status == DeliveryStatus.FAILED:

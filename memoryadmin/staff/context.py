@@ -22,6 +22,9 @@ NAV = (
 )
 
 
+ROLE_WORDS = {VIEWER: "viewer", EDITOR: "editor", PRIVACY_ADMIN: "privacy admin"}
+
+
 def staff_nav(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     role = role_of(user) if user is not None else None
@@ -39,4 +42,9 @@ def staff_nav(request: HttpRequest) -> dict[str, Any]:
             url != reverse("staff:overview") and request.path.startswith(url)
         )
         items.append({"label": label, "url": url, "current": current})
-    return {"staff_role": role, "staff_nav": items, "can_edit": has_role(user, EDITOR)}
+    return {
+        "staff_role": role,
+        "staff_role_words": ROLE_WORDS.get(role, str(role).replace("_", " ")),
+        "staff_nav": items,
+        "can_edit": has_role(user, EDITOR),
+    }

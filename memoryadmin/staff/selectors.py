@@ -208,6 +208,11 @@ def staff_facts_by_keys(subject_id: str, keys: list[str]) -> list[MemoryFact]:
     )
 
 
+def travellers_with_memory_count() -> int:
+    """How many travellers have at least one fact: who turning memory off affects."""
+    return MemoryFact.objects.values("subject_id").distinct().count()
+
+
 def staff_review_queue() -> QuerySet[MemoryFact]:
     """Facts waiting for review across travellers, oldest first."""
     return MemoryFact.objects.filter(status=FactStatus.PENDING_REVIEW).order_by("created_at", "id")

@@ -26,7 +26,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.deprecation import MiddlewareMixin
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
@@ -278,3 +278,23 @@ class RecheckMiddleware(SessionRefresh):
             return None
         self._configure()
         return super().process_request(request)
+
+
+def _only_with_sso(view_class: type) -> Any:
+    """The view, or — on a deployment without an identity provider — the sign-in page. The
+    library's views read the provider's settings when they are made, before `get` runs, so the
+    check comes first (without it `/oidc/authenticate/` answered 500)."""
+    real = view_class.as_view()
+
+    def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not sso_enabled():
+            return redirect("login")
+        return real(request, *args, **kwargs)
+
+    view.__name__ = view_class.__name__
+    view.__doc__ = view_class.__doc__
+    return view
+
+
+oidc_start = _only_with_sso(StaffOIDCStart)
+oidc_callback = _only_with_sso(StaffOIDCCallback)

@@ -67,7 +67,7 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live
     page.reload()
     assert page.locator('[data-evidence="sha256"]').inner_text() == sha
     page.get_by_label("What was done").fill("Sent the file by e-mail")
-    page.get_by_role("button", name="Close with the evidence").click()
+    page.get_by_role("button", name="Complete with the evidence").click()
     assert page.locator("[data-status]").inner_text().startswith("Completed")
     check(page, "privacy-request-completed")
     req.refresh_from_db()
@@ -112,7 +112,10 @@ def test_refusing_a_request_needs_a_ground(page, live_server):
     page.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")
     page.get_by_role("link", name="Refuse…").click()
     page.get_by_role("button", name="Refuse the request").click()
-    assert "Give the legal ground" in page.locator(".error-summary").inner_text()
+    assert "Legal ground" in page.locator(".error-summary").inner_text()
+    # the message once, beside its field
+    assert "Give the legal ground" not in page.locator(".error-summary").inner_text()
+    assert "Give the legal ground" in page.locator(".field.has-error .field-error").inner_text()
     check(page, "privacy-request-refuse-error")
     req.refresh_from_db()
     assert req.status == RequestStatus.OPEN
@@ -260,7 +263,7 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         admin.get_by_role("button", name="Replay this delivery now").click()
         assert "Replayed: Warehouse answered 200." in admin.locator(".flashes").inner_text()
         last = admin.locator("table tbody tr").last.inner_text()
-        assert "200 (acknowledged)" in last and last.rstrip().endswith("yes")
+        assert "Answered 200 (acknowledged)" in last and last.rstrip().endswith("Yes")
         check(admin, "webhook-delivery-replayed")
         assert warehouse.received[-1].verified
         assert warehouse.received[-1].headers["webhook-id"] == erased.event.msg_id

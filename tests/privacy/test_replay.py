@@ -59,11 +59,11 @@ def test_a_privacy_admin_replays_a_delivery(client, privacy_admin, delivered, re
         == 1
     )
     page = client.get(url).content.decode()
-    assert page.count("(acknowledged)") == 2 and "<td>yes</td>" in page
+    assert page.count("(acknowledged)") == 2 and "<td>Yes</td>" in page
 
     receiver.statuses = [503]  # a replay that fails leaves the delivery acknowledged
     response = client.post(url, follow=True)
-    assert "did not acknowledge (503)" in response.content.decode()
+    assert "did not acknowledge (answered 503)" in response.content.decode()
     delivered.refresh_from_db()
     assert delivered.status == DeliveryStatus.DELIVERED
     assert DeliveryAttempt.objects.filter(replay=True).count() == 2

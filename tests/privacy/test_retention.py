@@ -76,6 +76,7 @@ def test_settled_events_go_with_their_log_and_the_erasure_keeps_who_acknowledged
             "status": "delivered",
             "attempts": 1,
             "acknowledged": True,
+            "at": kept["at"],
             "delivery_id": None,
         }
     ]

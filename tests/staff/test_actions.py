@@ -174,6 +174,8 @@ def test_review_queue_approves_and_rejects_oldest_first(client, editor):
     body = client.get("/staff/review/").content.decode()
     assert body.index("T-ACT/") < body.index("T-ACT2/")
     first, second = staff_selectors.staff_review_queue()
+    for subject_id, key in ((S, "mobility"), ("T-ACT2", "health")):  # sensitive: seen first
+        client.post(f"/staff/travellers/{subject_id}/facts/{key}/reveal/", {"reason": "review"})
     response = client.post(
         f"{BASE}/facts/mobility/review/",
         {

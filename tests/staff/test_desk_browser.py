@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from memoryadmin.access.models import StaffAccess
 from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
@@ -43,6 +44,16 @@ def _fits(page) -> None:
     assert width <= page.viewport_size["width"], f"scrolls sideways ({width}px)"
 
 
+def _eventually(check, seconds: float = 5.0) -> None:
+    """The access record is written just after the response: wait for it, a little."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "the access record did not arrive"
+        time.sleep(0.05)
+
+
 def _judged(page, name: str) -> None:
     """Every page a test reaches: no sideways scroll, nothing axe calls serious, a screenshot."""
     _fits(page)
@@ -68,11 +79,20 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     page.goto(f"{live_server.url}/staff/review/")
     rows = page.locator("table.review tbody tr")
     expect(rows).to_have_count(2)
-    expect(rows.nth(0)).to_contain_text("Twenty weeks pregnant")  # shown to the editor
-    expect(rows.nth(0)).to_contain_text("shown to decide")
+    # Masked on load, nothing on the access record; one reveal with one reason, then decide.
+    expect(rows.nth(0)).not_to_contain_text("Twenty weeks pregnant")
+    expect(rows.nth(0)).to_contain_text("Reveal the value to decide")
+    assert not StaffAccess.objects.exclude(what="sign_in").exists()
+    _judged(page, f"review-queue-masked-{size}")
+    rows.nth(0).get_by_placeholder("Why you need to see it").fill("Seat request confirmed by phone")
+    rows.nth(0).get_by_role("button", name="Reveal").click()
+    rows = page.locator("table.review tbody tr")
+    expect(rows.nth(0)).to_contain_text("Twenty weeks pregnant")
+    expect(rows.nth(1)).not_to_contain_text("Diabetic")  # one value, not the page
+    _eventually(lambda: StaffAccess.objects.exclude(what="sign_in").count() == 1)
     _judged(page, f"review-queue-sensitive-{size}")
 
-    rows.nth(0).get_by_placeholder("Reason").fill("Seat request confirmed by phone")
+    rows.nth(0).get_by_placeholder("Reason", exact=True).fill("Seat request confirmed by phone")
     rows.nth(0).get_by_role("button", name="Approve").click()
     expect(page.locator(".flash")).to_contain_text("Approved pregnancy_note")
     actions = list(
@@ -86,7 +106,9 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     ]
 
     remaining = page.locator("table.review tbody tr")
-    remaining.get_by_placeholder("Reason").fill("Not needed for travel")
+    remaining.get_by_placeholder("Why you need to see it").fill("Checking before rejecting")
+    remaining.get_by_role("button", name="Reveal").click()
+    remaining.get_by_placeholder("Reason", exact=True).fill("Not needed for travel")
     remaining.get_by_role("button", name="Reject…").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Reject and delete")
     assert selectors.subject_fact(S, "health_note") is not None  # not yet

@@ -15,7 +15,7 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent, MemoryFact, RetentionRule
 from memoryadmin.staff.roles import PRIVACY_ADMIN
-from memoryadmin.staff.templatetags.staff_time import day, exact_time
+from memoryadmin.staff.templatetags.staff_time import day, local_time
 from tests.factories import FactFactory
 from tests.support.bulk import Row, load_facts
 
@@ -170,5 +170,5 @@ def test_the_history_shows_labels_and_the_one_time_format(client, viewer):
     diff = body[body.index("<tbody>") :]
     assert "<ins>Waiting for review</ins>" in diff and "pending_review" not in diff
     assert "<ins>Constraint</ins>" in diff
-    assert f"<ins>{exact_time(expires)}</ins>" in diff
+    assert f"<ins>{local_time(expires)}</ins>" in diff
     assert not re.search(r"\d{4}-\d\d-\d\d", re.sub(r"<[^>]*>", " ", diff))

@@ -7,6 +7,7 @@ import pytest
 
 from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.errors import FactStateError
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
 from memoryadmin.staff import selectors as staff_selectors
 from tests.factories import FactFactory
@@ -37,25 +38,81 @@ def _decide(client, fact, decision: str, reason: str, **extra):
     return client.post(f"{BASE}/facts/{fact.key}/review/", data)
 
 
-def test_editors_see_a_sensitive_value_in_the_queue_viewers_do_not(client, editor, viewer, held):
+def _reveal(client, fact, reason: str = "Deciding on the review"):
+    return client.post(
+        f"{BASE}/facts/{fact.key}/reveal/", {"reason": reason, "next": "/staff/review/"}
+    )
+
+
+def test_loading_the_queue_masks_sensitive_values_and_writes_no_access_row(
+    client, editor, viewer, held
+):
+    from memoryadmin.access.models import StaffAccess
+
+    for user in (editor, viewer):
+        client.force_login(user)
+        body = client.get("/staff/review/").content.decode()
+        assert PREGNANCY not in body and "••••••" in body
+    assert StaffAccess.objects.count() == 0
+    assert not FactEvent.objects.filter(action=EventAction.VALUE_REVEALED).exists()
+
+
+def test_one_reveal_with_one_reason_writes_one_access_row_and_shows_the_value(client, editor, held):
     from memoryadmin.access.models import StaffAccess
 
     client.force_login(editor)
-    assert PREGNANCY in client.get("/staff/review/").content.decode()
-    # shown is looked at, decided on or not: on the access record as a reveal of that traveller
+    response = _reveal(client, held, "Checking the seat request")
+    assert response.status_code == 302 and response["Location"] == "/staff/review/"
     assert list(StaffAccess.objects.values_list("what", "subject_id", "staff_username")) == [
         ("reveal", S, editor.get_username())
     ]
-    client.force_login(viewer)
-    body = client.get("/staff/review/").content.decode()
-    assert PREGNANCY not in body and "••••••" in body
-    assert StaffAccess.objects.count() == 1  # a masked queue shows nothing to record
+    assert PREGNANCY in client.get("/staff/review/").content.decode()
+    assert StaffAccess.objects.count() == 1  # showing it again is the same look
+    [event] = FactEvent.objects.filter(action=EventAction.VALUE_REVEALED)
+    assert event.reason == "Checking the seat request" and event.actor_user == editor
 
 
-def test_approving_a_sensitive_fact_records_the_look_and_the_decision_with_one_reason(
-    client, editor, held
-):
+def test_approving_a_sensitive_fact_before_revealing_it_is_refused(client, editor, held):
+    with pytest.raises(FactStateError) as refused:
+        services.fact_review_decide(
+            subject_id=S,
+            key="pregnancy_note",
+            decision="approve",
+            actor=Actor.staff(editor),
+            reason="Looks fine",
+            expected_version=held.version,
+        )
+    assert "Reveal the value before you decide" in refused.value.message
+    assert selectors.subject_fact(S, "pregnancy_note").status == "pending_review"
+
+    # Through the page: refused with the message, nothing decided.
     client.force_login(editor)
+    response = _decide(client, held, "approve", "Looks fine")
+    assert response.status_code == 302
+    assert "Reveal the value before you decide" in client.get("/staff/review/").content.decode()
+    assert selectors.subject_fact(S, "pregnancy_note").status == "pending_review"
+
+
+def test_someone_elses_reveal_does_not_let_you_decide(client, editor, held):
+    from tests.factories import UserFactory
+
+    other = UserFactory(username="other-editor")
+    services.fact_reveal(
+        subject_id=S, key="pregnancy_note", actor=Actor.staff(other), reason="Looked"
+    )
+    with pytest.raises(FactStateError):
+        services.fact_review_decide(
+            subject_id=S,
+            key="pregnancy_note",
+            decision="approve",
+            actor=Actor.staff(editor),
+            reason="Looks fine",
+        )
+
+
+def test_approving_after_the_reveal_records_the_look_and_the_decision(client, editor, held):
+    client.force_login(editor)
+    _reveal(client, held, "Seat request confirmed by phone")
 
     response = _decide(client, held, "approve", "Seat request confirmed by phone")
 
@@ -66,7 +123,6 @@ def test_approving_a_sensitive_fact_records_the_look_and_the_decision_with_one_r
         EventAction.VALUE_REVEALED,
         EventAction.APPROVED,
     ]
-    assert {e.reason for e in events[1:]} == {"Seat request confirmed by phone"}
     assert all(e.actor_user == editor for e in events[1:])
     assert events[1].before is None and events[1].after is None  # the access event: no value
     assert selectors.subject_fact(S, "pregnancy_note").status == "active"
@@ -74,6 +130,7 @@ def test_approving_a_sensitive_fact_records_the_look_and_the_decision_with_one_r
 
 def test_reject_asks_for_confirmation_first(client, editor, held):
     client.force_login(editor)
+    _reveal(client, held)
 
     first = _decide(client, held, "reject", "Not relevant to travel")
 
@@ -82,7 +139,6 @@ def test_reject_asks_for_confirmation_first(client, editor, held):
     assert "Reject and delete" in body and 'name="confirmed" value="yes"' in body
     assert 'value="Not relevant to travel"' in body  # the reason carried over
     assert selectors.subject_fact(S, "pregnancy_note") is not None  # nothing happened yet
-    assert not FactEvent.objects.filter(action=EventAction.VALUE_REVEALED).exists()
 
     second = _decide(client, held, "reject", "Not relevant to travel", confirmed="yes")
 

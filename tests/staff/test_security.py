@@ -241,3 +241,15 @@ def test_demo_totp_code_is_refused_without_debug(settings):
 
     with pytest.raises(CommandError, match="Development only"):
         call_command("demo_totp_code", "privacy")
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+@pytest.mark.parametrize("path", ["/oidc/authenticate/", "/oidc/callback/"])
+def test_the_sso_routes_send_to_the_sign_in_page_without_an_identity_provider(
+    client, settings, method, path
+):
+    """A hostile probe found `/oidc/authenticate/` answering 500 with no provider configured."""
+    settings.OIDC_ISSUER = ""
+    client.raise_request_exception = False
+    response = getattr(client, method)(path)
+    assert response.status_code == 302 and response["Location"] == "/login/"

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import transaction
+from django.utils import timezone
 
 from ..actors import Actor
-from ..errors import FactInvalid
+from ..errors import FactInvalid, FactStateError
+from ..models import MemoryFact
+from ..selectors import fact_revealed_since
 from ..validation import clean_reason
-from .changes import fact_approve, fact_reveal
+from .changes import fact_approve
 from .forgetting import fact_reject
 from .history import load_for_update
 
 DECISIONS = ("approve", "reject")
+# How long a reveal lets its reviewer decide (the staff pages show the value as long).
+REVEAL_WINDOW = timedelta(minutes=10)
+
+
+def _revealed_to(actor: Actor, fact: MemoryFact) -> bool:
+    if actor.user is None or not actor.user.pk:
+        return False
+    since = max(fact.updated_at, timezone.now() - REVEAL_WINDOW)
+    return fact_revealed_since(fact.subject_id, fact.key, user_id=actor.user.pk, since=since)
 
 
 @transaction.atomic
@@ -24,16 +38,19 @@ def fact_review_decide(
     reason: str,
     expected_version: int | None = None,
 ) -> None:
-    """Approve or reject. A sensitive value is shown to the reviewer in the queue (nobody may
-    decide on a value unseen), so its decision also records that access, as a reveal would:
-    one reason for both, one transaction, the access event first."""
+    """Approve or reject. Nobody decides on a value unseen: a sensitive value is masked in the
+    queue, and its decision is accepted only from a reviewer who revealed it (`fact_reveal`,
+    one access event with its reason) within the last REVEAL_WINDOW, after its last change."""
     if decision not in DECISIONS:
         raise FactInvalid("Choose approve or reject.", fields={"decision": "Choose one."})
     if not clean_reason(reason).strip():
         raise FactInvalid("Give a reason.", fields={"reason": "Required."})
     fact = load_for_update(subject_id, key, expected_version)
-    if fact.sensitive:
-        fact_reveal(subject_id=subject_id, key=key, actor=actor, reason=reason)
+    if fact.sensitive and not _revealed_to(actor, fact):
+        raise FactStateError(
+            "Reveal the value before you decide: a sensitive fact is approved or rejected "
+            "only by someone who has seen it. Reveal it (one click, with a reason), then decide."
+        )
     decide = fact_approve if decision == "approve" else fact_reject
     decide(
         subject_id=subject_id,

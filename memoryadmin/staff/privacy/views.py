@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryadmin.access.choices import AccessKind
@@ -117,11 +118,11 @@ def request_record(request: HttpRequest) -> HttpResponse:
     return render(request, "staff/privacy/record.html", {"form": form}, status=status)
 
 
-@staff_required(VIEWER)
-@require_GET
-def request_detail(request: HttpRequest, number: str) -> HttpResponse:
-    found = _request_or_404(number)
-    record_access(request, AccessKind.PRIVACY_REQUEST, [found.subject_id])
+def _detail(
+    request: HttpRequest, found: PrivacyRequest, complete_form: forms.Form, status: int = 200
+) -> HttpResponse:
+    facts_left = selectors.subject_fact_count(found.subject_id)
+    held = facts_left or selectors.erased_rows_remaining(found.subject_id, timezone.now())
     receipt = found.evidence.get("receipt", "")
     return render(
         request,
@@ -132,14 +133,27 @@ def request_detail(request: HttpRequest, number: str) -> HttpResponse:
             "steps": selectors.request_steps(found),
             "deliveries": selectors.receipt_deliveries(receipt),
             "deadline": clock.deadline(found.due_on),
+            "received_on": clock.received_day(found.received_at),
             "zone": clock.airline_zone().key,
             "working": found.status in WORKING,
             "closed": found.status in (RequestStatus.COMPLETED, RequestStatus.REFUSED),
             "can_work": has_role(request.user, EDITOR),
             "can_admin": has_role(request.user, PRIVACY_ADMIN),
-            "complete_form": CompleteForm(),
+            "complete_form": complete_form,
+            "facts_left": facts_left,
+            "nothing_held": not held and not receipt,
+            "known": selectors.subject_known(found.subject_id),
         },
+        status=status,
     )
+
+
+@staff_required(VIEWER)
+@require_GET
+def request_detail(request: HttpRequest, number: str) -> HttpResponse:
+    found = _request_or_404(number)
+    record_access(request, AccessKind.PRIVACY_REQUEST, [found.subject_id])
+    return _detail(request, found, CompleteForm())
 
 
 @staff_required(EDITOR)
@@ -171,6 +185,7 @@ def _form_action(
     template: str,
     act,
     done: str,
+    extra=None,
 ) -> HttpResponse:
     """A confirmation page with one form: GET shows it, POST runs `act(found, data)`."""
     found = _request_or_404(number)
@@ -187,26 +202,31 @@ def _form_action(
             messages.success(request, done.format(number=found.number))
             return redirect("privacy:request", number=number)
     status = 400 if request.method == "POST" else 200
-    return render(request, template, {"req": found, "form": form}, status=status)
+    context = {
+        "req": found,
+        "form": form,
+        "received_on": clock.received_day(found.received_at),
+        **(extra(found) if extra else {}),
+    }
+    return render(request, template, context, status=status)
 
 
 @staff_required(EDITOR)
 @require_POST
 def request_complete(request: HttpRequest, number: str) -> HttpResponse:
+    """Close with the evidence the service gathers; what is still to do is shown beside the
+    form, on the request's page (an erasure with memory left: the count and the erase step)."""
     found = _request_or_404(number)
     form = CompleteForm(request.POST)
     form.is_valid()
     try:
         services.privacy_request_complete(
-            request_id=found.pk,
-            actor=_actor(request),
-            evidence=dict(found.evidence),
-            note=form.cleaned_data.get("note", ""),
+            request_id=found.pk, actor=_actor(request), note=form.cleaned_data.get("note", "")
         )
     except PrivacyError as error:
-        messages.error(request, " ".join([error.message, *error.fields.values()]))
-    else:
-        messages.success(request, f"Closed {found.number} with its evidence.")
+        _put_back(form, error)
+        return _detail(request, _request_or_404(number), form, status=400)
+    messages.success(request, f"Closed {found.number} with its evidence.")
     return redirect("privacy:request", number=number)
 
 
@@ -219,7 +239,9 @@ def request_erase(request: HttpRequest, number: str) -> HttpResponse:
     def act(found: PrivacyRequest, data: dict) -> None:
         reason = data.get("reason") or ""
         if not reason.strip():
-            raise RequestInvalid("Give a reason.", fields={"reason": "Say why, e.g. the call."})
+            raise RequestInvalid(
+                "Give a reason.", fields={"reason": "Say why, e.g. the traveller's call."}
+            )
         outcome = flows.privacy_forget(
             subject_id=found.subject_id, actor=actor, reason=reason, request_id=found.pk
         )
@@ -233,6 +255,7 @@ def request_erase(request: HttpRequest, number: str) -> HttpResponse:
         template="staff/privacy/erase.html",
         act=act,
         done="Carried out {number}: see its evidence below.",
+        extra=lambda found: {"facts_left": selectors.subject_fact_count(found.subject_id)},
     )
 
 

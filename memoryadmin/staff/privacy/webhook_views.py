@@ -14,6 +14,7 @@ from memoryadmin.privacy.errors import RequestInvalid
 from memoryadmin.privacy.recipients import webhook_delivery_replay, webhook_recipient_add
 
 from ..roles import PRIVACY_ADMIN
+from ..templatetags.privacy_words import answer_words
 from ..views.common import staff_required
 from .forms import RecipientForm
 
@@ -87,9 +88,10 @@ def delivery(request: HttpRequest, delivery_id: int) -> HttpResponse:
                 request, f"Replayed: {found.recipient.name} answered {attempt.status_code}."
             )
         else:
-            code = attempt.status_code or attempt.error
             messages.error(
-                request, f"Replayed: {found.recipient.name} did not acknowledge ({code})."
+                request,
+                f"Replayed: {found.recipient.name} did not acknowledge "
+                f"({answer_words(attempt).lower()}).",
             )
         return redirect("privacy:delivery", delivery_id=delivery_id)
     return render(

@@ -130,12 +130,20 @@ class RetentionRuleForm(forms.Form):
         min_value=1,
         max_value=36500,
         label="Days after the fact last changed",
+        error_messages={
+            "min_value": "Keep facts at least 1 day, or choose keep until deleted.",
+            "max_value": "Keep facts at most 36,500 days, or choose keep until deleted.",
+        },
     )
     reason = reason_field()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if data.get("keep") == "days" and not data.get("ttl_days"):
+        if (
+            data.get("keep") == "days"
+            and not data.get("ttl_days")
+            and "ttl_days" not in self.errors
+        ):
             self.add_error("ttl_days", "Enter a number of days, or choose keep until deleted.")
         return data
 

@@ -18,8 +18,9 @@ from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
 from memoryadmin.privacy import flows as privacy_flows
+from memoryadmin.staff import selectors as staff_selectors
 from memoryadmin.staff.roles import PRIVACY_ADMIN
-from memoryadmin.staff.views.common import staff_required
+from memoryadmin.staff.views.common import page_of, staff_required
 
 from .forms import (
     LegalHoldForm,
@@ -32,6 +33,7 @@ from .forms import (
 )
 
 admin_required = staff_required(PRIVACY_ADMIN)
+HISTORY_PER_PAGE = 50
 NEW_SECRET_SESSION_KEY = "settings.new_token_secret"
 
 
@@ -51,7 +53,24 @@ def _run_context(run: RetentionRun | None) -> dict[str, object]:
 def memory_settings(request: HttpRequest) -> HttpResponse:
     row = selectors.memory_settings()
     form = MemorySettingsForm(request.POST or None, initial=MemorySettingsForm.initial_from(row))
+    form.fields["memory_enabled"].label = (
+        "Memory is on for every traveller (untick to turn it off)"
+        if row.memory_enabled
+        else "Memory is off for every traveller (tick to turn it on)"
+    )
     if request.method == "POST" and form.is_valid():
+        turning_off = row.memory_enabled and not form.cleaned_data["memory_enabled"]
+        if turning_off and request.POST.get("confirm_off") != "yes":
+            # Everyone's memory stops at once: ask first, with how many travellers it affects.
+            return render(
+                request,
+                "staff/settings/memory_off_confirm.html",
+                {
+                    "form": form,
+                    "travellers": staff_selectors.travellers_with_memory_count(),
+                    "section": "memory",
+                },
+            )
         try:
             services.memory_settings_update(
                 values=form.values(), actor=_actor(request), reason=form.cleaned_data["reason"]
@@ -421,8 +440,18 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 
 @admin_required
 def history(request: HttpRequest) -> HttpResponse:
+    kind = request.GET.get("kind", "")
+    kind = kind if kind in selectors.POLICY_KINDS else ""
+    page = page_of(request, selectors.policy_history(kind=kind), HISTORY_PER_PAGE)
     return render(
         request,
         "staff/settings/history.html",
-        {"events": selectors.policy_history(), "section": "history"},
+        {
+            "page": page,
+            "events": page.object_list,
+            "kinds": [(name, label) for name, (label, _) in selectors.POLICY_KINDS.items()],
+            "kind": kind,
+            "qs": f"kind={kind}" if kind else "",
+            "section": "history",
+        },
     )

@@ -9,6 +9,8 @@ from django import template
 register = template.Library()
 
 ACTOR_WORDS = {
+    "agent": "The AI agent",
+    "extraction": "Extraction, from the conversation",
     "customer": "The traveller, in the privacy portal",
     "retention": "Retention policy",
     "system": "The system",
@@ -26,3 +28,10 @@ def who(row: Any) -> str:
     if user is not None:
         return user.get_username()
     return row.actor_label
+
+
+@register.filter
+def no_session(tag: str) -> bool:
+    """A session tag that names no conversation: empty, or the all-zero tag of a write made
+    outside one (an import, staff, the traveller)."""
+    return not tag or set(str(tag)) == {"0"}

@@ -55,6 +55,30 @@ def _moment(value: str) -> str:
     return exact_time(moment) if moment else ""
 
 
+def _enum_words() -> dict[str, dict[str, str]]:
+    from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
+
+    from .privacy_words import STEP_WORDS
+
+    return {
+        "kind": {str(v): str(label) for v, label in RequestKind.choices},
+        "status": {str(v): str(label) for v, label in RequestStatus.choices},
+        "channel": {str(v): str(label) for v, label in Channel.choices},
+        "step": {k: v for k, v in STEP_WORDS.items()},
+    }
+
+
+@register.filter
+def policy_value_of(value: object, name: str) -> str:
+    """`policy_value`, with the internal names of a privacy request's step, kind, status and
+    channel in words ("erasure" → "Erasure", "on_hold" → "On hold (legal hold)")."""
+    if isinstance(value, str):
+        words = _enum_words().get(name, {})
+        if value in words:
+            return words[value]
+    return policy_value(value)
+
+
 @register.filter
 def policy_name(name: str) -> str:
     return NAMES.get(name, name.replace("_", " "))

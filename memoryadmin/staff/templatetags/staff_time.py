@@ -87,6 +87,24 @@ def _offset(local: datetime) -> str:
 
 
 @register.filter
+def local_time(moment: datetime | None) -> str:
+    """The full local time without its zone, for a table whose page names the zone once
+    (`staff/_zone.html`): "1 Dec 2026, 14:05:09"."""
+    if moment is None:
+        return "—"
+    local = timezone.localtime(moment)
+    return f"{day(local)}, {local:%H:%M:%S}"
+
+
+@register.simple_tag
+def zone_name() -> str:
+    """The zone times are shown in, named once per page: "Asia/Taipei (UTC+08:00)", "UTC"."""
+    name = timezone.get_current_timezone_name()
+    offset = _offset(timezone.localtime(timezone.now()))
+    return name if name in ("UTC", offset) else f"{name} ({offset})"
+
+
+@register.filter
 def hour(moment: datetime | None) -> str:
     """An hour bucket: "1 Dec 2026, 14:00"."""
     if moment is None:

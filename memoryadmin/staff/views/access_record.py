@@ -15,6 +15,7 @@ from memoryadmin.access import selectors as access_selectors
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
 
 from ..roles import PRIVACY_ADMIN
+from ..sso import sso_enabled
 from .common import page_of, query_without_page, staff_required
 
 ROWS_PER_PAGE = 100
@@ -90,6 +91,7 @@ def access_record(request: HttpRequest) -> HttpResponse:
             "page": page_of(request, rows, ROWS_PER_PAGE),
             "unusual": access_selectors.unusual_access(),
             "qs": query_without_page(request),
+            "sso_on": sso_enabled(),
             **_limits(),
         },
     )

@@ -18,6 +18,7 @@ from memoryadmin.facts.models import MemoryFact
 
 from ..forms import ReasonForm
 from ..roles import EDITOR
+from ..templatetags.staff_time import day
 from .common import (
     fact_or_404,
     next_url_or,
@@ -98,6 +99,9 @@ def render_action(
             "error": error,
             "masked": fact.sensitive and fact.key not in revealed_keys(request, fact.subject_id),
             "next": next_url or next_url_or(request, ""),
+            "sooner": fact_selectors.expiry_if_flagged_sensitive(fact)
+            if spec.get("service") is services.fact_flag_sensitive
+            else None,
         },
         status=status,
     )
@@ -137,7 +141,16 @@ def fact_action(request: HttpRequest, subject_id: str, key: str, action: str) ->
         return render_action(request, fresh, subject, spec, form, status=409, error=error)
     except FactStateError as exc:
         return render_action(request, fact, subject, spec, form, status=400, error=exc.message)
-    messages.success(request, spec["done"].format(key=fact.key))
+    done = spec["done"].format(key=fact.key)
+    if action == "flag":
+        flagged = fact_selectors.subject_fact(subject_id, key)
+        if (
+            flagged is not None
+            and flagged.expires_at is not None
+            and (fact.expires_at is None or flagged.expires_at < fact.expires_at)
+        ):
+            done += f" It will now be deleted on {day(flagged.expires_at)}."
+    messages.success(request, done)
     default = traveller_url(subject_id, None if action in ("delete", "reject") else fact.key)
     return redirect(next_url_or(request, default))
 

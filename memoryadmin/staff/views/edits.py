@@ -206,7 +206,13 @@ def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     facts = selectors.staff_facts_by_keys(subject_id, wanted)
     form = BulkForm(request.POST, keys=[fact.key for fact in facts])
     back = next_url_or(request, "")
-    context = {"subject": subject, "form": form, "facts": facts, "next": back}
+    context = {
+        "subject": subject,
+        "form": form,
+        "facts": facts,
+        "next": back,
+        "revealed": revealed_keys(request, subject_id),
+    }
     if not wanted:  # said on the page the editor is on, not on a page of its own
         messages.error(request, "Nothing was changed: select at least one fact first.")
         return redirect(back or traveller_url(subject_id))

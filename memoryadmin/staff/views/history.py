@@ -19,7 +19,7 @@ from .. import selectors
 from ..forms import EventFilterForm
 from ..roles import VIEWER
 from ..templatetags.actors import ACTOR_WORDS
-from ..templatetags.staff_time import exact_time
+from ..templatetags.staff_time import local_time
 from .common import (
     EVENTS_PER_PAGE,
     RevealedKeys,
@@ -79,7 +79,7 @@ def _shown(value: Any, field: str = "") -> Any:
         return value
     if isinstance(value, str) and len(value) >= 19 and value[4] == "-" and value[10] == "T":
         moment = parse_datetime(value)
-        return exact_time(moment) if moment else value
+        return local_time(moment) if moment else value
     if isinstance(value, str) and field in VALUE_WORDS:
         return VALUE_WORDS[field].get(value, value)
     return value
@@ -115,9 +115,10 @@ def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str])
             if label is None or (before and after and old == new):
                 continue
             hide = masked and name in VALUE_FIELDS
-            changes.append(
-                {"field": label, "old": _shown(old, name), "new": _shown(new, name), "masked": hide}
-            )
+            shown_old, shown_new = _shown(old, name), _shown(new, name)
+            if before and after and shown_old == shown_new:
+                continue  # never "a → a": the same value in the words the page shows
+            changes.append({"field": label, "old": shown_old, "new": shown_new, "masked": hide})
         key_erased = event.key.startswith("#")
         rows.append(
             {

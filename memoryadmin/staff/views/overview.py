@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memoryadmin.access import selectors as access_selectors
+from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.usage import selectors as usage_selectors
 
@@ -35,6 +36,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "privacy_admin": privacy_admin,  # the recipients' page is theirs: linked for them
             "unused": usage_selectors.facts_unused_count(),
             "unused_days": usage_selectors.UNUSED_DAYS,
+            "memory_off": not fact_selectors.memory_enabled(),
         },
     )
 

@@ -8,7 +8,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactConflict, FactStateError
@@ -19,9 +18,10 @@ from ..roles import EDITOR, VIEWER, has_role
 from .actions import SIMPLE_ACTIONS, render_action
 from .common import (
     EVENTS_PER_PAGE,
+    RevealedKeys,
     fact_or_404,
     page_of,
-    record_access,
+    revealed_keys,
     staff_required,
     subject_or_404,
 )
@@ -29,26 +29,25 @@ from .common import (
 
 @staff_required(VIEWER)
 def review(request: HttpRequest) -> HttpResponse:
+    """The queue shows sensitive values masked, so loading it looks at nothing and writes
+    nothing to the access record. An editor reveals one value (one click, one reason: one
+    access row) and may then decide on it; the service refuses a decision on an unseen value."""
     page = page_of(request, selectors.staff_review_queue(), EVENTS_PER_PAGE)
-    revealed = set(request.session.get("revealed", {}))  # "subject\x1fkey" entries
-    # Editors decide, so they see every value: their decision records the look with its reason.
     editor = has_role(request.user, EDITOR)
-    rows = [
-        {
-            "fact": fact,
-            "masked": fact.sensitive
-            and not editor
-            and f"{fact.subject_id}\x1f{fact.key}" not in revealed,
-            "shown_sensitive": fact.sensitive and editor,
-            "form": ReviewForm(initial={"version": fact.version}, prefix=f"f{fact.pk}"),
-        }
-        for fact in page.object_list
-    ]
-    # A sensitive value shown to an editor is a look at that traveller's memory, decided on or
-    # not: it goes on the access record like a reveal (the decision adds its own event).
-    shown = sorted({row["fact"].subject_id for row in rows if row["shown_sensitive"]})
-    if shown:
-        record_access(request, AccessKind.REVEAL, shown)
+    revealed: dict[str, RevealedKeys] = {}
+    rows = []
+    for fact in page.object_list:
+        if fact.subject_id not in revealed:
+            revealed[fact.subject_id] = revealed_keys(request, fact.subject_id)
+        masked = fact.sensitive and fact.key not in revealed[fact.subject_id]
+        rows.append(
+            {
+                "fact": fact,
+                "masked": masked,
+                "can_decide": editor and not masked,
+                "form": ReviewForm(initial={"version": fact.version}, prefix=f"f{fact.pk}"),
+            }
+        )
     return render(request, "staff/review.html", {"page": page, "rows": rows})
 
 
@@ -81,7 +80,8 @@ def review_decide(request: HttpRequest, subject_id: str, key: str) -> HttpRespon
                 "subject": subject,
                 "spec": spec,
                 "form": confirm,
-                "masked": False,
+                "masked": fact.sensitive
+                and fact.key not in revealed_keys(request, fact.subject_id),
                 "decision_field": form["decision"].html_name,
                 "prefix": f"f{fact.pk}",
             },
