@@ -6,6 +6,8 @@ production points it at its own server (production.env.example).
 
 from urllib.parse import unquote
 
+from django.core.exceptions import ImproperlyConfigured
+
 from memoryadmin.conf.env import env
 
 # libpq multi-host URLs work too: `postgresql://h1:5432,h2:5432/db?target_session_attrs=...`
@@ -18,6 +20,31 @@ _DATABASE["HOST"] = unquote(_DATABASE.get("HOST") or "")
 # `?conn_max_age=` wins.
 _DATABASE.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
 DATABASES = {"default": _DATABASE}
+
+# Read replicas (streaming standbys): their URLs separated by spaces; empty, none. Each becomes
+# the alias `replica1`, `replica2`... (memoryadmin/facts/replicas.py routes the reads that may
+# go there; tests mirror them onto the test database).
+DATABASE_REPLICAS: tuple[str, ...] = ()
+for _number, _url in enumerate(env.str("DATABASE_REPLICA_URLS", default="").split(), start=1):
+    try:
+        _replica = env.db_url_config(_url)
+    except (ValueError, TypeError):
+        _replica = {}
+    if not _replica:
+        raise ImproperlyConfigured(f"DATABASE_REPLICA_URLS: item {_number} is not a database URL.")
+    _replica["HOST"] = unquote(_replica.get("HOST") or "")
+    _replica.setdefault("CONN_MAX_AGE", _DATABASE["CONN_MAX_AGE"])
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES[f"replica{_number}"] = _replica
+    DATABASE_REPLICAS += (f"replica{_number}",)
+# A replica further behind than this (seconds of replay) is skipped until it catches up.
+DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5.0)
+# How long one process trusts its last look at a replica (its replay position, lag, up/down).
+DATABASE_REPLICA_CHECK_SECONDS = env.float("DATABASE_REPLICA_CHECK_SECONDS", default=1.0)
+# How long a traveller's last write position is kept in the shared cache: longer than any lag a
+# replica may have and still be used.
+DATABASE_READ_YOUR_WRITES_SECONDS = env.int("DATABASE_READ_YOUR_WRITES_SECONDS", default=60)
+DATABASE_ROUTERS = ["memoryadmin.facts.replicas.ReplicaRouter"] if DATABASE_REPLICAS else []
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # DjangoMemoryStore serves the agent's reads on a native async psycopg pool (no thread hop); the
