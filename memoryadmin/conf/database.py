@@ -16,6 +16,13 @@ _DATABASE = env.db_url("DATABASE_URL")
 # A Unix socket folder is written percent-encoded in the host, as libpq reads it
 # (`postgres://user@%2Fpath%2Fto%2Fsocket:5432/db`: the embedded server's URL).
 _DATABASE["HOST"] = unquote(_DATABASE.get("HOST") or "")
+# "transaction": the database URLs point at a transaction-mode pooler (pgbouncer,
+# deploy/pgbouncer/): no server-side prepared statements, no server-side cursors, no session
+# state across transactions (docs/ARCHITECTURE.md, "Behind pgbouncer"). Empty: a direct server.
+DATABASE_POOLER = env.choice("DATABASE_POOLER", default="", choices=("", "transaction"))
+if DATABASE_POOLER:
+    # QuerySet.iterator() without DECLARE ... CURSOR (a cursor lives in its server session).
+    _DATABASE["DISABLE_SERVER_SIDE_CURSORS"] = True
 # Seconds a connection is kept for the next request (0: one per request); a URL's own
 # `?conn_max_age=` wins.
 _DATABASE.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
@@ -35,6 +42,7 @@ for _number, _url in enumerate(env.str("DATABASE_REPLICA_URLS", default="").spli
     _replica["HOST"] = unquote(_replica.get("HOST") or "")
     _replica.setdefault("CONN_MAX_AGE", _DATABASE["CONN_MAX_AGE"])
     _replica["TEST"] = {"MIRROR": "default"}
+    _replica["DISABLE_SERVER_SIDE_CURSORS"] = bool(DATABASE_POOLER)
     DATABASES[f"replica{_number}"] = _replica
     DATABASE_REPLICAS += (f"replica{_number}",)
 # A replica further behind than this (seconds of replay) is skipped until it catches up.
@@ -51,6 +59,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # tests turn it off where they need to see their own transaction (tests/conftest.py).
 MEMORY_STORE_NATIVE_ASYNC = env.bool("MEMORY_STORE_NATIVE_ASYNC", default=True)
 MEMORY_STORE_POOL_SIZE = env.int("MEMORY_STORE_POOL_SIZE", default=4)
-# The agent's fixed statements run as prepared statements (planned once per connection). Turn
-# off behind a transaction-mode pooler (pgbouncer) that cannot keep them.
-MEMORY_PREPARED_STATEMENTS = env.bool("MEMORY_PREPARED_STATEMENTS", default=True)
+# The agent's fixed statements run as prepared statements (planned once per connection); off
+# behind a transaction-mode pooler (DATABASE_POOLER=transaction; pgbouncer 1.18 cannot keep
+# them), where the store's connections prepare nothing either.
+MEMORY_PREPARED_STATEMENTS = env.bool("MEMORY_PREPARED_STATEMENTS", default=not DATABASE_POOLER)

@@ -108,7 +108,13 @@ class _LoopConnections:
             if self.opened < self.size:
                 self.opened += 1
                 try:
-                    return await AsyncConnection.connect(**_conninfo(self.alias), autocommit=True)
+                    return await AsyncConnection.connect(
+                        **_conninfo(self.alias),
+                        autocommit=True,
+                        # Behind a transaction-mode pooler nothing is prepared (pgbouncer 1.18
+                        # cannot carry a prepared statement from one transaction to the next).
+                        prepare_threshold=None if settings.DATABASE_POOLER else 5,
+                    )
                 except BaseException:
                     self.opened -= 1
                     self._wake()
@@ -181,7 +187,8 @@ def _conninfo(alias: str = "default") -> dict[str, Any]:
         "password": params.get("PASSWORD") or None,
         "host": params.get("HOST") or None,
         "port": params.get("PORT") or None,
-        "options": "-c TimeZone=UTC",
+        # A pooler refuses startup options (pgbouncer); its server's own zone applies there.
+        "options": None if settings.DATABASE_POOLER else "-c TimeZone=UTC",
     }
     for name in ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name"):
         if name in params.get("OPTIONS", {}):

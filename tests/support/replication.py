@@ -246,6 +246,8 @@ async def main(steps):
                 fact = MemoryFact(key=step[2], value=step[3], category="preference")
                 await store.upsert_facts(step[1], [fact])
                 out.append(None)
+            elif step[0] == "delete":
+                out.append(await store.delete_fact(step[1], step[2]))
             elif step[0] == "get":
                 out.append({f.key: f.value for f in await store.get_facts(step[1])})
     return out
