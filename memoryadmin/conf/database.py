@@ -26,6 +26,9 @@ if DATABASE_POOLER:
 # Seconds a connection is kept for the next request (0: one per request); a URL's own
 # `?conn_max_age=` wins.
 _DATABASE.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+# A kept connection is checked before a request reuses it: after a failover (libpq multi-host
+# URL, `target_session_attrs=read-write`) each process finds the new primary by itself.
+_DATABASE["CONN_HEALTH_CHECKS"] = True
 DATABASES = {"default": _DATABASE}
 
 # Read replicas (streaming standbys): their URLs separated by spaces; empty, none. Each becomes
@@ -41,6 +44,7 @@ for _number, _url in enumerate(env.str("DATABASE_REPLICA_URLS", default="").spli
         raise ImproperlyConfigured(f"DATABASE_REPLICA_URLS: item {_number} is not a database URL.")
     _replica["HOST"] = unquote(_replica.get("HOST") or "")
     _replica.setdefault("CONN_MAX_AGE", _DATABASE["CONN_MAX_AGE"])
+    _replica["CONN_HEALTH_CHECKS"] = True
     _replica["TEST"] = {"MIRROR": "default"}
     _replica["DISABLE_SERVER_SIDE_CURSORS"] = bool(DATABASE_POOLER)
     DATABASES[f"replica{_number}"] = _replica

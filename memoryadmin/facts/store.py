@@ -190,7 +190,16 @@ def _conninfo(alias: str = "default") -> dict[str, Any]:
         # A pooler refuses startup options (pgbouncer); its server's own zone applies there.
         "options": None if settings.DATABASE_POOLER else "-c TimeZone=UTC",
     }
-    for name in ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name"):
+    # target_session_attrs: a libpq multi-host URL finds the primary (after a failover too).
+    for name in (
+        "sslmode",
+        "sslrootcert",
+        "sslcert",
+        "sslkey",
+        "application_name",
+        "target_session_attrs",
+        "connect_timeout",
+    ):
         if name in params.get("OPTIONS", {}):
             info[name] = params["OPTIONS"][name]
     return {name: value for name, value in info.items() if value is not None}
@@ -241,9 +250,20 @@ async def _connection(alias: str = "default") -> AsyncIterator[Any]:
 
 
 async def _fetch_on(alias: str, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    async with _connection(alias) as conn:
-        cursor = await conn.execute(sql, params)
-        return await cursor.fetchall()
+    """A read; on a kept connection the server dropped (a restart, a failover) it is closed and
+    the read runs once more on a new one (which a multi-host URL points at the new primary)."""
+    import psycopg
+
+    attempts = max(1, settings.MEMORY_STORE_POOL_SIZE) + 1  # every idle one may be stale
+    for attempt in range(attempts):
+        async with _connection(alias) as conn:
+            try:
+                cursor = await conn.execute(sql, params)
+                return await cursor.fetchall()
+            except psycopg.OperationalError:
+                if attempt == attempts - 1 or not conn.broken:
+                    raise
+    raise AssertionError("unreachable")
 
 
 async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:

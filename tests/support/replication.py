@@ -94,7 +94,8 @@ class Server:
 class Cluster:
     """A primary with one streaming standby, made in a folder of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, synchronous: bool = False) -> None:
+        self.synchronous = synchronous
         self.root = Path(tempfile.mkdtemp(prefix="ma-replication-"))
         self.root.chmod(0o755)
         shutil.chown(self.root, "postgres", "postgres") if os.geteuid() == 0 else None
@@ -151,8 +152,22 @@ class Cluster:
             "--checkpoint=fast",
         )
         self.standby.start()
+        if self.synchronous:  # a commit is acknowledged once the standby has it on disk
+            self.primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            self.primary.sql("SELECT pg_reload_conf()")
         self.wait_replayed()
         return self
+
+    @property
+    def failover_url(self) -> str:
+        """libpq multi-host: whichever of the two accepts writes."""
+        return (
+            f"postgres://postgres@127.0.0.1:{self.primary.port},127.0.0.1:{self.standby.port}"
+            f"/{DB_NAME}?target_session_attrs=read-write&connect_timeout=2"
+        )
+
+    def promote(self) -> None:
+        _as_postgres(str(PG_BIN / "pg_ctl"), "promote", "-w", "-D", str(self.standby.data))
 
     def stop(self) -> None:
         self.standby.stop()
