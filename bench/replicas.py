@@ -177,7 +177,7 @@ def main() -> None:
         )
     finally:
         bouncer.stop()
-        redis.stop()
+        redis.remove()
         cluster.stop()
 
 

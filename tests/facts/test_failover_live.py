@@ -196,5 +196,5 @@ def test_failover_under_load_loses_no_acknowledged_write():
             web.stop()
         if worker is not None:
             worker.stop()
-        redis.stop()
+        redis.remove()
         cluster.stop()

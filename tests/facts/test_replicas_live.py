@@ -86,7 +86,7 @@ def stack():
     finally:
         if web is not None:
             web.stop()
-        redis.stop()
+        redis.remove()
         cluster.stop()
 
 

@@ -232,6 +232,11 @@ class Redis:
             self.process.kill()
             self.process.wait(10)
 
+    def remove(self) -> None:
+        """Stopped for good: its folder goes too."""
+        self.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
 
 def app_env(cluster: Cluster, redis_url: str, **extra: str) -> dict[str, str]:
     """The environment of an app process on the cluster, reading from its standby."""
