@@ -33,6 +33,12 @@ from memoryadmin.conf.cache_celery import (
     USAGE_RECORD_INTERVAL_SECONDS,
 )
 from memoryadmin.conf.database import (
+    DATABASE_POOLER,
+    DATABASE_READ_YOUR_WRITES_SECONDS,
+    DATABASE_REPLICA_CHECK_SECONDS,
+    DATABASE_REPLICA_MAX_LAG_SECONDS,
+    DATABASE_REPLICAS,
+    DATABASE_ROUTERS,
     DATABASES,
     DEFAULT_AUTO_FIELD,
     MEMORY_PREPARED_STATEMENTS,
@@ -202,6 +208,8 @@ MIDDLEWARE = [
     "memoryadmin.portal.middleware.PortalLocaleMiddleware",  # /portal/ only; staff stay English
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
+    # After axes: it calls the staff page's view itself, on a read replica (facts/replicas.py).
+    "memoryadmin.staff.middleware.ReplicaReadsMiddleware",
 ]
 
 ROOT_URLCONF = "memoryadmin.urls"

@@ -12,12 +12,14 @@ Other API modules reuse `ApiError` (raise it) or `error_response` (return it).
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.views import csrf as csrf_views
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -179,6 +181,36 @@ def _api_exception_response(exc: exceptions.APIException) -> Response:
     )
 
 
+# While no primary answers (a failover under way, the server restarting): 503, never 500.
+RETRY_AFTER_SECONDS = 5
+DATABASE_UNAVAILABLE = ("database_unavailable", "The database is not available; try again soon.")
+
+
+def database_unavailable(exc: BaseException | None) -> bool:
+    """A connection-level database error: refused, reset, timed out, a read-only server (a
+    standby not yet promoted). Not a query's own error (a constraint, bad SQL)."""
+    import psycopg
+    from django.db import InterfaceError, OperationalError
+
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return True
+    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return True
+    cause = getattr(exc, "__cause__", None)
+    return isinstance(cause, psycopg.errors.ReadOnlySqlTransaction)
+
+
+def database_unavailable_response(request: HttpRequest) -> HttpResponse:
+    """JSON `database_unavailable` under /api/, a plain page elsewhere; both with Retry-After.
+    Rendered without the request's context (no query while the database is away)."""
+    if is_api_path(request):
+        response: HttpResponse = JsonResponse(error_body(*DATABASE_UNAVAILABLE), status=503)
+    else:
+        response = HttpResponse(render_to_string("503.html"), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response:
     """DRF's EXCEPTION_HANDLER. Unexpected errors are logged and answered in the same shape."""
     # Imported here: rest_framework.views imports the default permission classes, which import
@@ -204,6 +236,14 @@ def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Respons
         )
     if isinstance(exc, exceptions.APIException):
         return _api_exception_response(exc)
+    if database_unavailable(exc):
+        logger.warning("api: database unavailable (%s)", type(exc).__name__)
+        return error_response(
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            code=DATABASE_UNAVAILABLE[0],
+            message=DATABASE_UNAVAILABLE[1],
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     view = context.get("view")
     logger.exception("api: unhandled error in %s", type(view).__name__ if view else "view")
     return error_response(
@@ -255,6 +295,14 @@ permission_denied = _json_or_page(
 page_not_found = _json_or_page(
     404, "not_found", "There is no API endpoint at this address.", defaults.page_not_found
 )
-server_error = _json_or_page(
+_server_error = _json_or_page(
     500, "server_error", "Something went wrong on our side.", defaults.server_error
 )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: Django calls it inside its `except` for the error that escaped, so a database
+    that is away (the error in flight) is answered 503 with Retry-After instead."""
+    if database_unavailable(sys.exc_info()[1]):
+        return database_unavailable_response(request)
+    return _server_error(request)

@@ -24,6 +24,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from kombu import Connection
 
+from memoryadmin.facts.replicas import replica_states
 from memoryadmin.facts.selectors import write_filter_problems
 from memoryadmin.fastpaths import redis_client
 
@@ -94,9 +95,18 @@ def healthz(request: HttpRequest) -> JsonResponse:
     database = "ok" if database_ok() else "error"
     body = {"database": database, "broker": broker_status(), "cache": cache_status()}
     body["write_filter"] = write_filter_status() if database == "ok" else "error"
+    if settings.DATABASE_REPLICAS:
+        # Each read replica as this process last saw it; one down or lagging costs the primary
+        # its reads, not the service: still 200, `degraded`.
+        body["replicas"] = {
+            state.alias: {"state": state.state, "lag_seconds": state.lag_seconds}
+            for state in replica_states()
+        }
     if database != "ok":
         status = "error"
-    elif "error" in (body["broker"], body["cache"], body["write_filter"]):
+    elif "error" in (body["broker"], body["cache"], body["write_filter"]) or any(
+        replica["state"] != "ok" for replica in body.get("replicas", {}).values()
+    ):
         status = "degraded"
     else:
         status = "ok"

@@ -15,7 +15,7 @@ from psycopg.pq import TransactionStatus
 from memoryadmin.fastpaths import django_cursor
 
 
-def hot_cursor() -> Any:
+def hot_cursor(using: str = DEFAULT_DB_ALIAS) -> Any:
     """A cursor on Django's connection for the agent's fixed statements: server-side binding and
     a prepared statement per statement text, so PostgreSQL plans each once per connection (the
     plan cost more than running these statements). Django turns prepared statements off by
@@ -25,8 +25,9 @@ def hot_cursor() -> Any:
     The prepared cursor is a fenced speed trick (`memoryadmin.fastpaths.django_cursor`,
     `FASTPATH_DJANGO_CURSOR`): off, or broken by an upgrade, this is Django's own
     `connection.cursor()`. Errors are Django's either way, and a statement refuses to run in a
-    broken transaction, as with any Django cursor."""
-    db = connections[DEFAULT_DB_ALIAS]  # once: each `connection.x` is a thread-local lookup
+    broken transaction, as with any Django cursor. `using`: a replica's alias for a read
+    (`replicas.read_alias`)."""
+    db = connections[using]  # once: each `connection.x` is a thread-local lookup
     if not settings.MEMORY_PREPARED_STATEMENTS:
         return db.cursor()
     cursor = django_cursor.prepared_cursor(db)

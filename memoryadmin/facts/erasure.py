@@ -31,6 +31,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
+from . import replicas
 from .actors import Actor
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
 from .models import EventAction
@@ -235,6 +236,7 @@ def erase_facts(rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, 
         for eraser in in_python:
             eraser(erased)
         _after_commit(on_facts=True)
+        replicas.written(*(subject_id for subject_id, _, _ in gone))
     return len(gone)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 
 from memoryadmin.observability.gauges import Reading, register_gauge_source
 
+from . import replicas
 from .models import MemoryFact
 
 
@@ -37,6 +39,19 @@ def sweep_lag() -> Iterable[Reading]:
     return [((), max(0.0, (now - oldest).total_seconds()) if oldest else 0.0)]
 
 
+def replica_up() -> list[Reading]:
+    return [((s.alias,), 1.0 if s.usable else 0.0) for s in replicas.replica_states()]
+
+
+def replica_lag() -> list[Reading]:
+    return [
+        ((s.alias,), s.lag_seconds) for s in replicas.replica_states() if s.lag_seconds is not None
+    ]
+
+
 def register() -> None:
     register_gauge_source("memoryadmin_facts", fact_counts)
+    if settings.DATABASE_REPLICAS:
+        register_gauge_source("memoryadmin_database_replica_up", replica_up)
+        register_gauge_source("memoryadmin_database_replica_lag_seconds", replica_lag)
     register_gauge_source("memoryadmin_sweep_lag_seconds", sweep_lag)

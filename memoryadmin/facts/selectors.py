@@ -31,6 +31,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from . import replicas
 from .db import hot_cursor
 from .keyhash import history_hashes, key_digest
 from .models import (
@@ -145,9 +146,17 @@ def search_terms(query: str) -> list[str]:
 
 
 def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
-    with hot_cursor() as cursor:
-        cursor.execute(sql, params)
-        return [AgentFact._make(row) for row in cursor.fetchall()]
+    """On a replica that has replayed the traveller's last write, else the primary
+    (`replicas.subject_read_alias`; inside a transaction, always the primary)."""
+
+    def read(using: str) -> list[AgentFact]:
+        with hot_cursor(using) as cursor:
+            cursor.execute(sql, params)
+            return [AgentFact._make(row) for row in cursor.fetchall()]
+
+    if not settings.DATABASE_REPLICAS:
+        return read(replicas.PRIMARY)
+    return replicas.on_replica_or_primary(replicas.subject_read_alias(params["subject"]), read)
 
 
 def memory_enabled() -> bool:
@@ -193,9 +202,15 @@ def facts_search(subject_id: str, query: str) -> list[AgentFact]:
 
 def purge_generation(subject_id: str) -> int:
     """0 for a subject never purged (or never seen)."""
-    with hot_cursor() as cursor:
-        cursor.execute(SQL_PURGE_GENERATION, {"subject": subject_id})
-        return cursor.fetchone()[0]
+
+    def read(using: str) -> int:
+        with hot_cursor(using) as cursor:
+            cursor.execute(SQL_PURGE_GENERATION, {"subject": subject_id})
+            return cursor.fetchone()[0]
+
+    if not settings.DATABASE_REPLICAS:
+        return read(replicas.PRIMARY)
+    return replicas.on_replica_or_primary(replicas.subject_read_alias(subject_id), read)
 
 
 # --- reads the faces share -----------------------------------------------------------------------

@@ -212,3 +212,22 @@ erased_subjects AS (SELECT %(subject)s::text AS subject_id),
 erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE false)
 {ERASERS_GO_HERE}SELECT key, category, created_at, version FROM gone
 """
+
+# --- read replicas (replicas.py) -----------------------------------------------------------------
+
+# On the primary, just after a write committed: a WAL position at or past its commit record,
+# as a number of bytes (comparable with the replicas' below).
+SQL_CURRENT_LSN = """
+SELECT pg_current_wal_lsn() - '0/0'::pg_lsn
+"""
+
+# On a replica: is it a standby, how far has it replayed (bytes, as above), and how many seconds
+# behind is its replay (0 when it has replayed all it received).
+SQL_REPLICA_STATE = """
+SELECT pg_is_in_recovery(),
+       pg_last_wal_replay_lsn() - '0/0'::pg_lsn,
+       CASE WHEN pg_last_wal_receive_lsn() IS NULL
+              OR pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
+            ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
+       END
+"""

@@ -35,7 +35,7 @@ from psycopg.pq import TransactionStatus
 from memoryadmin_client.text import clamp_query
 from memoryadmin_client.types import MemoryCategory, MemoryFact
 
-from . import erasure, selectors, services
+from . import erasure, replicas, selectors, services
 from .actors import Actor
 from .sql import SQL_FACTS, SQL_PURGE_GENERATION, SQL_SEARCH, SQL_TIER_ONE
 from .validation import clean_subject_id, normalize_key, session_tag
@@ -89,8 +89,9 @@ class _LoopConnections:
     checkout bookkeeping (a list pop), so a long-lived loop keeps the speed of a kept
     connection."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, alias: str = "default") -> None:
         self.size = size
+        self.alias = alias
         self.idle: list[Any] = []
         self.opened = 0  # idle and in use
         self.waiters: deque[asyncio.Future[None]] = deque()
@@ -107,7 +108,13 @@ class _LoopConnections:
             if self.opened < self.size:
                 self.opened += 1
                 try:
-                    return await AsyncConnection.connect(**_conninfo(), autocommit=True)
+                    return await AsyncConnection.connect(
+                        **_conninfo(self.alias),
+                        autocommit=True,
+                        # Behind a transaction-mode pooler nothing is prepared (pgbouncer 1.18
+                        # cannot carry a prepared statement from one transaction to the next).
+                        prepare_threshold=None if settings.DATABASE_POOLER else 5,
+                    )
                 except BaseException:
                     self.opened -= 1
                     self._wake()
@@ -159,8 +166,9 @@ class _LoopConnections:
 
 
 # Keyed weakly by the loop, and nothing in a value refers to its loop: a loop that is dropped
-# takes its entry with it.
-_natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopConnections] = (
+# takes its entry with it. Per loop, the connections of each database (the primary, and each
+# read replica the reads have used).
+_natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _LoopConnections]] = (
     weakref.WeakKeyDictionary()
 )
 _watchers: set[asyncio.Task[None]] = set()  # tasks must be referenced while they wait
@@ -170,40 +178,53 @@ def native_enabled() -> bool:
     return settings.MEMORY_STORE_NATIVE_ASYNC
 
 
-def _conninfo() -> dict[str, Any]:
+def _conninfo(alias: str = "default") -> dict[str, Any]:
     """Django's own connection settings (the test database's name included, when testing)."""
-    params = connections["default"].settings_dict
+    params = connections[alias].settings_dict
     info = {
         "dbname": params["NAME"],
         "user": params.get("USER") or None,
         "password": params.get("PASSWORD") or None,
         "host": params.get("HOST") or None,
         "port": params.get("PORT") or None,
-        "options": "-c TimeZone=UTC",
+        # A pooler refuses startup options (pgbouncer); its server's own zone applies there.
+        "options": None if settings.DATABASE_POOLER else "-c TimeZone=UTC",
     }
-    for name in ("sslmode", "sslrootcert", "sslcert", "sslkey", "application_name"):
+    # target_session_attrs: a libpq multi-host URL finds the primary (after a failover too).
+    for name in (
+        "sslmode",
+        "sslrootcert",
+        "sslcert",
+        "sslkey",
+        "application_name",
+        "target_session_attrs",
+        "connect_timeout",
+    ):
         if name in params.get("OPTIONS", {}):
             info[name] = params["OPTIONS"][name]
     return {name: value for name, value in info.items() if value is not None}
 
 
-async def _close_at_loop_end(native: _LoopConnections) -> None:
+async def _close_at_loop_end(natives: dict[str, _LoopConnections]) -> None:
     """Waits until the loop shuts down (its tasks are cancelled), then closes its connections."""
     try:
         await asyncio.get_running_loop().create_future()
     finally:
-        await native.close()
+        for native in list(natives.values()):
+            await native.close()
 
 
-def _native() -> _LoopConnections:
+def _native(alias: str = "default") -> _LoopConnections:
     loop = asyncio.get_running_loop()
-    native = _natives.get(loop)
-    if native is None or native.closed:
-        native = _LoopConnections(max(1, settings.MEMORY_STORE_POOL_SIZE))
-        _natives[loop] = native
-        watcher = loop.create_task(_close_at_loop_end(native), name="memoryadmin-store-close")
+    natives = _natives.get(loop)
+    if natives is None:
+        natives = _natives[loop] = {}
+        watcher = loop.create_task(_close_at_loop_end(natives), name="memoryadmin-store-close")
         _watchers.add(watcher)
         watcher.add_done_callback(_watchers.discard)
+    native = natives.get(alias)
+    if native is None or native.closed:
+        native = natives[alias] = _LoopConnections(max(1, settings.MEMORY_STORE_POOL_SIZE), alias)
     return native
 
 
@@ -211,15 +232,16 @@ async def close_pools() -> None:
     """Close this event loop's connections now. A host that ends its loop some other way than
     by cancelling its tasks (`loop.close()` straight after `run_until_complete`) calls it, or
     `DjangoMemoryStore.aclose()`, first; `asyncio.run` and pytest-asyncio need neither."""
-    native = _natives.pop(asyncio.get_running_loop(), None)
-    if native is not None:
-        await native.close()
+    natives = _natives.pop(asyncio.get_running_loop(), None)
+    if natives is not None:
+        for native in list(natives.values()):
+            await native.close()
 
 
 @asynccontextmanager
-async def _connection() -> AsyncIterator[Any]:
+async def _connection(alias: str = "default") -> AsyncIterator[Any]:
     """A connection of this loop's, back to it (or closed) when the call ends."""
-    native = _native()
+    native = _native(alias)
     conn = await native.acquire()
     try:
         yield conn
@@ -227,10 +249,39 @@ async def _connection() -> AsyncIterator[Any]:
         await native.release(conn)
 
 
+async def _fetch_on(alias: str, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """A read; on a kept connection the server dropped (a restart, a failover) it is closed and
+    the read runs once more on a new one (which a multi-host URL points at the new primary)."""
+    import psycopg
+
+    attempts = max(1, settings.MEMORY_STORE_POOL_SIZE) + 1  # every idle one may be stale
+    for attempt in range(attempts):
+        async with _connection(alias) as conn:
+            try:
+                cursor = await conn.execute(sql, params)
+                return await cursor.fetchall()
+            except psycopg.OperationalError:
+                if attempt == attempts - 1 or not conn.broken:
+                    raise
+    raise AssertionError("unreachable")
+
+
 async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    async with _connection() as conn:
-        cursor = await conn.execute(sql, params)
-        return await cursor.fetchall()
+    """An agent's read of `params["subject"]`: on a replica that has replayed the traveller's
+    last write (`replicas.subject_read_alias`), else the primary; a replica that fails the read
+    is skipped and the primary answers."""
+    if not settings.DATABASE_REPLICAS:
+        return await _fetch_on("default", sql, params)
+    import psycopg
+
+    alias = replicas.subject_read_alias(params["subject"])
+    if alias == replicas.PRIMARY:
+        return await _fetch_on(alias, sql, params)
+    try:
+        return await _fetch_on(alias, sql, params)
+    except psycopg.OperationalError:
+        replicas.mark_down(alias)
+        return await _fetch_on(replicas.PRIMARY, sql, params)
 
 
 async def _config() -> selectors.MemoryConfig:
@@ -361,6 +412,7 @@ class DjangoMemoryStore:
                 reason="saved by the agent",
                 session_tag=self.session_tag,
             )
+            await replicas.written_async(conn, subject_id)
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
         if not normalize_key(key):
@@ -373,13 +425,15 @@ class DjangoMemoryStore:
                 reason="deleted by the agent",
             )
         async with _connection() as conn:
-            return await services.fact_delete_async(
+            deleted = await services.fact_delete_async(
                 conn=conn,
                 subject_id=subject_id,
                 key=key,
                 actor=self.actor,
                 reason="deleted by the agent",
             )
+            await replicas.written_async(conn, subject_id)
+            return deleted
 
     async def clear(self, subject_id: str) -> None:
         await sync_to_async(services.subject_clear)(

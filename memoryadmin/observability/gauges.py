@@ -51,6 +51,18 @@ GAUGES: dict[str, GaugeSpec] = {
             "Age of the oldest expired fact the retention sweep has not erased yet (0 when none).",
             (),
         ),
+        # Read replicas (facts/replicas.py), as the process that renders /metrics last saw
+        # them: 1 up and close enough, 0 down or lagging; the seconds its replay is behind.
+        GaugeSpec(
+            "memoryadmin_database_replica_up",
+            "1 when a read replica answers and is within DATABASE_REPLICA_MAX_LAG_SECONDS.",
+            ("replica",),
+        ),
+        GaugeSpec(
+            "memoryadmin_database_replica_lag_seconds",
+            "Seconds a read replica's replay is behind (absent while it does not answer).",
+            ("replica",),
+        ),
         # Issue 22 (privacy requests) registers its source; until then the gauge has no sample.
         GaugeSpec(
             "memoryadmin_privacy_requests_due",

@@ -17,6 +17,8 @@ from django.shortcuts import render
 from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
+from memoryadmin.facts import replicas
+
 from .middleware import PORTAL_PREFIX
 from .services import portal_session_resume
 
@@ -69,7 +71,15 @@ def portal_session_required(view: Callable[..., HttpResponse]) -> Callable[..., 
         request.portal_subject_id = session.subject_id
         timezone.activate(traveller_time_zone(session.time_zone))
         try:
-            response = view(request, *args, **kwargs)
+            if request.method in ("GET", "HEAD"):
+                # Read from a replica that has this traveller's last write (facts/replicas.py).
+                response = replicas.page_read(
+                    lambda: view(request, *args, **kwargs), replicas.subject_key(session.subject_id)
+                )
+            else:
+                response = view(request, *args, **kwargs)
+                # Whatever the traveller changed, their next page reads it back.
+                replicas.written(session.subject_id)
         finally:
             timezone.deactivate()
         add_never_cache_headers(response)  # personal data: not for shared caches or back buttons

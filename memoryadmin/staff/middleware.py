@@ -17,6 +17,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from memoryadmin.facts import replicas
 from memoryadmin.middleware import is_api_request
 
 TOUCHED = "_idle_touched"
@@ -65,3 +66,40 @@ class StaffTimeZoneMiddleware:
             return self.get_response(request)
         finally:
             timezone.deactivate()
+
+
+class ReplicaReadsMiddleware:
+    """Staff pages read from a read replica (facts/replicas.py) when it has replayed both this
+    staff user's last change and, on a traveller's pages, that traveller's last write; after any
+    change a staff user posts, their next pages read it back. Last in MIDDLEWARE: it calls the
+    view itself (to read the page again from the primary if the replica fails under it)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if settings.DATABASE_REPLICAS and request.method not in SAFE and _staff_page(request):
+            user = getattr(request, "user", None)
+            if user is not None and user.is_authenticated:
+                replicas.written_keys(replicas.staff_key(user.pk))
+        return response
+
+    def process_view(
+        self, request: HttpRequest, view: Callable[..., HttpResponse], args: tuple, kwargs: dict
+    ) -> HttpResponse | None:
+        if not settings.DATABASE_REPLICAS or request.method not in SAFE or not _staff_page(request):
+            return None
+        user = getattr(request, "user", None)
+        keys = [replicas.staff_key(user.pk)] if user is not None and user.is_authenticated else []
+        subject_id = kwargs.get("subject_id")
+        if isinstance(subject_id, str):
+            keys.append(replicas.subject_key(subject_id))
+        return replicas.page_read(lambda: view(request, *args, **kwargs), *keys)
+
+
+SAFE = ("GET", "HEAD")
+
+
+def _staff_page(request: HttpRequest) -> bool:
+    return request.path_info.startswith("/staff/")

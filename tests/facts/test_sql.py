@@ -34,6 +34,8 @@ SAMPLES: dict[str, Any] = {
     "SQL_SEARCH": {**SUBJECT, "terms": ["aisle", "seat"]},
     "SQL_TIER_ONE": {**SUBJECT, "cap": 10},
     "SQL_PURGE_GENERATION": {"subject": "s-1"},
+    "SQL_CURRENT_LSN": None,
+    "SQL_REPLICA_STATE": None,
     "SQL_LOCK_SUBJECT": ["s-1"],
     "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],

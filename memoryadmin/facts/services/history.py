@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from .. import retention
+from .. import replicas, retention
 from ..actors import Actor
 from ..errors import FactConflict, FactNotFound
 from ..models import (
@@ -25,7 +25,9 @@ from ..validation import CleanFact, clean_reason, clean_subject_id, normalize_ke
 
 
 def lock_subject(subject_id: str) -> Subject:
-    """Create the subject if needed and lock its row for the rest of the transaction."""
+    """Create the subject if needed and lock its row for the rest of the transaction. Every
+    write that locks a traveller records, at commit, its position for read-your-writes."""
+    replicas.written(subject_id)
     subject = Subject.objects.select_for_update().filter(subject_id=subject_id).first()
     if subject is None:
         # ON CONFLICT DO NOTHING waits for a concurrent creator instead of failing.

@@ -15,6 +15,7 @@ from psycopg.pq import TransactionStatus
 
 from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
+from .. import replicas
 from ..actors import Actor
 from ..counting import actor_label, count_blocked
 from ..db import hot_cursor, in_own_pipelined_transaction, pipelined
@@ -501,11 +502,15 @@ def fact_upsert(
         return plan.result
 
     if not connection.in_atomic_block and connection.get_autocommit():
-        return in_own_pipelined_transaction(upsert)
+        result = in_own_pipelined_transaction(upsert)
+        replicas.written(subject_id)  # committed: its position for read-your-writes
+        return result
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.
     with transaction.atomic(savepoint=savepoint), pipelined():
-        return upsert()
+        result = upsert()
+    replicas.written(subject_id)  # recorded when the caller's transaction commits
+    return result
 
 
 async def fact_upsert_async(
