@@ -212,3 +212,11 @@ erased_subjects AS (SELECT %(subject)s::text AS subject_id),
 erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE false)
 {ERASERS_GO_HERE}SELECT key, category, created_at, version FROM gone
 """
+
+
+# Retention by month (`partitions.month_drop`): the history rows that outlive their month's
+# drop, as a condition on the month's row `t`: a traveller under legal hold keeps all of it (as
+# `events_sweep_old`), and a fact still alive keeps its events (its key is still plain in them).
+EVENTS_KEPT_PAST_MONTH = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)
+OR (t.key <> '' AND EXISTS (SELECT 1 FROM {MEMORY_FACT} AS f
+                            WHERE f.subject_id = t.subject_id AND f.key = t.key))"""

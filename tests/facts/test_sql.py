@@ -26,6 +26,10 @@ JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m"}
 
 # Module constants that are not statements.
 # (COPY has no plan, tests/usage runs it; AGENT_QUOTES is a part of SQL_BEGIN, planned in it)
+KEEP_CONDITIONS = {
+    "EVENTS_KEPT_PAST_MONTH": "memory_fact_event",
+    "USES_KEPT_PAST_MONTH": "memory_use",
+}
 NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES", "AGENT_QUOTES"}
 
 SAMPLES: dict[str, Any] = {
@@ -34,6 +38,9 @@ SAMPLES: dict[str, Any] = {
     "SQL_SEARCH": {**SUBJECT, "terms": ["aisle", "seat"]},
     "SQL_TIER_ONE": {**SUBJECT, "cap": 10},
     "SQL_PURGE_GENERATION": {"subject": "s-1"},
+    # Conditions on a month's row `t` (retention by month, issue 31): planned in a SELECT.
+    "EVENTS_KEPT_PAST_MONTH": None,
+    "USES_KEPT_PAST_MONTH": None,
     "SQL_LOCK_SUBJECT": ["s-1"],
     "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],
@@ -124,6 +131,8 @@ def test_postgresql_plans_the_statement(name):
     if name in ERASER_PARTS:
         host = STATEMENTS[ERASER_PARTS[name]]
         sql = host.replace(facts_sql.ERASERS_GO_HERE, f", eraser_0 AS ({sql})\n")
+    if name in KEEP_CONDITIONS:
+        sql = f"SELECT 1 FROM {KEEP_CONDITIONS[name]} AS t WHERE {sql}"
     assert _explain(sql, SAMPLES[name])
 
 
