@@ -121,6 +121,8 @@ FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category
 ORDER BY r.n
 """
 
+# The traveller is named although the ids alone find the rows: every statement of the agent's
+# path names one subject_id, so a table distributed on it routes this one to one shard.
 SQL_UPDATE_FACTS = f"""
 UPDATE {MEMORY_FACT} AS f
 SET value = r.value, category = r.category, updated_at = r.updated_at, changed_at = r.updated_at,
@@ -133,7 +135,7 @@ FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
                                         expiry_pinned boolean, version integer,
                                         updated_at timestamptz, evidence text,
                                         evidence_origin text)
-WHERE f.id = r.id
+WHERE f.id = r.id AND f.subject_id = %s
 """
 
 SQL_INSERT_EVENTS = f"""

@@ -46,7 +46,7 @@ SAMPLES: dict[str, Any] = {
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],
     "SQL_EXISTING": ["s-1", ["seat", "meal"]],
     "SQL_INSERT_FACTS": ["s-1", "0123456789ab", NOW, "agent", "[]"],
-    "SQL_UPDATE_FACTS": ["[]"],
+    "SQL_UPDATE_FACTS": ["[]", "s-1"],
     "SQL_INSERT_EVENTS": ["s-1", "agent", None, "label", "reason", "0123456789ab", NOW, "[]"],
     "SQL_ERASE_FACTS": {
         "facts": "[]",
