@@ -244,6 +244,13 @@ def main() -> int:
     parser.add_argument("--scale", type=float, default=0.1)
     parser.add_argument("--n", type=int, default=300, help="calls per operation per phase")
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument(
+        "--only",
+        choices=["retention", "measure"],
+        help="on a loaded database: only the retention case, or only the reads and writes"
+        " (p50/p99 on the travellers 1..--travellers)",
+    )
+    parser.add_argument("--travellers", type=int, default=0)
     args = parser.parse_args()
     travellers = max(1000, int(FULL_TRAVELLERS * args.scale))
     tenth = travellers // 10
@@ -253,6 +260,19 @@ def main() -> int:
     print(f"scale {args.scale}: {travellers:,} travellers", flush=True)
     call_command("migrate", verbosity=0)
     _exec("CREATE EXTENSION IF NOT EXISTS pgcrypto")
+    if args.only == "retention":
+        out = retention_case(travellers, rows=max(10_000, int(100_000_000 * args.scale / 24)))
+        print(
+            f"drop {out['drop'] * 1000:.0f} ms (kept {out['drop kept']:,}), row by row"
+            f" {out['row by row'] * 1000:.0f} ms ({out['row rows']:,} rows):"
+            f" {out['row by row'] / out['drop']:.1f}x"
+        )
+        return 0
+    if args.only == "measure":
+        measure(args.travellers, max(10, args.n // 10), seed=3)
+        for name, (p50, p99) in measure(args.travellers, args.n, seed=4).items():
+            print(f"{name}: p50 {p50:.3f} ms, p99 {p99:.3f} ms")
+        return 0
     partitions.partitions_upkeep()
     for month in range(13):  # the year of history the events span
         spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")

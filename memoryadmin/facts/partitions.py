@@ -78,6 +78,10 @@ SQL_CHECKS_NOW = """
 SET CONSTRAINTS ALL IMMEDIATE
 """
 
+SQL_ESTIMATE = """
+SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)
+"""
+
 SQL_DETACH = """
 ALTER TABLE {table} DETACH PARTITION {part}
 """
@@ -252,15 +256,17 @@ def droppable_months(spec: Partitioned, *, now: datetime | None = None) -> list[
 def month_drop(spec: Partitioned, month: datetime) -> tuple[int, int]:
     """Drop one month of the table, keeping the rows `spec.keep` names: in one transaction
     the month is detached, its kept rows copied into a new partition of the same range, which
-    is attached in its place, and the old one dropped. Returns (rows kept, rows dropped)."""
+    is attached in its place, and the old one dropped. Returns (rows kept, rows dropped as the
+    statistics estimate them, -1 when the month was never analyzed): counting them exactly
+    would read the month a second time."""
     month = month_of(month)
     name = part_name(spec.table, month)
     kept = f"{name}_kept"
     bounds = {"lo": month, "hi": add_months(month, 1)}
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(SQL_CHECKS_NOW)
-        cursor.execute(_sql("SELECT count(*) FROM {part}", part=name))
-        total = cursor.fetchone()[0]
+        cursor.execute(SQL_ESTIMATE, [name])
+        estimate = int(cursor.fetchone()[0])
         cursor.execute(
             _sql(SQL_NEW_PART, part=kept, table=spec.table, storage=_storage(spec.storage))
         )
@@ -270,8 +276,9 @@ def month_drop(spec: Partitioned, month: datetime) -> tuple[int, int]:
         cursor.execute(_sql(SQL_ATTACH, table=spec.table, part=kept), bounds)
         cursor.execute(_sql(SQL_DROP, part=name))
         cursor.execute(_sql(SQL_RENAME, old=kept, new=name))
-    logger.info("%s: dropped %d rows, kept %d", name, total - kept_rows, kept_rows)
-    return kept_rows, total - kept_rows
+    dropped = max(estimate - kept_rows, 0) if estimate >= 0 else -1
+    logger.info("%s: dropped (estimated) %d rows, kept %d", name, dropped, kept_rows)
+    return kept_rows, dropped
 
 
 def retention_by_month(*, now: datetime | None = None) -> dict[str, tuple[int, int]]:

@@ -218,7 +218,9 @@ erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE f
 
 # Retention by month (`partitions.month_drop`): the history rows that outlive their month's
 # drop, as a condition on the month's row `t`: a traveller under legal hold keeps all of it (as
-# `events_sweep_old`), and a fact still alive keeps its events (its key is still plain in them).
+# `events_sweep_old`), and a fact still alive keeps its events (its key is still plain in them;
+# an erased fact's events carry its digest, which starts with "#": no lookup for those).
 EVENTS_KEPT_PAST_MONTH = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)
-OR (t.key <> '' AND EXISTS (SELECT 1 FROM {MEMORY_FACT} AS f
-                            WHERE f.subject_id = t.subject_id AND f.key = t.key))"""
+OR (t.key <> '' AND left(t.key, 1) <> '#'
+    AND EXISTS (SELECT 1 FROM {MEMORY_FACT} AS f
+                WHERE f.subject_id = t.subject_id AND f.key = t.key))"""

@@ -256,6 +256,8 @@ def test_dropping_a_month_keeps_held_travellers_and_live_facts_and_removes_the_r
         subject_id="x", key_hash="h", fact_id=1, how="injected", used_at=timezone.now()
     )
 
+    with connection.cursor() as cursor:  # the estimate the drop logs comes from statistics
+        cursor.execute("ANALYZE memory_fact_event_y2025m03")
     assert spec.cutoff(timezone.now()) > partitions.add_months(old_month, 1)
     assert old_month in partitions.droppable_months(spec)
     dropped = partitions.retention_by_month()
@@ -265,7 +267,7 @@ def test_dropping_a_month_keeps_held_travellers_and_live_facts_and_removes_the_r
     assert _events_of("drop-live") == live_before  # the live fact's history, not the erased one
     assert _events_of("drop-gone") == []  # forgotten: nothing left
     assert kept == len(held_before) + len(live_before)
-    assert gone == moved - kept
+    assert gone == moved - kept  # estimated, exact on a small analyzed month
     assert _count("memory_fact_event_y2025m03") == kept  # the month is the kept rows now
     assert "memory_fact_event_y2025m03" in partitions.partitions("memory_fact_event")
     assert MemoryUse.objects.filter(subject_id="x").exists()  # this month is not dropped
