@@ -323,3 +323,20 @@ def test_an_erased_value_is_gone_from_every_partition():
         2025,
         timezone.now().year,
     }
+
+
+@pytest.mark.django_db
+def test_the_receipts_row_sweep_keeps_what_the_drop_keeps():
+    """The hourly row sweep and the drop by month agree: a held traveller's receipts stay."""
+    from memoryadmin.usage.services import uses_sweep_expired
+
+    agent_upsert("sweep-held", ("seat", "Aisle"))
+    services.subject_set_legal_hold(subject_id="sweep-held", hold=True, actor=STAFF, reason="c")
+    old = timezone.now() - timedelta(days=400)
+    for subject in ("sweep-held", "sweep-free"):
+        MemoryUse.objects.create(
+            subject_id=subject, key_hash="h", fact_id=1, how="injected", used_at=old
+        )
+
+    assert uses_sweep_expired() == (1, False)
+    assert set(MemoryUse.objects.values_list("subject_id", flat=True)) == {"sweep-held"}
