@@ -9,7 +9,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # A fresh random key per test run: the development key is refused whenever DEBUG is off.
 RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 
-.PHONY: setup run portal-link demo-code test check lint screenshots bench bench-large clean serve worker beat
+.PHONY: setup run portal-link demo-code test check lint screenshots bench bench-large bench-scale clean serve worker beat
 
 # The agent client (client/) first: the server depends on memoryadmin-client, which must come
 # from ./client (editable), not from a registry.
@@ -120,6 +120,12 @@ bench: $(BIN)/.installed $(BIN)/.bench-installed
 
 bench-large: $(BIN)/.installed $(BIN)/.bench-installed
 	$(BENCH) $(BIN)/python bench/run.py --preset large --n 300
+
+# The scale scenario (issue 31): SCALE=1 is 1,000,000 travellers, 10,000,000 facts and
+# 100,000,000 events loaded server-side, then measured (bench/scale.py, bench/RESULTS.md).
+SCALE ?= 1
+bench-scale: $(BIN)/.installed $(BIN)/.bench-installed
+	$(BENCH) $(BIN)/python bench/scale.py --scale $(SCALE)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache artifacts

@@ -7,6 +7,21 @@ class AccessConfig(AppConfig):
     verbose_name = "Staff access record"
 
     def ready(self) -> None:
+        from memoryadmin.facts import partitions
+
         from . import writer
+        from .models import TABLE
+        from .services import access_retention_cutoff
+        from .sql import SQL_SWEEP_MODE
 
         writer.connect()
+        # Partitioned by month (issue 31): a month goes whole once all of it is past the
+        # retention; its strays leave the default partition as the sweep's rows do.
+        partitions.register(
+            partitions.Partitioned(
+                table=TABLE,
+                column="at",
+                cutoff=access_retention_cutoff,
+                before_move=SQL_SWEEP_MODE,
+            )
+        )

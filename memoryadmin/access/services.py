@@ -17,10 +17,15 @@ logger = logging.getLogger("memoryadmin.access")
 SWEEP_CHUNK = 5000
 
 
+def access_retention_cutoff(now: datetime) -> datetime:
+    """Rows of the record written before this time are past STAFF_ACCESS_RETENTION_DAYS."""
+    return now - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS)
+
+
 def access_sweep(*, actor: str, now: datetime | None = None, chunk: int = SWEEP_CHUNK) -> int:
     """Delete one chunk of rows older than STAFF_ACCESS_RETENTION_DAYS (one transaction);
     returns how many went, so the caller repeats until 0. `actor` names who swept (logged)."""
-    cutoff = (now or timezone.now()) - timedelta(days=settings.STAFF_ACCESS_RETENTION_DAYS)
+    cutoff = access_retention_cutoff(now or timezone.now())
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(SQL_SWEEP_MODE)

@@ -71,6 +71,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memoryadmin.facts.tasks.sweep_expired",
         "schedule": RETENTION_SWEEP_INTERVAL_SECONDS,
     },
+    # The append-only tables' month partitions (issue 31): made three months ahead, strays
+    # moved out of the default partition, months past their retention dropped.
+    "partitions-upkeep": {
+        "task": "memoryadmin.facts.tasks.partitions_upkeep_task",
+        "schedule": 3600.0,
+    },
     "sweep-old-audit-events": {
         "task": "memoryadmin.facts.tasks.sweep_audit",
         "schedule": AUDIT_SWEEP_INTERVAL_SECONDS,

@@ -16,13 +16,24 @@ class FactsConfig(AppConfig):
         # Make the Celery app current in every Django process, so shared_task binds to it.
         from memoryadmin.celery import app  # noqa: F401
 
-        from . import gauges
+        from . import gauges, partitions, sql, tables
         from .models import MemorySettings, RetentionRule
         from .services.policy import recompute_starter_set
+        from .services.retention import events_retention_cutoff
         from .tasks import recompute_expiry
 
         recompute_starter_set(recompute_expiry.delay)
         gauges.register()  # facts by category/status and the sweep's lag, for /metrics
+        # The history, partitioned by month (issue 31): kept up and dropped by month on beat.
+        partitions.register(
+            partitions.Partitioned(
+                table=tables.FACT_EVENT,
+                column="created_at",
+                storage=tables.FACT_EVENT_STORAGE,
+                cutoff=events_retention_cutoff,
+                keep=sql.EVENTS_KEPT_PAST_MONTH,
+            )
+        )
 
         # The services that change settings and rules call memory_config_invalidate(); this
         # safety net covers any other save (the admin, the shell, a fixture) so that the

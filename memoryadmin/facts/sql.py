@@ -121,6 +121,8 @@ FROM ROWS FROM (jsonb_to_recordset(%s::jsonb) AS (key text, value text, category
 ORDER BY r.n
 """
 
+# The traveller is named although the ids alone find the rows: every statement of the agent's
+# path names one subject_id, so a table distributed on it routes this one to one shard.
 SQL_UPDATE_FACTS = f"""
 UPDATE {MEMORY_FACT} AS f
 SET value = r.value, category = r.category, updated_at = r.updated_at, changed_at = r.updated_at,
@@ -133,7 +135,7 @@ FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
                                         expiry_pinned boolean, version integer,
                                         updated_at timestamptz, evidence text,
                                         evidence_origin text)
-WHERE f.id = r.id
+WHERE f.id = r.id AND f.subject_id = %s
 """
 
 SQL_INSERT_EVENTS = f"""
@@ -231,3 +233,12 @@ SELECT pg_is_in_recovery(),
             ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
        END
 """
+
+# Retention by month (`partitions.month_drop`): the history rows that outlive their month's
+# drop, as a condition on the month's row `t`: a traveller under legal hold keeps all of it (as
+# `events_sweep_old`), and a fact still alive keeps its events (its key is still plain in them;
+# an erased fact's events carry its digest, which starts with "#": no lookup for those).
+EVENTS_KEPT_PAST_MONTH = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)
+OR (t.key <> '' AND left(t.key, 1) <> '#'
+    AND EXISTS (SELECT 1 FROM {MEMORY_FACT} AS f
+                WHERE f.subject_id = t.subject_id AND f.key = t.key))"""

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from celery import shared_task
 from django.conf import settings
 
-from . import services
+from . import partitions, services
 
 logger = logging.getLogger(__name__)
 
@@ -59,3 +59,13 @@ def recompute_expiry(self, run_id: int) -> str:
         if not self.request.is_eager:
             self.apply_async((run_id,), countdown=settings.RETENTION_SWEEP_PAUSE_SECONDS)
             return run.status
+
+
+@shared_task(ignore_result=True)
+def partitions_upkeep_task() -> dict[str, object]:
+    """Periodic (beat, hourly): the month partitions of the append-only tables exist three
+    months ahead, rows that landed in a default partition are in their month's, and every month
+    past its table's retention is dropped, its kept rows kept (`partitions`)."""
+    made = partitions.partitions_upkeep()
+    dropped = partitions.retention_by_month()
+    return {"made": made, "dropped": dropped}

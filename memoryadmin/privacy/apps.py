@@ -14,14 +14,27 @@ class PrivacyConfig(AppConfig):
     label = "privacy"
 
     def ready(self) -> None:
+        from memoryadmin.facts import partitions
         from memoryadmin.facts.corrections import register_correction_listener
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.observability.gauges import register_gauge_source
 
         from . import outbox
+        from .retention import log_retention_cutoff
+        from .sql import ATTEMPTS_KEPT_PAST_MONTH
         from .tasks import outbox_dispatch_task
 
         register_gauge_source("memoryadmin_privacy_requests_due", _requests_due_reading)
+        # The delivery log is partitioned by month (issue 31): a month past the log's
+        # retention is dropped, keeping the attempts of deliveries still kept.
+        partitions.register(
+            partitions.Partitioned(
+                table="privacy_webhook_attempt",
+                column="attempted_at",
+                cutoff=log_retention_cutoff,
+                keep=ATTEMPTS_KEPT_PAST_MONTH,
+            )
+        )
 
         outbox.outbox_dispatcher_set(outbox_dispatch_task.delay)
 

@@ -64,10 +64,15 @@ def _keep_outcomes(event_ids: list[int]) -> None:
     PrivacyRequest.objects.bulk_update(requests, ["evidence"])
 
 
+def log_retention_cutoff(now: datetime) -> datetime:
+    """The outbox and delivery log written before this time are past their retention."""
+    return now - timedelta(days=settings.WEBHOOK_LOG_RETENTION_DAYS)
+
+
 def webhook_log_sweep(*, now: datetime | None = None, batch: int = SWEEP_BATCH) -> int:
     """Delete one batch of settled events older than the retention, with their deliveries and
     attempts (one transaction); returns how many events went, so the caller repeats until 0."""
-    cutoff = (now or timezone.now()) - timedelta(days=settings.WEBHOOK_LOG_RETENTION_DAYS)
+    cutoff = log_retention_cutoff(now or timezone.now())
     unsettled = WebhookDelivery.objects.filter(
         event=OuterRef("pk"), status=DeliveryStatus.PENDING, recipient__active=True
     )

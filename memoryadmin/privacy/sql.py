@@ -46,3 +46,9 @@ WHERE dispatched_at IS NULL
 ORDER BY id
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED"""
+
+# Retention by month of the delivery log (`facts.partitions.month_drop`): the attempts that
+# outlive their month's drop, as a condition on the month's row `t`: those whose delivery is
+# still kept (the log goes with its delivery, `privacy.retention`).
+ATTEMPTS_KEPT_PAST_MONTH = """EXISTS (SELECT 1 FROM privacy_webhook_delivery AS d
+        WHERE d.id = t.delivery_id)"""

@@ -7,11 +7,28 @@ class UsageConfig(AppConfig):
 
     def ready(self) -> None:
         from memoryadmin.extraction.services import job_uses_taker_set
+        from memoryadmin.facts import partitions
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.facts.store import use_recorder_set
 
-        from .services import record_turn_bodies, uses_take_from_jobs
-        from .sql import USAGE_ERASE_FACTS_SQL, USAGE_ERASE_SUBJECTS_SQL, USAGE_ERASE_WAITING_SQL
+        from .services import record_turn_bodies, uses_retention_cutoff, uses_take_from_jobs
+        from .sql import (
+            USAGE_ERASE_FACTS_SQL,
+            USAGE_ERASE_SUBJECTS_SQL,
+            USAGE_ERASE_WAITING_SQL,
+            USES_KEPT_PAST_MONTH,
+        )
+        from .tables import MEMORY_USE
+
+        # Receipts are partitioned by month (issue 31), dropped by month past their retention.
+        partitions.register(
+            partitions.Partitioned(
+                table=MEMORY_USE,
+                column="used_at",
+                cutoff=uses_retention_cutoff,
+                keep=USES_KEPT_PAST_MONTH,
+            )
+        )
 
         # A fact's receipts go with it, in the erasing statement itself (so the store's native
         # async delete keeps working); all of a traveller's go on "forget everything".

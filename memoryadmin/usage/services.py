@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
@@ -167,9 +167,15 @@ def uses_retention_days() -> int:
     return use_retention_days(memory_settings())
 
 
+def uses_retention_cutoff(now: datetime) -> datetime:
+    """Receipts written before this time are past their retention."""
+    return now - timedelta(days=uses_retention_days())
+
+
 def uses_sweep_expired(*, limit: int = 10_000) -> tuple[int, bool]:
-    """Delete one chunk of receipts past `use_retention_days`: (deleted, more left)."""
-    cutoff = timezone.now() - timedelta(days=uses_retention_days())
+    """Delete one chunk of receipts past `use_retention_days`: (deleted, more left). A
+    traveller under legal hold keeps theirs (as the history; and as the drop by month)."""
+    cutoff = uses_retention_cutoff(timezone.now())
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(SQL_SWEEP_USES, {"cutoff": cutoff, "limit": limit})
         deleted = cursor.rowcount

@@ -4,7 +4,7 @@ placeholders aside). `tests/facts/test_sql.py` runs EXPLAIN on each."""
 from __future__ import annotations
 
 from memoryadmin.extraction.tables import EXTRACTION_JOB
-from memoryadmin.facts.tables import MEMORY_FACT
+from memoryadmin.facts.tables import MEMORY_FACT, SUBJECT
 
 from .tables import MEMORY_USE
 
@@ -38,6 +38,7 @@ RETURNING t.subject_id, t.session_tag, t.turn_id, t.used
 SQL_SWEEP_USES = f"""
 DELETE FROM {MEMORY_USE}
 WHERE id IN (SELECT id FROM {MEMORY_USE} WHERE used_at < %(cutoff)s
+               AND subject_id NOT IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)
              ORDER BY used_at LIMIT %(limit)s)
 """
 
@@ -57,3 +58,8 @@ WHERE subject_id IN (SELECT subject_id FROM erased_subjects)"""
 # them with the transcripts (extraction's eraser).
 USAGE_ERASE_WAITING_SQL = f"""UPDATE {EXTRACTION_JOB} SET used = NULL
 WHERE used IS NOT NULL AND subject_id IN (SELECT DISTINCT subject_id FROM erased_facts)"""
+
+
+# Retention by month (`facts.partitions.month_drop`): the receipts that outlive their month's
+# drop, as a condition on the month's row `t`: those of a traveller under legal hold.
+USES_KEPT_PAST_MONTH = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)"""

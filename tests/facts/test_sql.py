@@ -26,6 +26,10 @@ JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m"}
 
 # Module constants that are not statements.
 # (COPY has no plan, tests/usage runs it; AGENT_QUOTES is a part of SQL_BEGIN, planned in it)
+KEEP_CONDITIONS = {
+    "EVENTS_KEPT_PAST_MONTH": "memory_fact_event",
+    "USES_KEPT_PAST_MONTH": "memory_use",
+}
 NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES", "AGENT_QUOTES"}
 
 SAMPLES: dict[str, Any] = {
@@ -36,12 +40,15 @@ SAMPLES: dict[str, Any] = {
     "SQL_PURGE_GENERATION": {"subject": "s-1"},
     "SQL_CURRENT_LSN": None,
     "SQL_REPLICA_STATE": None,
+    # Conditions on a month's row `t` (retention by month, issue 31): planned in a SELECT.
+    "EVENTS_KEPT_PAST_MONTH": None,
+    "USES_KEPT_PAST_MONTH": None,
     "SQL_LOCK_SUBJECT": ["s-1"],
     "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],
     "SQL_EXISTING": ["s-1", ["seat", "meal"]],
     "SQL_INSERT_FACTS": ["s-1", "0123456789ab", NOW, "agent", "[]"],
-    "SQL_UPDATE_FACTS": ["[]"],
+    "SQL_UPDATE_FACTS": ["[]", "s-1"],
     "SQL_INSERT_EVENTS": ["s-1", "agent", None, "label", "reason", "0123456789ab", NOW, "[]"],
     "SQL_ERASE_FACTS": {
         "facts": "[]",
@@ -126,6 +133,8 @@ def test_postgresql_plans_the_statement(name):
     if name in ERASER_PARTS:
         host = STATEMENTS[ERASER_PARTS[name]]
         sql = host.replace(facts_sql.ERASERS_GO_HERE, f", eraser_0 AS ({sql})\n")
+    if name in KEEP_CONDITIONS:
+        sql = f"SELECT 1 FROM {KEEP_CONDITIONS[name]} AS t WHERE {sql}"
     assert _explain(sql, SAMPLES[name])
 
 

@@ -68,13 +68,17 @@ def facts_sweep_expired(*, limit: int = 1000, now: datetime | None = None) -> Ch
     return ChunkResult(done=erased, more=len(rows) == limit)
 
 
+def events_retention_cutoff(now: datetime) -> datetime:
+    """History written before this time is past the audit retention (memory settings)."""
+    row = MemorySettings.objects.filter(pk=1).first() or MemorySettings()  # uncached: a policy
+    return now - timedelta(days=row.audit_retention_days)
+
+
 @transaction.atomic
 def events_sweep_old(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
     """Delete history older than the audit retention (memory settings). The history of a
     traveller under legal hold is kept: a hold preserves the record."""
-    now = now or timezone.now()
-    row = MemorySettings.objects.filter(pk=1).first() or MemorySettings()  # uncached: a policy
-    cutoff = now - timedelta(days=row.audit_retention_days)
+    cutoff = events_retention_cutoff(now or timezone.now())
     ids = list(
         FactEvent.objects.select_for_update(skip_locked=True)
         .filter(created_at__lt=cutoff)

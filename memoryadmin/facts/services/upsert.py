@@ -263,7 +263,7 @@ def _upsert_statements(
             )
         )
     if updates:
-        statements.append((SQL_UPDATE_FACTS, [_json_rows(updates, _UPDATE_COLUMNS)]))
+        statements.append((SQL_UPDATE_FACTS, [_json_rows(updates, _UPDATE_COLUMNS), subject_id]))
     if events:
         statements.append(
             (

@@ -1,0 +1,342 @@
+"""Monthly partitions of the append-only tables (issue 31): the migration that converts them
+keeps every row, the upkeep makes months ahead and moves strays out of the default partition,
+and retention by month keeps what must outlive the month and drops the rest."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.db.migrations.executor import MigrationExecutor
+from django.db.utils import DatabaseError
+from django.utils import timezone
+
+from memoryadmin.access.models import StaffAccess
+from memoryadmin.facts import partitions, services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import FactEvent, MemorySettings
+from memoryadmin.facts.tasks import partitions_upkeep_task
+from memoryadmin.usage.models import MemoryUse
+from tests.support.dbscan import occurrences
+from tests.support.writes import agent_upsert
+
+TABLES = {
+    "memory_fact_event": "created_at",
+    "memory_use": "used_at",
+    "staff_access": "at",
+    "privacy_webhook_attempt": "attempted_at",
+}
+BEFORE = [
+    ("facts", "0010_issue23_changed_at"),
+    ("usage", "0001_initial"),
+    ("access", "0001_initial"),
+    ("privacy", "0001_initial"),
+]
+STAFF = Actor.system("test-staff")
+
+
+def _migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+
+
+def _count(table: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f'SELECT count(*) FROM "{table}"')  # noqa: S608
+        return cursor.fetchone()[0]
+
+
+def _fill_plain_tables(now: datetime) -> None:
+    """Rows in the tables as they were before 0011: this month, two years ago, next year."""
+    times = [now, now - timedelta(days=730), now - timedelta(days=400), now + timedelta(days=365)]
+    with connection.cursor() as cursor:
+        for n, at in enumerate(times * 5):
+            cursor.execute(
+                "INSERT INTO memory_fact_event (subject_id, key, key_hash, action, actor_kind,"
+                " actor_label, reason, session_tag, created_at, receipt)"
+                " VALUES (%s, '', '', 'subject_cleared', 'agent', '', '', '', %s, '')",
+                [f"T-{n}", at],
+            )
+            cursor.execute(
+                "INSERT INTO memory_use (subject_id, key_hash, fact_id, session_tag, turn_id,"
+                " how, used_at) VALUES (%s, 'h', 1, '', '', 'injected', %s)",
+                [f"T-{n}", at],
+            )
+            cursor.execute(
+                "INSERT INTO staff_access (at, staff_username, subject_id, what, login_method)"
+                " VALUES (%s, 'ann', %s, 'traveller', '')",
+                [at, f"T-{n}"],
+            )
+        cursor.execute(
+            "INSERT INTO privacy_webhook_recipient (name, url, events, secret_encrypted, active,"
+            " failing, consecutive_failures, created_at)"
+            " VALUES ('r', 'https://r.example/', '[]', '', true, false, 0, now()) RETURNING id"
+        )
+        recipient = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO privacy_webhook_outbox (msg_id, event_type, subject_id, key_hash,"
+            " receipt, path, request_number, occurred_at, created_at)"
+            " VALUES ('m', 'memory.subject.erased', 'T', '', '', 'traveller', '', now(), now())"
+            " RETURNING id"
+        )
+        event = cursor.fetchone()[0]
+        cursor.execute(
+            "INSERT INTO privacy_webhook_delivery (event_id, recipient_id, status, attempts,"
+            " created_at) VALUES (%s, %s, 'pending', 0, now()) RETURNING id",
+            [event, recipient],
+        )
+        delivery = cursor.fetchone()[0]
+        for at in times:
+            cursor.execute(
+                "INSERT INTO privacy_webhook_attempt (delivery_id, attempted_at, duration_ms,"
+                " ok, error, replay) VALUES (%s, %s, 5, false, '', false)",
+                [delivery, at],
+            )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrating_makes_each_table_partitioned_by_month_and_loses_no_row():
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    now = timezone.now()
+    try:
+        _migrate(BEFORE)
+        assert not any(partitions.is_partitioned(table) for table in TABLES)
+        _fill_plain_tables(now)
+        before = {table: _count(table) for table in TABLES}
+        assert before == {
+            "memory_fact_event": 20,
+            "memory_use": 20,
+            "staff_access": 20,
+            "privacy_webhook_attempt": 4,
+        }
+    finally:
+        _migrate(latest)
+
+    assert {table: _count(table) for table in TABLES} == before
+    this = partitions.month_of(now)
+    for table, column in TABLES.items():
+        assert partitions.is_partitioned(table)
+        parts = partitions.partitions(table)
+        wanted = {partitions.part_name(table, partitions.add_months(this, n)) for n in range(4)}
+        assert wanted <= set(parts), (table, sorted(parts))
+        assert parts[partitions.default_name(table)] == "DEFAULT"
+        # Old rows went to their own month, not to the default partition.
+        assert _count(partitions.default_name(table)) == 0
+        two_years_ago = partitions.month_of(now - timedelta(days=730))
+        assert partitions.part_name(table, two_years_ago) in parts
+        with connection.cursor() as cursor:
+            # Every partition has every index of the parent (the primary key among them).
+            cursor.execute(
+                "SELECT c.relname, count(x.indexrelid) FROM pg_inherits AS i"
+                " JOIN pg_class AS c ON c.oid = i.inhrelid"
+                " LEFT JOIN pg_index AS x ON x.indrelid = c.oid"
+                " WHERE i.inhparent = %s::regclass GROUP BY c.relname",
+                [table],
+            )
+            per_part = dict(cursor.fetchall())
+            cursor.execute("SELECT count(*) FROM pg_index WHERE indrelid = %s::regclass", [table])
+            on_parent = cursor.fetchone()[0]
+            cursor.execute(
+                "SELECT pg_get_constraintdef(oid) FROM pg_constraint"
+                " WHERE conrelid = %s::regclass AND contype = 'p'",
+                [table],
+            )
+            assert cursor.fetchone()[0] == f"PRIMARY KEY (id, {column})"
+        assert on_parent >= 2
+        assert set(per_part.values()) == {on_parent}, (table, per_part)
+
+    # New rows get ids after the old ones (the identity sequence carried on).
+    agent_upsert("after-migration", ("seat", "Aisle"))
+    event = FactEvent.objects.get(subject_id="after-migration")
+    assert event.pk > max(FactEvent.objects.exclude(pk=event.pk).values_list("pk", flat=True))
+    # History keeps its free room on every partition (HOT erasure).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT reloptions FROM pg_class AS c JOIN pg_inherits AS i"
+            " ON c.oid = i.inhrelid WHERE i.inhparent = 'memory_fact_event'::regclass"
+        )
+        assert cursor.fetchall() == [(["fillfactor=70"],)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_goes_back_to_plain_tables_with_every_row():
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    agent_upsert("back-1", ("seat", "Aisle"), ("meal", "Vegan"))
+    counts = {table: _count(table) for table in TABLES}
+    try:
+        _migrate(BEFORE)
+        assert not any(partitions.is_partitioned(table) for table in TABLES)
+        assert {table: _count(table) for table in TABLES} == counts
+    finally:
+        _migrate(latest)
+    assert all(partitions.is_partitioned(table) for table in TABLES)
+    assert {table: _count(table) for table in TABLES} == counts
+
+
+@pytest.mark.django_db
+def test_the_access_record_stays_append_only_in_every_partition():
+    StaffAccess.objects.create(at=timezone.now(), staff_username="ann", what="traveller")
+    far = datetime(2031, 5, 6, tzinfo=UTC)
+    StaffAccess.objects.create(at=far, staff_username="ann", what="traveller")  # default
+    for sql in ("UPDATE staff_access SET what = 'export'", "DELETE FROM staff_access"):
+        with (
+            pytest.raises(DatabaseError, match="append-only|retention sweep"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(sql)
+    assert StaffAccess.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_upkeep_makes_months_ahead_and_moves_strays_out_of_the_default_partition():
+    far = datetime(2031, 5, 6, tzinfo=UTC)
+    # No partition for that month: the insert does not fail, the row waits in the default.
+    StaffAccess.objects.create(at=far, staff_username="ann", what="traveller")
+    MemoryUse.objects.create(
+        subject_id="s", key_hash="h", fact_id=1, how="injected", used_at=far + timedelta(days=3)
+    )
+    assert _count("staff_access_default") == 1
+    assert _count("memory_use_default") == 1
+    later = datetime(2030, 11, 20, tzinfo=UTC)
+
+    made = partitions.partitions_upkeep(now=later)
+
+    assert "staff_access_y2031m05" in made and "memory_use_y2031m05" in made
+    for table in TABLES:
+        for n in range(4):
+            month = partitions.add_months(partitions.month_of(later), n)
+            assert partitions.part_name(table, month) in partitions.partitions(table)
+    assert _count("staff_access_default") == 0
+    assert _count("staff_access_y2031m05") == 1
+    assert _count("memory_use_y2031m05") == 1
+    assert StaffAccess.objects.filter(at=far).count() == 1  # moved, not lost nor doubled
+    assert partitions.partitions_upkeep(now=later) == []  # nothing left to do
+
+
+@pytest.mark.django_db
+def test_the_beat_task_runs_the_upkeep(settings):
+    assert "partitions-upkeep" in settings.CELERY_BEAT_SCHEDULE
+    entry = settings.CELERY_BEAT_SCHEDULE["partitions-upkeep"]
+    assert entry["task"] == "memoryadmin.facts.tasks.partitions_upkeep_task"
+    StaffAccess.objects.create(
+        at=datetime(2031, 5, 6, tzinfo=UTC), staff_username="ann", what="traveller"
+    )
+    result = partitions_upkeep_task.apply().get()
+    assert "staff_access_y2031m05" in result["made"]
+    assert _count("staff_access_default") == 0
+
+
+def _events_of(subject_id: str) -> list[tuple[str, str]]:
+    return sorted(FactEvent.objects.filter(subject_id=subject_id).values_list("key", "action"))
+
+
+@pytest.mark.django_db
+def test_dropping_a_month_keeps_held_travellers_and_live_facts_and_removes_the_rest():
+    MemorySettings.objects.update_or_create(pk=1, defaults={"audit_retention_days": 30})
+    spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
+    old_month = datetime(2025, 3, 1, tzinfo=UTC)
+    partitions.month_create(spec, old_month)
+    agent_upsert("drop-live", ("seat", "Aisle Qz1"), ("meal", "Vegan Qz2"))
+    services.fact_delete(subject_id="drop-live", key="meal", actor=STAFF)
+    agent_upsert("drop-held", ("seat", "Window Qz3"))
+    services.fact_delete(subject_id="drop-held", key="seat", actor=STAFF)
+    services.subject_set_legal_hold(subject_id="drop-held", hold=True, actor=STAFF, reason="c")
+    agent_upsert("drop-gone", ("seat", "Middle Qz4"))
+    services.subject_forget(subject_id="drop-gone", actor=Actor.customer("drop-gone"))
+    in_march = old_month + timedelta(days=10)
+    moved = FactEvent.objects.filter(subject_id__startswith="drop-").update(created_at=in_march)
+    assert _count("memory_fact_event_y2025m03") == moved
+    held_before = _events_of("drop-held")
+    live_before = [e for e in _events_of("drop-live") if e[0] == "seat"]
+    assert live_before and held_before
+    MemoryUse.objects.create(
+        subject_id="x", key_hash="h", fact_id=1, how="injected", used_at=timezone.now()
+    )
+
+    with connection.cursor() as cursor:  # the estimate the drop logs comes from statistics
+        cursor.execute("ANALYZE memory_fact_event_y2025m03")
+    assert spec.cutoff(timezone.now()) > partitions.add_months(old_month, 1)
+    assert old_month in partitions.droppable_months(spec)
+    dropped = partitions.retention_by_month()
+
+    kept, gone = dropped["memory_fact_event_y2025m03"]
+    assert _events_of("drop-held") == held_before  # on hold: all of it
+    assert _events_of("drop-live") == live_before  # the live fact's history, not the erased one
+    assert _events_of("drop-gone") == []  # forgotten: nothing left
+    assert kept == len(held_before) + len(live_before)
+    assert gone == moved - kept  # estimated, exact on a small analyzed month
+    assert _count("memory_fact_event_y2025m03") == kept  # the month is the kept rows now
+    assert "memory_fact_event_y2025m03" in partitions.partitions("memory_fact_event")
+    assert MemoryUse.objects.filter(subject_id="x").exists()  # this month is not dropped
+
+
+@pytest.mark.django_db
+def test_dropping_months_of_receipts_and_access_rows_past_their_retention(settings):
+    settings.STAFF_ACCESS_RETENTION_DAYS = 400
+    specs = {s.table: s for s in partitions.registered()}
+    now = timezone.now()
+    old = partitions.month_of(now - timedelta(days=500))
+    recent = partitions.month_of(now - timedelta(days=300))
+    for month in (old, recent):
+        partitions.month_create(specs["staff_access"], month)
+        partitions.month_create(specs["memory_use"], month)
+        StaffAccess.objects.create(at=month + timedelta(days=1), staff_username="a", what="search")
+    agent_upsert("uses-held", ("seat", "Aisle"))
+    services.subject_set_legal_hold(subject_id="uses-held", hold=True, actor=STAFF, reason="c")
+    for subject in ("uses-held", "uses-free"):
+        MemoryUse.objects.create(
+            subject_id=subject, key_hash="h", fact_id=1, how="injected", used_at=old + timedelta(1)
+        )
+
+    partitions.retention_by_month()
+
+    assert list(StaffAccess.objects.values_list("at", flat=True)) == [recent + timedelta(days=1)]
+    assert set(MemoryUse.objects.values_list("subject_id", flat=True)) == {"uses-held"}
+
+
+@pytest.mark.django_db
+def test_an_erased_value_is_gone_from_every_partition():
+    spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
+    partitions.month_create(spec, datetime(2025, 3, 1, tzinfo=UTC))
+    agent_upsert("erase-parts", ("seat", "Aisle Vb7 first"))
+    FactEvent.objects.filter(subject_id="erase-parts").update(
+        created_at=datetime(2025, 3, 5, tzinfo=UTC)
+    )
+    agent_upsert("erase-parts", ("seat", "Aisle Vb7 second"))  # this month
+    MemoryUse.objects.create(
+        subject_id="erase-parts",
+        key_hash=FactEvent.objects.filter(subject_id="erase-parts").first().key_hash,
+        fact_id=1,
+        how="injected",
+        used_at=datetime(2025, 3, 5, tzinfo=UTC),
+    )
+    assert occurrences("Vb7")
+
+    services.fact_delete(subject_id="erase-parts", key="seat", actor=STAFF)
+
+    assert occurrences("Vb7") == {}
+    assert not MemoryUse.objects.filter(subject_id="erase-parts").exists()
+    assert {e.created_at.year for e in FactEvent.objects.filter(subject_id="erase-parts")} == {
+        2025,
+        timezone.now().year,
+    }
+
+
+@pytest.mark.django_db
+def test_the_receipts_row_sweep_keeps_what_the_drop_keeps():
+    """The hourly row sweep and the drop by month agree: a held traveller's receipts stay."""
+    from memoryadmin.usage.services import uses_sweep_expired
+
+    agent_upsert("sweep-held", ("seat", "Aisle"))
+    services.subject_set_legal_hold(subject_id="sweep-held", hold=True, actor=STAFF, reason="c")
+    old = timezone.now() - timedelta(days=400)
+    for subject in ("sweep-held", "sweep-free"):
+        MemoryUse.objects.create(
+            subject_id=subject, key_hash="h", fact_id=1, how="injected", used_at=old
+        )
+
+    assert uses_sweep_expired() == (1, False)
+    assert set(MemoryUse.objects.values_list("subject_id", flat=True)) == {"sweep-held"}
