@@ -390,8 +390,8 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
     card(page, "(21)").get_by_role("link", name=words["change"]).click()
     page.locator("textarea").fill(words["new_value"])
     page.get_by_role("button", name=words["save"], exact=True).click()
-    assert page.url.endswith("/portal/?page=2")
-    assert card(page, words["new_value"]).is_visible()
+    page.wait_for_url("**/portal/?page=2")  # the redirect after the save, loaded (not racing it)
+    card(page, words["new_value"]).wait_for(state="visible")
 
     pager.get_by_role("link", name=re.compile("^(Page 3|第 3 頁)$")).click()
     assert page.locator("li.card").count() == 5
