@@ -19,8 +19,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
 from memoryadmin import fastpaths
-from memoryadmin.facts import services
 from memoryadmin.facts.errors import FactInvalid
+from memoryadmin.facts.validation import clean_subject_id
 
 from .auth import KEYWORD, TokenPrincipal
 from .tokens import token_authenticate
@@ -78,7 +78,7 @@ class LeanGetMixin:
         if token is None or any(scope not in token.scopes for scope in needed):
             return None
         try:
-            services.clean_subject_id(subject_id)
+            clean_subject_id(subject_id)
         except FactInvalid:
             return None
         request.user, request.auth = TokenPrincipal(token), token

@@ -49,8 +49,9 @@ _ETAG_VERSION = re.compile(r'"([0-9]{1,9})"')
 
 
 def wire_fact(fact: AgentFact | FactState) -> dict[str, Any]:
-    """Exactly {key, value, category, updated_at, source_session_id}: the upstream shape.
-    Built directly (JSON types, ISO time as pydantic writes it) on the agent's hot path."""
+    """The upstream shape {key, value, category, updated_at, source_session_id} and the
+    fact's `version` (issue 33: the host names it back in its use receipts). Built directly
+    (JSON types, ISO time as pydantic writes it) on the agent's hot path."""
     updated_at = fact.updated_at.isoformat()
     return {
         "key": fact.key,
@@ -58,6 +59,7 @@ def wire_fact(fact: AgentFact | FactState) -> dict[str, Any]:
         "category": fact.category,
         "updated_at": updated_at[:-6] + "Z" if updated_at.endswith("+00:00") else updated_at,
         "source_session_id": fact.source_session_id or None,
+        "version": fact.version,
     }
 
 
