@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.models import FactEvent, MemoryFact
 
 from .models import MemoryUse, UseHow
 
@@ -102,3 +102,42 @@ def turn_uses(subject_id: str, session_tag: str, turn_id: str) -> list[MemoryUse
             subject_id=subject_id, session_tag=session_tag, turn_id=turn_id
         ).order_by("how", "id")
     )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A fact as one version of it was recorded in its history: the value (blank once erased,
+    and then `erased_on` says when)."""
+
+    value: str
+    sensitive: bool
+    erased_on: datetime | None
+
+
+def versions_had(subject_id: str, uses: Iterable[MemoryUse]) -> dict[tuple[str, int], Snapshot]:
+    """(key hash, version) -> the fact as it was at that version, from the history snapshots
+    (the `after` of the event that wrote the version), for the receipts given: one query
+    whatever their number. A version whose event has gone (the audit retention) is absent."""
+    wanted = {(use.key_hash, use.version) for use in uses if use.version is not None}
+    if not wanted:
+        return {}
+    rows = (
+        FactEvent.objects.filter(
+            subject_id=subject_id,
+            key_hash__in={key_hash for key_hash, _ in wanted},
+            after__version__in=sorted({version for _, version in wanted}),
+        )
+        .order_by("created_at", "id")
+        .values_list("key_hash", "after", "redacted_at")
+    )
+    found: dict[tuple[str, int], Snapshot] = {}
+    for key_hash, after, redacted_at in rows:
+        version = after.get("version") if isinstance(after, dict) else None
+        slot = (key_hash, version)
+        if slot in wanted and slot not in found:  # the event that wrote the version
+            found[slot] = Snapshot(
+                value="" if redacted_at else str(after.get("value") or ""),
+                sensitive=bool(after.get("sensitive")),
+                erased_on=redacted_at,
+            )
+    return found
