@@ -92,3 +92,26 @@ def test_a_sensitive_value_the_agent_had_is_masked_until_revealed(client, editor
     client.force_login(editor)
     body = client.get(URL).content.decode()
     assert HAD not in body and NOW not in body and "masked until revealed" in body
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "language, earlier",
+    [
+        ("en", "In that chat the assistant had an earlier version: “"),
+        ("zh-hant", "在那次對話中，助理用的是先前的版本：「"),
+    ],
+)
+def test_the_portal_card_says_what_the_assistant_had_in_that_chat(
+    signed_in, language, earlier, django_assert_max_num_queries
+):
+    _a_turn_with_the_window_seat()
+    client = signed_in(T, language=language)
+    assert earlier not in client.get("/portal/").content.decode()  # unchanged since
+    _save(NOW, Actor.customer(T))
+    with django_assert_max_num_queries(9):
+        body = client.get("/portal/").content.decode()
+    assert f"{earlier}{HAD}" in body and NOW in body
+    services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
+    body = client.get("/portal/").content.decode()
+    assert HAD not in body and NOW not in body
