@@ -69,7 +69,7 @@ def test_before_and_after_a_correction_differ_as_the_history_says(
 def test_the_query_count_does_not_grow_with_the_history(
     client, editor, django_assert_max_num_queries
 ):
-    now = _history()
+    _history()
     for n in range(30):
         services.fact_upsert(
             subject_id=T, actor=Actor.agent("h"), facts=[FactDraft(f"note_{n}", f"v{n}")]
