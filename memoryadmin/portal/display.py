@@ -164,8 +164,10 @@ def used_sentence(use: UseSummary | None, then: usage_selectors.Snapshot | None 
     if then is None or then.erased_on is not None or not then.value:
         return first
     earlier = _("In that chat the assistant had an earlier version: “%(value)s”")
-    return mark_safe(  # noqa: S308 - both parts escaped
-        f"{first} " + escape(str(earlier)) % {"value": escape(then.value)}
+    both = _("%(used)s. %(earlier)s")  # the two sentences, punctuated in each language
+    return mark_safe(  # noqa: S308 - every part escaped
+        escape(str(both))
+        % {"used": first, "earlier": escape(str(earlier)) % {"value": escape(then.value)}}
     )
 
 
