@@ -56,10 +56,12 @@ def wire_fact(fact: AgentFact | FactState) -> dict[str, Any]:
     return {
         "key": fact.key,
         "value": fact.value,
+        # Here, not last: the order is jsonb's (shorter names first), so a replayed answer
+        # (the idempotency record keeps it as jsonb) is byte for byte the first one.
+        "version": fact.version,
         "category": fact.category,
         "updated_at": updated_at[:-6] + "Z" if updated_at.endswith("+00:00") else updated_at,
         "source_session_id": fact.source_session_id or None,
-        "version": fact.version,
     }
 
 
