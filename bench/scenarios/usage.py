@@ -4,6 +4,8 @@
   same call without, in-process and over HTTP (gunicorn), p50 in the same run: target <= 1.1x.
 - `POST .../usage` with 1,000 turns of 20 facts: receipts written per second (target >= 20,000),
   against one raw multi-row INSERT of the same rows as the baseline.
+- `POST .../usage` naming each fact's version (issue 33) against the same receipts by key alone,
+  alternated, median of 7 in the same run: target <= 1.05x.
 - `POST .../turns` with a `used` member against the same turn without, at least 200 calls
   each (the receipts ride on the job's row and are recorded off the request): target <= 1.1x.
 """
@@ -127,6 +129,7 @@ async def _throughput(ctx: Context, http, rows: list[Row]) -> None:
         )
         raw_samples.append(time.perf_counter() - start)
     await ctx.raw.execute("DELETE FROM memory_use WHERE turn_id = 'raw'")
+    await _versions(subject, http, turns, uses, rows)
     base = Row(
         "8 use receipts",
         f"raw INSERT of {uses:,} rows",
@@ -142,6 +145,38 @@ async def _throughput(ctx: Context, http, rows: list[Row]) -> None:
             throughput=uses / sorted(samples)[2],
             baseline=base,
             target=f">= 20,000/s: {uses / sorted(samples)[2]:,.0f}/s",
+        ),
+    ]
+
+
+async def _versions(subject: str, http, turns: list[dict], uses: int, rows: list[Row]) -> None:
+    """The same receipts naming the version the host read ({"key", "version"}) against keys
+    alone (the receipt then takes the current version), alternated so drift hits both."""
+    read = {f.key: f.version for f in await http.get_facts(subject)}
+    versioned = [
+        {
+            **turn,
+            "injected": [{"key": k, "version": read.get(k) or 1} for k in turn["injected"]],
+            "recalled": [{"key": k, "version": read.get(k) or 1} for k in turn["recalled"]],
+        }
+        for turn in turns
+    ]
+    plain, named = [], []
+    for _ in range(7):
+        for body, samples in ((turns, plain), (versioned, named)):
+            start = time.perf_counter()
+            await http.record_uses(subject, body)
+            samples.append(time.perf_counter() - start)
+    base = Row("8 use receipts", f"POST .../usage by key, {uses:,}", plain)
+    rows += [
+        base,
+        Row(
+            "8 use receipts",
+            "  ... naming each version",
+            named,
+            baseline=base,
+            target="p50 <= 1.05x",
+            limit=1.05,
         ),
     ]
 

@@ -218,7 +218,10 @@ class MemoryTools:
                 session_id=self.session_id or "",
                 turn_id=self.turn_id,
                 how=how,
-                keys=[fact.key for fact in facts],
+                keys=[
+                    fact.key if fact.version is None else {"key": fact.key, "version": fact.version}
+                    for fact in facts
+                ],
             )
 
     async def _memory_enabled(self) -> bool:

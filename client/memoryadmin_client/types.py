@@ -36,6 +36,10 @@ class MemoryFact(BaseModel):
     category: MemoryCategory = MemoryCategory.PREFERENCE
     updated_at: datetime | None = None
     source_session_id: str | None = Field(default=None, max_length=SESSION_ID_MAX_LENGTH)
+    # The stored fact's version, as the store read it (None for a fact built by the host, and
+    # from stores that keep none). The tools name it back in the turn's use receipts, so the
+    # receipt records the value the agent had, not whatever the fact says later.
+    version: int | None = None
 
 
 class MemoryStore(Protocol):

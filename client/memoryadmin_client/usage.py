@@ -2,11 +2,13 @@
 after the turn, off the agent's path.
 
 `saved_memory_prompt(..., turn_id=...)` notes the keys it injected, `recall_memories` the keys it
-returned, the MCP server both. Noting is an append to a list; the first note of a batch starts a
-background task that waits a moment (so the rest of the turn's notes join it) and then hands
-the batch to the store's `record_uses` (HttpMemoryStore: one POST .../usage per traveller;
-DjangoMemoryStore: one INSERT). A failure is logged and the batch dropped: a receipt never fails
-or slows a turn. `flush_uses(store)` sends what is pending now (a host shutting down, a test).
+returned, the MCP server both; each with the fact's version when the store's read gave one
+(`MemoryFact.version`), so the receipt names the value the agent had. Noting is an append to a
+list; the first note of a batch starts a background task that waits a moment (so the rest of
+the turn's notes join it) and then hands the batch to the store's `record_uses`
+(HttpMemoryStore: one POST .../usage per traveller; DjangoMemoryStore: one INSERT). A failure
+is logged and the batch dropped: a receipt never fails or slows a turn. `flush_uses(store)`
+sends what is pending now (a host shutting down, a test).
 """
 
 from __future__ import annotations
@@ -24,12 +26,23 @@ BATCH_DELAY_SECONDS = 0.05
 MAX_PENDING_TURNS = 10_000  # beyond this (a store that is down), new notes are dropped
 
 
+# One fact the agent had: its key, or {"key": ..., "version": n} when the read said which
+# version it was (the receipt then records that version, not the one current when it arrives).
+Used = str | dict[str, Any]
+
+
+def _usable(item: Any) -> bool:
+    if isinstance(item, str):
+        return bool(item)
+    return isinstance(item, dict) and isinstance(item.get("key"), str) and bool(item["key"])
+
+
 @dataclass
 class _Turn:
     session_id: str
     turn_id: str
-    injected: list[str] = field(default_factory=list)
-    recalled: list[str] = field(default_factory=list)
+    injected: list[Used] = field(default_factory=list)
+    recalled: list[Used] = field(default_factory=list)
 
     def body(self) -> dict[str, Any]:
         return {
@@ -50,10 +63,11 @@ class UseRecorder:
         self._task: asyncio.Task[None] | None = None
 
     def note(
-        self, subject_id: str, *, session_id: str, turn_id: str, how: str, keys: Iterable[str]
+        self, subject_id: str, *, session_id: str, turn_id: str, how: str, keys: Iterable[Used]
     ) -> None:
-        """Remember that the agent had `keys` in this turn; never raises, never awaits."""
-        keys = [key for key in keys if isinstance(key, str) and key]
+        """Remember that the agent had `keys` (each a key, or a key with its version) in this
+        turn; never raises, never awaits."""
+        keys = [key for key in keys if _usable(key)]
         if not keys or not turn_id:
             return
         slot = (subject_id, session_id or "", turn_id)

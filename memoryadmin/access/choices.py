@@ -12,6 +12,7 @@ class AccessKind(models.TextChoices):
     PRIVACY_REQUEST = "privacy_request", "privacy-request page"
     SEARCH = "search", "search that returned them"
     SIGN_IN = "sign_in", "sign-in"
+    AS_OF = "as_of", "memory as of a date"
 
 
 class LoginMethod(models.TextChoices):
@@ -28,4 +29,5 @@ OPENING_KINDS = (
     AccessKind.REVEAL,
     AccessKind.EXPORT,
     AccessKind.PRIVACY_REQUEST,
+    AccessKind.AS_OF,
 )

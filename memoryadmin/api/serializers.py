@@ -47,7 +47,7 @@ class CategoryField(serializers.ChoiceField):
 
 
 class WireFactSerializer(serializers.Serializer):
-    """A fact on the wire: exactly the upstream MemoryFact fields."""
+    """A fact on the wire: the upstream MemoryFact fields and its version."""
 
     key = serializers.CharField(max_length=KEY_MAX_LENGTH)
     value = serializers.CharField(max_length=VALUE_MAX_LENGTH)
@@ -57,6 +57,11 @@ class WireFactSerializer(serializers.Serializer):
         max_length=SESSION_ID_MAX_LENGTH,
         allow_null=True,
         help_text="12-hex tag of the session that last wrote the fact (never the raw id).",
+    )
+    version = serializers.IntegerField(
+        min_value=1,
+        help_text="The fact's version (its ETag). Name it back in the turn's use receipts, "
+        "so the receipt records the value the agent had.",
     )
 
 

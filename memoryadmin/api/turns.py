@@ -188,8 +188,9 @@ def job_body(job: ExtractionJob) -> dict[str, Any]:
     }
 
 
-def _used(used: dict[str, Any] | None) -> dict[str, list[str]] | None:
-    """The `used` member as stored on the job (validated keys, as posted), None when empty."""
+def _used(used: dict[str, Any] | None) -> dict[str, list[Any]] | None:
+    """The `used` member as stored on the job (validated keys, with the versions the host
+    named, as posted), None when empty."""
     if not used or not (used.get("injected") or used.get("recalled")):
         return None
     return {

@@ -3,7 +3,9 @@
     POST /api/v1/subjects/{subject_id}/usage   -> 202 {"recorded": n}
 
 Scope `memory:read` (a host that may read facts may say it used them). One turn
-(`session_id`, `turn_id`, `injected`, `recalled`) or a batch of them (`turns`: [...], what the
+(`session_id`, `turn_id`, `injected`, `recalled`; each item a key, or `{"key", "version"}` with
+the fact's version the host read, the receipt otherwise taking the version current at recording
+and marking it so) or a batch of them (`turns`: [...], what the
 client sends after the turn); one SELECT and one COPY whatever the size. Unknown keys are
 ignored, and a database hiccup is logged and answered 202 too: a receipt never fails the turn.
 A malformed body is a 400 with field messages, like every other endpoint.
@@ -18,7 +20,7 @@ import logging
 from typing import Any
 
 from django.db import DatabaseError, transaction
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,6 +28,7 @@ from rest_framework.response import Response
 from memoryadmin.usage.models import TURN_ID_MAX_LENGTH
 from memoryadmin.usage.services import (
     MAX_KEYS_PER_TURN,
+    MAX_VERSION,
     TurnUse,
     uses_record,
     uses_take_from_jobs,
@@ -41,9 +44,55 @@ MAX_TURNS_PER_POST = 1000
 SESSION_ID_MAX_LENGTH = 128
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "maxLength": KEY_MAX_LENGTH * 2},
+            {
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string", "maxLength": KEY_MAX_LENGTH * 2},
+                    "version": {"type": "integer", "minimum": 1, "nullable": True},
+                },
+                "required": ["key"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+)
+class UsedItemField(serializers.Field):
+    """A key, or {"key": ..., "version": n}: the fact's version the host saw (from its read:
+    `version` of a fact on the wire). Without a version the receipt takes the current one."""
+
+    default_error_messages = {
+        "invalid": 'Must be a key, or {{"key": ..., "version": n}}.',
+        "version": "The version must be a whole number from 1.",
+    }
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.key = StrictCharField(max_length=KEY_MAX_LENGTH * 2)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str):
+            return self.key.run_validation(data)
+        if not isinstance(data, dict) or set(data) - {"key", "version"} or "key" not in data:
+            self.fail("invalid")
+        key = self.key.run_validation(data["key"])
+        version = data.get("version")
+        if version is None:
+            return key
+        if type(version) is not int or not 0 < version <= MAX_VERSION:
+            self.fail("version")
+        return {"key": key, "version": version}
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 def _keys(help_text: str) -> serializers.ListField:
     return serializers.ListField(
-        child=StrictCharField(max_length=KEY_MAX_LENGTH * 2),
+        child=UsedItemField(),
         required=False,
         default=list,
         max_length=MAX_KEYS_PER_TURN,
@@ -54,8 +103,13 @@ def _keys(help_text: str) -> serializers.ListField:
 class UsedSerializer(serializers.Serializer):
     """The `used` member of a posted turn."""
 
-    injected = _keys("Keys of the facts given to the agent in its prompt this turn.")
-    recalled = _keys("Keys of the facts a memory tool returned this turn.")
+    injected = _keys(
+        "The facts given to the agent in its prompt this turn: each a key, or "
+        '{"key": ..., "version": n} with the version the read returned.'
+    )
+    recalled = _keys(
+        'The facts a memory tool returned this turn: each a key, or {"key": ..., "version": n}.'
+    )
 
 
 class TurnUseSerializer(UsedSerializer):
@@ -74,8 +128,8 @@ class UsageSerializer(serializers.Serializer):
         max_length=SESSION_ID_MAX_LENGTH, required=False, trim_whitespace=False
     )
     turn_id = StrictCharField(max_length=TURN_ID_MAX_LENGTH, required=False, trim_whitespace=False)
-    injected = _keys("Keys given in the prompt.")
-    recalled = _keys("Keys a memory tool returned.")
+    injected = _keys('Given in the prompt: keys, or {"key": ..., "version": n}.')
+    recalled = _keys('Returned by a memory tool: keys, or {"key": ..., "version": n}.')
     turns = serializers.ListField(
         child=TurnUseSerializer(), required=False, max_length=MAX_TURNS_PER_POST
     )
@@ -123,10 +177,8 @@ def _plain_turns(data: Any) -> list[TurnUse] | None:
             and isinstance(recalled, list)
             and len(injected) <= MAX_KEYS_PER_TURN
             and len(recalled) <= MAX_KEYS_PER_TURN
-            and all(
-                isinstance(key, str) and 0 < len(key) <= KEY_MAX_LENGTH * 2 and "\x00" not in key
-                for key in (*injected, *recalled)
-            )
+            and all(map(_plain_item, injected))
+            and all(map(_plain_item, recalled))
             and "\x00" not in session
             and "\x00" not in turn_id
         ):
@@ -136,6 +188,20 @@ def _plain_turns(data: Any) -> list[TurnUse] | None:
 
 
 _FIELDS = frozenset({"session_id", "turn_id", "injected", "recalled", "turns"})
+_ITEM_FIELDS = frozenset({"key", "version"})
+
+
+def _plain_item(item: Any) -> bool:
+    """A key within its limits, or {"key", "version"} with such a key and a version from 1
+    (the serializer answers anything else, with its message)."""
+    if type(item) is dict:
+        if item.keys() != _ITEM_FIELDS:
+            return False
+        version = item["version"]
+        if type(version) is not int or not 0 < version <= MAX_VERSION:
+            return False
+        item = item["key"]
+    return type(item) is str and 0 < len(item) <= KEY_MAX_LENGTH * 2 and "\x00" not in item
 
 
 def turn_uses_from(data: dict[str, Any]) -> list[TurnUse]:

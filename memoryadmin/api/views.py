@@ -49,12 +49,16 @@ _ETAG_VERSION = re.compile(r'"([0-9]{1,9})"')
 
 
 def wire_fact(fact: AgentFact | FactState) -> dict[str, Any]:
-    """Exactly {key, value, category, updated_at, source_session_id}: the upstream shape.
-    Built directly (JSON types, ISO time as pydantic writes it) on the agent's hot path."""
+    """The upstream shape {key, value, category, updated_at, source_session_id} and the
+    fact's `version` (issue 33: the host names it back in its use receipts). Built directly
+    (JSON types, ISO time as pydantic writes it) on the agent's hot path."""
     updated_at = fact.updated_at.isoformat()
     return {
         "key": fact.key,
         "value": fact.value,
+        # Here, not last: the order is jsonb's (shorter names first), so a replayed answer
+        # (the idempotency record keeps it as jsonb) is byte for byte the first one.
+        "version": fact.version,
         "category": fact.category,
         "updated_at": updated_at[:-6] + "Z" if updated_at.endswith("+00:00") else updated_at,
         "source_session_id": fact.source_session_id or None,

@@ -54,6 +54,7 @@ def to_wire(fact: Any) -> MemoryFact:
         category=_CATEGORIES[fact.category],
         updated_at=fact.updated_at,
         source_session_id=fact.source_session_id or None,
+        version=fact.version,
     )
 
 
@@ -70,6 +71,7 @@ def _wire_rows(rows: Iterable[Sequence[Any]]) -> list[MemoryFact]:
             category=_CATEGORIES[row[2]],
             updated_at=row[3],
             source_session_id=row[4] or None,
+            version=row[5],
         )
         for row in rows
     ]

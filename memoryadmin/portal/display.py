@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.facts.keyhash import key_digest
 from memoryadmin.facts.models import ActorKind, Category, EventAction, FactStatus
 from memoryadmin.facts.models import MemoryFact as Fact
 from memoryadmin.usage import selectors as usage_selectors
@@ -152,10 +153,24 @@ def why_sentence(fact: Fact) -> str:
     return ""
 
 
-def used_sentence(use: UseSummary | None) -> str:
-    """ "Used in 3 conversations, last on 28 November 2026", escaped; "" when never used."""
+def used_sentence(use: UseSummary | None, then: usage_selectors.Snapshot | None = None) -> str:
+    """ "Used in 3 conversations, last on 28 November 2026", escaped; "" when never used. With
+    `then` (the version the assistant had in that last chat, when it differs from today's
+    words), what it had then: an erased version is never shown."""
     if use is None or use.last_used_at is None:
         return ""
+    first = _count_sentence(use, use.last_used_at)
+    if then is None or then.erased_on is not None or not then.value:
+        return first
+    earlier = _("In that chat the assistant had an earlier version: “%(value)s”")
+    both = _("%(used)s. %(earlier)s")  # the two sentences, punctuated in each language
+    return mark_safe(  # noqa: S308 - every part escaped
+        escape(str(both))
+        % {"used": first, "earlier": escape(str(earlier)) % {"value": escape(then.value)}}
+    )
+
+
+def _count_sentence(use: UseSummary, last: datetime) -> str:
     sentence = ngettext(
         "Used in %(count)s conversation, last on %(date)s",
         "Used in %(count)s conversations, last on %(date)s",
@@ -165,7 +180,7 @@ def used_sentence(use: UseSummary | None) -> str:
         escape(sentence)
         % {  # noqa: S308 - ours
             "count": use.conversations,
-            "date": when_html(use.last_used_at),
+            "date": when_html(last),
         }
     )
 
@@ -230,6 +245,14 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
     )
     now = timezone.now()
     uses = usage_selectors.use_summaries(fact for fact, _ in rows)
+    # The words the assistant had in a fact's last chat, when they were not today's: one more
+    # query, only when some fact changed since its last use (from the history snapshots).
+    earlier = {
+        fact.pk: (key_digest(subject_id, fact.key), use.last_version)
+        for fact, _ in rows
+        if (use := uses.get(fact.pk)) and use.last_version and use.last_version != fact.version
+    }
+    had = usage_selectors.versions_had(subject_id, earlier.values())
     by_category: dict[str, list[FactCard]] = {}
     for fact, source in rows:
         by_category.setdefault(fact.category, []).append(
@@ -237,7 +260,10 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
                 fact=fact,
                 source=source_sentence(fact, source),
                 why=why_sentence(fact),
-                used=used_sentence(uses.get(fact.pk)),
+                used=used_sentence(
+                    uses.get(fact.pk),
+                    had.get(earlier[fact.pk]) if fact.pk in earlier else None,
+                ),
                 topic=topic_label(fact.key),
                 pending=fact.status == FactStatus.PENDING_REVIEW,
                 paused=paused_use,

@@ -7,7 +7,8 @@ extraction jobs are read through `extraction.selectors`.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncDate
@@ -230,3 +231,102 @@ def staff_events(
     if actor_kind:
         events = events.filter(actor_kind=actor_kind)
     return events.order_by("-created_at", "-id")
+
+
+# --- memory as of a date (issue 33) -------------------------------------------------------------
+
+
+@dataclass
+class AsOfFact:
+    """One fact as it stood at a moment, rebuilt from the history. An erased one keeps no key
+    or value (its snapshots are blank): only its category, when it was learned, and
+    `erased_on`."""
+
+    key_hash: str
+    key: str = ""
+    value: str = ""
+    category: str = ""
+    status: str = ""
+    sensitive: bool = False
+    expires_at: str | None = None
+    learned_at: datetime | None = None
+    changed_at: datetime | None = None
+    version: int | None = None
+    erased_on: datetime | None = None
+    tier_one: bool = False
+
+
+def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfFact]:
+    """The traveller's memory as it stood at `at`, from the history in one query (every event
+    of the traveller, oldest first, whatever their number): each fact's last snapshot at or
+    before `at`; a fact erased later shows as erased (its snapshots are blank), one erased by
+    then is gone. Tier one as the agent's read ranked it then (active, not sensitive, not
+    expired at `at`; rules first, then the newest), with today's cap."""
+    events = (
+        FactEvent.objects.filter(subject_id=subject_id)
+        .order_by("created_at", "id")
+        .values_list("key_hash", "key", "after", "redacted_at", "created_at")
+    )
+    state: dict[str, AsOfFact] = {}
+    erased: dict[str, tuple[datetime, str]] = {}  # hash -> (when, category) of its erasure
+    for key_hash, key, after, redacted_at, created_at in events.iterator(chunk_size=2000):
+        if not key_hash:
+            continue
+        if isinstance(after, dict) and "erased_fact" in after:
+            summary = after["erased_fact"] if isinstance(after["erased_fact"], dict) else {}
+            erased[key_hash] = (created_at, str(summary.get("category") or ""))
+            if created_at <= at:
+                state.pop(key_hash, None)  # gone by then
+            continue
+        if created_at > at:
+            continue
+        fact = state.get(key_hash)
+        if redacted_at is not None:  # a snapshot blanked by the fact's erasure
+            if fact is None:
+                state[key_hash] = AsOfFact(key_hash=key_hash, learned_at=created_at)
+            else:
+                fact.changed_at = created_at
+            continue
+        if not isinstance(after, dict) or "value" not in after:
+            continue  # an event that changed no snapshot
+        if fact is None:
+            fact = state[key_hash] = AsOfFact(key_hash=key_hash, learned_at=created_at)
+        fact.key = "" if key.startswith("#") else key
+        fact.value = str(after.get("value") or "")
+        fact.category = str(after.get("category") or "")
+        fact.status = str(after.get("status") or "")
+        fact.sensitive = bool(after.get("sensitive"))
+        fact.expires_at = after.get("expires_at")
+        fact.version = after.get("version")
+        fact.changed_at = created_at
+    facts = list(state.values())
+    for fact in facts:
+        if fact.key_hash in erased:
+            fact.erased_on, category = erased[fact.key_hash]
+            if not fact.key:  # erased: nothing of it but the summary
+                fact.category = fact.category or category
+    _rank_tier_one([f for f in facts if f.key and _servable(f, at)], cap)
+    return sorted(facts, key=lambda f: (f.category, f.key or "~", f.learned_at or at))
+
+
+def _servable(fact: AsOfFact, at: datetime) -> bool:
+    if fact.status != FactStatus.ACTIVE or fact.sensitive:
+        return False
+    if fact.expires_at:
+        expires = datetime.fromisoformat(fact.expires_at)
+        return expires > at
+    return True
+
+
+def _rank_tier_one(facts: list[AsOfFact], cap: int) -> None:
+    rules = sorted(
+        (f for f in facts if f.category == Category.CONSTRAINT),
+        key=lambda f: f.learned_at or datetime.min.replace(tzinfo=UTC),
+    )
+    rest = sorted(
+        (f for f in facts if f.category != Category.CONSTRAINT),
+        key=lambda f: f.changed_at or datetime.min.replace(tzinfo=UTC),
+        reverse=True,
+    )
+    for fact in (rules + rest)[: max(cap, len(rules))]:
+        fact.tier_one = True

@@ -40,6 +40,11 @@ urlpatterns = [
     path("review/", review.review, name="review"),
     path("access/", access_record.access_record, name="access_record"),
     path(
+        "travellers/<staff_subject:subject_id>/as-of/",
+        travellers.traveller_as_of,
+        name="as_of",
+    ),
+    path(
         "travellers/<staff_subject:subject_id>/turns/<slug:session_tag>/<path:turn_id>/",
         turns.turn,
         name="turn",

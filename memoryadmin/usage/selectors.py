@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+from django.db.models import Aggregate, Count, Exists, IntegerField, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.models import FactEvent, MemoryFact
 
 from .models import MemoryUse, UseHow
+from .tables import MEMORY_USE
 
 RECENT_USES = 20
 UNUSED_DAYS = 90
@@ -26,6 +27,18 @@ class UseSummary:
     injected: int = 0  # receipts of the fact given in the prompt
     recalled: int = 0  # receipts of the fact returned by a memory tool
     last_used_at: datetime | None = None
+    last_version: int | None = None  # the fact's version the agent had in its last use
+
+
+class _LastVersion(Aggregate):
+    """The version of the newest receipt in the group (array_agg ordered, first element)."""
+
+    function = "array_agg"
+    template = (
+        f'(%(function)s(%(expressions)s ORDER BY "{MEMORY_USE}"."used_at" DESC, '
+        f'"{MEMORY_USE}"."id" DESC))[1]'
+    )
+    output_field = IntegerField()
 
 
 _AGGREGATES = {
@@ -33,6 +46,7 @@ _AGGREGATES = {
     "injected": Count("id", filter=Q(how=UseHow.INJECTED)),
     "recalled": Count("id", filter=Q(how=UseHow.RECALLED)),
     "last_used_at": Max("used_at"),
+    "last_version": _LastVersion("version"),
 }
 
 
@@ -42,6 +56,7 @@ def _summary(row: dict[str, Any]) -> UseSummary:
         injected=row["injected"],
         recalled=row["recalled"],
         last_used_at=row["last_used_at"],
+        last_version=row["last_version"],
     )
 
 
@@ -102,3 +117,46 @@ def turn_uses(subject_id: str, session_tag: str, turn_id: str) -> list[MemoryUse
             subject_id=subject_id, session_tag=session_tag, turn_id=turn_id
         ).order_by("how", "id")
     )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A fact as one version of it was recorded in its history: the value (blank once erased,
+    and then `erased_on` says when)."""
+
+    value: str
+    sensitive: bool
+    erased_on: datetime | None
+
+
+def versions_had(
+    subject_id: str, uses: Iterable[MemoryUse | tuple[str, int]]
+) -> dict[tuple[str, int], Snapshot]:
+    """(key hash, version) -> the fact as it was at that version, from the history snapshots
+    (the `after` of the event that wrote the version), for the receipts (or (key hash,
+    version) pairs) given: one query whatever their number, none for none. A version whose
+    event has gone (the audit retention) is absent."""
+    pairs = (use if isinstance(use, tuple) else (use.key_hash, use.version) for use in uses)
+    wanted = {(key_hash, version) for key_hash, version in pairs if version is not None}
+    if not wanted:
+        return {}
+    rows = (
+        FactEvent.objects.filter(
+            subject_id=subject_id,
+            key_hash__in={key_hash for key_hash, _ in wanted},
+            after__version__in=sorted({version for _, version in wanted}),
+        )
+        .order_by("created_at", "id")
+        .values_list("key_hash", "after", "redacted_at")
+    )
+    found: dict[tuple[str, int], Snapshot] = {}
+    for key_hash, after, redacted_at in rows:
+        version = after.get("version") if isinstance(after, dict) else None
+        slot = (key_hash, version)
+        if slot in wanted and slot not in found:  # the event that wrote the version
+            found[slot] = Snapshot(
+                value="" if redacted_at else str(after.get("value") or ""),
+                sensitive=bool(after.get("sensitive")),
+                erased_on=redacted_at,
+            )
+    return found

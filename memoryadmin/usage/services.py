@@ -9,7 +9,7 @@ COPY."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,53 +25,82 @@ from .models import TURN_ID_MAX_LENGTH, UseHow
 from .sql import SQL_COPY_USES, SQL_FACT_IDS, SQL_SWEEP_USES, SQL_TAKE_JOB_USES
 
 MAX_KEYS_PER_TURN = 200  # more than any prompt holds; the rest of a longer list is ignored
+MAX_VERSION = 2_147_483_647  # a version is a PostgreSQL integer
+
+
+# One item of `injected` / `recalled`: a key, as before issue 33, or the key with the fact's
+# version the host saw ({"key": ..., "version": n}).
+UsedItem = str | Mapping[str, Any]
 
 
 @dataclass(frozen=True)
 class TurnUse:
-    """What the agent had in one turn, as the host reports it (keys as it knows them).
-    `tag` is the session's tag when only that is known (receipts that rode with a posted
-    turn's job): then `session_id` is not read."""
+    """What the agent had in one turn, as the host reports it (keys as it knows them, each
+    with the version it saw when it knows it). `tag` is the session's tag when only that is
+    known (receipts that rode with a posted turn's job): then `session_id` is not read."""
 
     session_id: str
     turn_id: str
-    injected: Sequence[str] = ()
-    recalled: Sequence[str] = ()
+    injected: Sequence[UsedItem] = ()
+    recalled: Sequence[UsedItem] = ()
     tag: str | None = None
 
 
-# A batch as rows: per turn (tag, turn id), per key (how, key). Keys are cleaned once per batch.
-_Turn = tuple[str, str, list[tuple[str, str]]]
+# A batch as rows: per turn (tag, turn id), per fact (how, key, version seen or None). Keys are
+# cleaned once per batch.
+_Turn = tuple[str, str, list[tuple[str, str, int | None]]]
 
 
-def _turns(uses: Iterable[TurnUse]) -> tuple[list[_Turn], set[str]]:
-    """Each turn's distinct (how, key) pairs, keys normalised once per batch (a burst of turns
-    names the same few facts over and over), and every key named."""
+def item_version(raw: Any) -> int | None:
+    """The version a used item names: a positive int (not a bool), else None."""
+    version = raw.get("version") if isinstance(raw, Mapping) else None
+    if type(version) is int and 0 < version <= MAX_VERSION:
+        return version
+    return None
+
+
+def _turns(uses: Iterable[TurnUse]) -> tuple[list[_Turn], set[tuple[str, int | None]]]:
+    """Each turn's distinct (how, key) pairs with the version seen, keys normalised once per
+    batch (a burst of turns names the same few facts over and over), and every (key, version)
+    named."""
     turns: list[_Turn] = []
     cleaned: dict[str, str] = {}
-    named: set[str] = set()
+    named: set[tuple[str, int | None]] = set()
     for use in uses:
         tag = use.tag if use.tag is not None else session_tag(use.session_id)
         turn = sanitize_text(use.turn_id)[:TURN_ID_MAX_LENGTH]
-        pairs: list[tuple[str, str]] = []
-        for how, keys in (
+        pairs: list[tuple[str, str, int | None]] = []
+        for how, items in (
             (UseHow.INJECTED.value, use.injected),
             (UseHow.RECALLED.value, use.recalled),
         ):
-            seen: set[str] = set()
-            for raw in list(keys)[:MAX_KEYS_PER_TURN]:
-                if not isinstance(raw, str):
+            chosen: dict[str, int | None] = {}  # key -> version, the first naming wins
+            for raw in items[:MAX_KEYS_PER_TURN]:
+                if type(raw) is str:
+                    name, version = raw, None
+                elif isinstance(raw, Mapping) and type(raw.get("key")) is str:
+                    name, version = raw["key"], item_version(raw)
+                else:
                     continue
-                key = cleaned.get(raw)
+                key = cleaned.get(name)
                 if key is None:
-                    key = cleaned[raw] = normalize_key(raw)
-                if key and key not in seen:
-                    seen.add(key)
-                    pairs.append((how, key))
+                    key = cleaned[name] = normalize_key(name)
+                if key and key not in chosen:
+                    chosen[key] = version
+            pairs.extend([(how, key, version) for key, version in chosen.items()])
         if pairs:
-            named.update(key for _, key in pairs)
+            named.update([(key, version) for _, key, version in pairs])
             turns.append((tag, turn, pairs))
     return turns, named
+
+
+def _versioned(version: int | None, base: str, current: int) -> str:
+    """The middle of a receipt's COPY row (keyed hash, fact id, version, assumed). Without a
+    version, or with one the fact has not reached yet (it cannot have been seen), the current
+    one is taken, and the row says so."""
+    if version is None or version > current:
+        return f"{base}{current}\tt\t"
+    return f"{base}{version}\tf\t"
 
 
 def _copy_text(value: str) -> str:
@@ -92,21 +121,33 @@ def uses_record(*, subject_id: str, uses: Iterable[TurnUse]) -> int:
     now = timezone.now()
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(SQL_FACT_IDS, {"subject": subject_id, "keys": sorted(named)})
-            known = dict(cursor.fetchall())
+            keys = sorted({key for key, _ in named})
+            cursor.execute(SQL_FACT_IDS, {"subject": subject_id, "keys": keys})
+            known = {key: (fact_id, version) for key, fact_id, version in cursor.fetchall()}
         if not known:
             return 0
-        # The per-key part of a row (its keyed hash and fact row id), hashed once per batch.
-        ids = {key: (key_digest(subject_id, key), fact_id) for key, fact_id in known.items()}
-        # COPY text: the per-turn prefix and the per-key suffix are built once each, so a
-        # receipt costs one string join (the batch goes to the server as one buffer).
-        suffix = {key: f"\t{digest}\t{fact_id}\t" for key, (digest, fact_id) in ids.items()}
+        # COPY text: the per-turn prefix and the per-(key, version) middle are built once each,
+        # so a receipt costs one string join (the batch goes to the server as one buffer). A
+        # key is hashed once per batch.
+        bases = {
+            key: (f"\t{key_digest(subject_id, key)}\t{fact_id}\t", current)
+            for key, (fact_id, current) in known.items()
+        }
+        middle = {
+            (key, version): _versioned(version, *bases[key])
+            for key, version in named
+            if key in bases
+        }
         head = f"{_copy_text(subject_id)}\t"
         stamp = now.isoformat()
         lines: list[str] = []
         for tag, turn, pairs in turns:
             prefix = f"{head}{tag}\t{_copy_text(turn)}\t{stamp}"
-            lines.extend(f"{prefix}{suffix[key]}{how}\n" for how, key in pairs if key in suffix)
+            lines.extend(
+                f"{prefix}{middle[key, version]}{how}\n"
+                for how, key, version in pairs
+                if (key, version) in middle
+            )
         if lines:
             with connection.cursor() as cursor, cursor.copy(SQL_COPY_USES) as copy:
                 copy.write("".join(lines))
@@ -120,8 +161,8 @@ def record_turn_bodies(subject_id: str, turns: Sequence[dict[str, Any]]) -> int:
         TurnUse(
             session_id=str(turn.get("session_id") or ""),
             turn_id=str(turn.get("turn_id") or ""),
-            injected=[k for k in turn.get("injected") or () if isinstance(k, str)],
-            recalled=[k for k in turn.get("recalled") or () if isinstance(k, str)],
+            injected=[k for k in turn.get("injected") or () if isinstance(k, str | dict)],
+            recalled=[k for k in turn.get("recalled") or () if isinstance(k, str | dict)],
         )
         for turn in turns
         if isinstance(turn, dict) and turn.get("turn_id")
@@ -129,9 +170,9 @@ def record_turn_bodies(subject_id: str, turns: Sequence[dict[str, Any]]) -> int:
     return uses_record(subject_id=subject_id, uses=uses)
 
 
-def _keys(used: Any, how: str) -> list[str]:
+def _keys(used: Any, how: str) -> list[UsedItem]:
     keys = used.get(how) if isinstance(used, dict) else None
-    return [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else []
+    return [key for key in keys if isinstance(key, str | dict)] if isinstance(keys, list) else []
 
 
 def uses_take_from_jobs(*, job_id: int | None = None, limit: int = 1000) -> tuple[int, bool]:

@@ -8,10 +8,11 @@ from memoryadmin.facts.tables import MEMORY_FACT, SUBJECT
 
 from .tables import MEMORY_USE
 
-# The facts a batch of receipts names (unknown keys are ignored), found through the fact's
+# The facts a batch of receipts names (unknown keys are ignored) with their current versions
+# (the version of a receipt whose host named none), found through the fact's
 # unique index; share-locked so a concurrent erasure waits for the batch and then takes it too.
 SQL_FACT_IDS = f"""
-SELECT key, id FROM {MEMORY_FACT}
+SELECT key, id, version FROM {MEMORY_FACT}
 WHERE subject_id = %(subject)s AND key = ANY(%(keys)s)
 FOR KEY SHARE
 """
@@ -19,7 +20,8 @@ FOR KEY SHARE
 # The batch itself, as COPY text (services.uses_record builds the rows): only the keyed hash
 # and the fact's row id are stored, never the key. Not a plannable statement (no EXPLAIN).
 SQL_COPY_USES = f"""COPY {MEMORY_USE}
-(subject_id, session_tag, turn_id, used_at, key_hash, fact_id, how) FROM STDIN"""
+(subject_id, session_tag, turn_id, used_at, key_hash, fact_id, version, version_assumed, how)
+FROM STDIN"""
 
 # Take the receipts that rode with posted turns off their jobs (one job, or a chunk of any):
 # emptied and returned in one statement, rows a concurrent taker holds are skipped.

@@ -22,7 +22,7 @@ from .conftest import db_state, facts_url, subject_url
 pytestmark = pytest.mark.django_db
 
 SUBJECT = "FF-FENCE-1"
-WIRE_KEYS = {"key", "value", "category", "updated_at", "source_session_id"}
+WIRE_KEYS = {"key", "value", "category", "updated_at", "source_session_id", "version"}
 REDIS_URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 DEAD_URL = "redis://127.0.0.1:9/0"  # nothing listens on the discard port: refused at once
 

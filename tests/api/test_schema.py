@@ -77,6 +77,7 @@ def test_schema_lists_every_endpoint_with_bearer_auth_and_the_error_shape(served
         "category",
         "updated_at",
         "source_session_id",
+        "version",
     }
     for method, path in OWN_OPERATIONS:
         operation = served_schema["paths"][path][method.lower()]

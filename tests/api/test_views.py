@@ -15,7 +15,7 @@ from .conftest import db_state, facts_url, subject_url
 
 pytestmark = pytest.mark.django_db
 
-WIRE_KEYS = {"key", "value", "category", "updated_at", "source_session_id"}
+WIRE_KEYS = {"key", "value", "category", "updated_at", "source_session_id", "version"}
 SUBJECT = "FF-0001"
 
 

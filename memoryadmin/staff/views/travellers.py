@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -15,12 +15,12 @@ from django.utils.http import RFC3986_SUBDELIMS
 from memoryadmin.access.choices import AccessKind
 from memoryadmin.extraction import selectors as job_selectors
 from memoryadmin.facts import selectors as fact_selectors
-from memoryadmin.facts.models import FactStatus, MemoryFact
+from memoryadmin.facts.models import Category, FactStatus, MemoryFact
 from memoryadmin.usage import selectors as usage_selectors
 
 from .. import selectors
 from ..forms import SearchForm
-from ..roles import VIEWER
+from ..roles import EDITOR, VIEWER
 from ..templatetags.staff_time import day, exact_time, relative_time
 from .common import (
     FACTS_PER_PAGE,
@@ -183,4 +183,64 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
             "unused": unused,
             "unused_days": usage_selectors.UNUSED_DAYS,
         },
+    )
+
+
+def _moment(raw: str) -> datetime | None:
+    """A date and time as the form's field sends it (YYYY-MM-DDTHH:MM: the end of that minute,
+    or a date alone: the end of that day), in the staff time zone; None when it is not one."""
+    raw = raw.strip()
+    try:
+        if len(raw) == 10:
+            moment = datetime.combine(date.fromisoformat(raw), time(23, 59, 59))
+        else:
+            moment = datetime.fromisoformat(raw)
+            if len(raw) == 16:  # to the minute: all of it
+                moment = moment.replace(second=59, microsecond=999_999)
+    except ValueError:
+        return None
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+@staff_required(EDITOR)
+def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
+    """The traveller's memory as it stood at a moment (issue 33), rebuilt from the history:
+    which facts existed, with which values, which were in tier one; erased ones as erased.
+    On the access record like any look. Queries: the traveller, the history, the settings."""
+    subject = subject_or_404(subject_id)
+    raw = request.GET.get("at", "")
+    at = _moment(raw) if raw else None
+    error = "Give a date and time, like 2026-11-03 14:30." if raw and at is None else ""
+    if at is not None and at - timedelta(days=1) > timezone.now():
+        error, at = "Give a moment in the past, or today.", None
+    facts = []
+    if at is not None:
+        cap = fact_selectors.memory_settings().tier_one_cap
+        facts = selectors.staff_memory_as_of(subject_id, at, cap=cap)
+        record_access(request, AccessKind.AS_OF, [subject_id])
+    revealed = revealed_keys(request, subject_id)
+    categories = dict(Category.choices)
+    rows = [
+        {
+            "fact": fact,
+            "category": categories.get(fact.category, fact.category),
+            "masked": fact.sensitive and fact.key not in revealed,
+        }
+        for fact in facts
+    ]
+    return render(
+        request,
+        "staff/as_of.html",
+        {
+            "subject": subject,
+            "at": at,
+            "at_value": timezone.localtime(at).strftime("%Y-%m-%dT%H:%M") if at else raw[:16],
+            "error": error,
+            "rows": rows,
+            "held": len(rows),
+            "in_tier_one": sum(1 for row in rows if row["fact"].tier_one),
+        },
+        status=400 if error else 200,
     )

@@ -1,43 +1,73 @@
 """One turn as the agent had it: the facts it was given and the facts it recalled, from the
-use receipts, each with its current value (masked when sensitive) or "since deleted"."""
+use receipts, each with the value at the version the agent had (from the history snapshots),
+what it is now when it changed since, or that it was deleted or erased since. An erased value
+stays erased: the snapshot is blank and the page says when it went. Sensitive values masked
+until revealed, the old one as the current one."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memoryadmin.facts.models import MemoryFact
 from memoryadmin.usage import selectors as usage_selectors
-from memoryadmin.usage.models import UseHow
+from memoryadmin.usage.models import MemoryUse, UseHow
 
 from ..roles import VIEWER
 from .common import revealed_keys, staff_required, subject_or_404
 
 
+def _row(
+    use: MemoryUse,
+    fact: MemoryFact | None,
+    had: usage_selectors.Snapshot | None,
+    revealed: Any,
+) -> dict[str, Any]:
+    """What the page says of one receipt."""
+    sensitive = (fact is not None and fact.sensitive) or (had is not None and had.sensitive)
+    masked = sensitive and (fact is None or fact.key not in revealed)
+    erased_on = had.erased_on if had is not None else None
+    if fact is None or erased_on is not None:
+        state = "erased" if erased_on is not None else "deleted"
+    elif use.version is None:
+        state = "unversioned"  # a receipt from before versions were kept: only the current
+    elif had is None:
+        state = "unknown" if fact.version != use.version else "same"
+    else:
+        state = "same" if fact.version == use.version or fact.value == had.value else "changed"
+    return {
+        "use": use,
+        "fact": fact if state != "erased" else None,
+        "had": had if state not in ("erased", "deleted") else None,
+        "state": state,
+        "erased_on": erased_on,
+        "masked": masked,
+    }
+
+
 @staff_required(VIEWER)
 def turn(request: HttpRequest, subject_id: str, session_tag: str, turn_id: str) -> HttpResponse:
-    """Three queries whatever the turn: the traveller, the receipts, the traveller's facts."""
+    """Four queries whatever the turn: the traveller, the receipts, the traveller's facts, the
+    history snapshots of the versions the agent had."""
     subject = subject_or_404(subject_id)
     uses = usage_selectors.turn_uses(subject_id, session_tag, turn_id)
     facts = {}
+    had: dict[tuple[str, int], usage_selectors.Snapshot] = {}
     if uses:
         facts = {
             fact.pk: fact
             for fact in MemoryFact.objects.filter(
                 subject_id=subject_id, pk__in={use.fact_id for use in uses}
-            ).only("subject_id", "key", "value", "sensitive", "status")
+            ).only("subject_id", "key", "value", "sensitive", "status", "version")
         }
+        had = usage_selectors.versions_had(subject_id, uses)
     revealed = revealed_keys(request, subject_id)
-    sections = {UseHow.INJECTED: [], UseHow.RECALLED: []}
+    sections: dict[str, list[dict[str, Any]]] = {UseHow.INJECTED: [], UseHow.RECALLED: []}
     for use in uses:
-        fact = facts.get(use.fact_id)
-        sections[use.how].append(
-            {
-                "use": use,
-                "fact": fact,
-                "masked": fact is not None and fact.sensitive and fact.key not in revealed,
-            }
-        )
+        snapshot = had.get((use.key_hash, use.version)) if use.version is not None else None
+        sections[use.how].append(_row(use, facts.get(use.fact_id), snapshot, revealed))
     return render(
         request,
         "staff/turn.html",

@@ -1,0 +1,106 @@
+"""Memory as of a date (issue 33): editors see the traveller's memory as it stood at a moment,
+rebuilt from the history: values then, tier one then, erased values as erased; each look on the
+access record; a fixed number of queries whatever the history's size."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from memoryadmin.access.models import StaffAccess
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import FactEvent
+from memoryadmin.facts.services import FactDraft
+
+pytestmark = pytest.mark.django_db
+T = "T-ASOF-1"
+URL = f"/staff/travellers/{T}/as-of/"
+BEFORE = "Window seat zq-before"
+AFTER = "Aisle seat zq-after"
+
+
+def _at(moment) -> str:
+    return timezone.localtime(moment).strftime("%Y-%m-%dT%H:%M")
+
+
+def _history():
+    """seat learned 10 days ago, corrected by the traveller 5 days ago; meal learned 10 days
+    ago. The events' times are set as the history would have them."""
+    now = timezone.now()
+    services.fact_upsert(
+        subject_id=T,
+        actor=Actor.extraction("job 1"),
+        facts=[FactDraft("seat_preference", BEFORE), FactDraft("meal", "Vegetarian zq-meal")],
+    )
+    FactEvent.objects.filter(subject_id=T).update(created_at=now - timedelta(days=10))
+    services.fact_upsert(
+        subject_id=T, actor=Actor.customer(T), facts=[FactDraft("seat_preference", AFTER)]
+    )
+    FactEvent.objects.filter(subject_id=T, created_at__gt=now - timedelta(days=1)).update(
+        created_at=now - timedelta(days=5)
+    )
+    return now
+
+
+def test_before_and_after_a_correction_differ_as_the_history_says(
+    client, editor, django_assert_max_num_queries
+):
+    now = _history()
+    client.force_login(editor)
+    before_count = StaffAccess.objects.count()
+    with django_assert_max_num_queries(10):
+        then = client.get(URL, {"at": _at(now - timedelta(days=7))})
+    assert then.status_code == 200
+    then = then.content.decode()
+    later = client.get(URL, {"at": _at(now - timedelta(days=1))}).content.decode()
+    assert BEFORE in then and AFTER not in then
+    assert AFTER in later and BEFORE not in later
+    assert "zq-meal" in then and "zq-meal" in later
+    assert "2 facts, 2 in tier one" in then
+    earlier = client.get(URL, {"at": _at(now - timedelta(days=20))}).content.decode()
+    assert "No facts at that moment" in earlier
+    looks = list(StaffAccess.objects.order_by("id"))[before_count:]
+    assert [row.what for row in looks] == ["as_of"] * 3
+
+
+def test_the_query_count_does_not_grow_with_the_history(
+    client, editor, django_assert_max_num_queries
+):
+    _history()
+    for n in range(30):
+        services.fact_upsert(
+            subject_id=T, actor=Actor.agent("h"), facts=[FactDraft(f"note_{n}", f"v{n}")]
+        )
+    client.force_login(editor)
+    with django_assert_max_num_queries(10):
+        assert client.get(URL, {"at": _at(timezone.now())}).status_code == 200
+
+
+def test_an_erased_fact_shows_as_erased_never_its_value(client, editor):
+    now = _history()
+    services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
+    client.force_login(editor)
+    body = client.get(URL, {"at": _at(now - timedelta(days=7))}).content.decode()
+    assert "This fact was erased on" in body
+    assert BEFORE not in body and AFTER not in body and "seat_preference" not in body
+    assert "zq-meal" in body
+    # after the erasure it is simply gone
+    body = client.get(URL, {"at": _at(timezone.now())}).content.decode()
+    assert "seat_preference" not in body and "was erased on" not in body and "zq-meal" in body
+    # the future is refused with a message
+    assert client.get(URL, {"at": _at(now + timedelta(days=3))}).status_code == 400
+
+
+def test_a_bad_date_is_a_form_error_and_viewers_are_refused(client, editor, viewer):
+    _history()
+    client.force_login(editor)
+    response = client.get(URL, {"at": "not a date"})
+    assert response.status_code == 400 and "Give a date and time" in response.content.decode()
+    assert not StaffAccess.objects.filter(what="as_of").exists()
+    client.force_login(viewer)
+    assert client.get(URL, {"at": "2026-01-01T10:00"}).status_code == 403
+    page = client.get(f"/staff/travellers/{T}/").content.decode()
+    assert "Memory as of" not in page

@@ -1,0 +1,117 @@
+"""Turn replay (issue 33): the staff turn view shows each fact as the agent had it in the turn
+(its value at the receipt's version, from the history snapshots), marks what changed since
+("now: …") and what went; an erased value stays erased, on the page and in the database."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.services import FactDraft
+from memoryadmin.facts.validation import session_tag
+from memoryadmin.usage.services import TurnUse, uses_record
+from tests.support.pgdump import pg_dump_text
+
+T = "T-REPLAY-1"
+HAD = "Window seat, row 30 or later"
+NOW = "Aisle seat near the front"
+URL = f"/staff/travellers/{T}/turns/{session_tag('sess-R')}/t-1/"
+
+
+def _save(value: str, actor: Actor) -> None:
+    services.fact_upsert(subject_id=T, actor=actor, facts=[FactDraft("seat_preference", value)])
+
+
+def _a_turn_with_the_window_seat() -> None:
+    _save(HAD, Actor.extraction("job 1"))
+    services.fact_upsert(
+        subject_id=T, actor=Actor.agent("host-1"), facts=[FactDraft("meal", "Vegetarian")]
+    )
+    uses_record(
+        subject_id=T,
+        uses=[
+            TurnUse(
+                "sess-R",
+                "t-1",
+                injected=[{"key": "seat_preference", "version": 1}],
+                recalled=["meal"],
+            )
+        ],
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_turn_view_shows_the_value_the_agent_had_and_an_erased_one_nowhere(
+    client, editor, django_assert_max_num_queries
+):
+    _a_turn_with_the_window_seat()
+    client.force_login(editor)
+    before = client.get(URL).content.decode()
+    assert HAD in before and "Changed" not in before
+
+    _save(NOW, Actor.customer(T))  # the traveller corrects it after the turn
+    with django_assert_max_num_queries(12):
+        body = client.get(URL).content.decode()
+    given, recalled = body.split("Recalled by a memory tool")
+    assert HAD in given  # what the agent had, not what the fact says now
+    assert "Changed" in given and f'now: <span class="value">{NOW}</span>' in given
+    assert "Vegetarian" in recalled and "the agent host did not name one" in recalled
+
+    services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
+    after = client.get(URL).content.decode()
+    assert HAD not in after and NOW not in after
+    dump = pg_dump_text()
+    assert HAD not in dump and NOW not in dump
+
+
+@pytest.mark.django_db
+def test_a_value_erased_from_the_history_is_never_shown(client, editor):
+    """If a receipt outlives its version's snapshot being blanked, the page says the fact was
+    erased and when, never the old value."""
+    from memoryadmin.facts.models import FactEvent
+
+    _a_turn_with_the_window_seat()
+    _save(NOW, Actor.customer(T))
+    from django.utils import timezone
+
+    FactEvent.objects.filter(subject_id=T, key="seat_preference").update(
+        before=None, after={"version": 1}, redacted_at=timezone.now()
+    )
+    client.force_login(editor)
+    body = client.get(URL).content.decode()
+    assert "This fact was erased on" in body
+    assert HAD not in body and NOW not in body
+
+
+@pytest.mark.django_db
+def test_a_sensitive_value_the_agent_had_is_masked_until_revealed(client, editor):
+    _a_turn_with_the_window_seat()
+    _save(NOW, Actor.customer(T))
+    services.fact_flag_sensitive(subject_id=T, key="seat_preference", actor=Actor.staff(editor))
+    client.force_login(editor)
+    body = client.get(URL).content.decode()
+    assert HAD not in body and NOW not in body and "masked until revealed" in body
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "language, earlier",
+    [
+        ("en", "In that chat the assistant had an earlier version: “"),
+        ("zh-hant", "在那次對話中，AI 客服用的是先前的版本：「"),
+    ],
+)
+def test_the_portal_card_says_what_the_assistant_had_in_that_chat(
+    signed_in, language, earlier, django_assert_max_num_queries
+):
+    _a_turn_with_the_window_seat()
+    client = signed_in(T, language=language)
+    assert earlier not in client.get("/portal/").content.decode()  # unchanged since
+    _save(NOW, Actor.customer(T))
+    with django_assert_max_num_queries(9):
+        body = client.get("/portal/").content.decode()
+    assert f"{earlier}{HAD}" in body and NOW in body
+    services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
+    body = client.get("/portal/").content.decode()
+    assert HAD not in body and NOW not in body
