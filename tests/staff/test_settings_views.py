@@ -21,7 +21,9 @@ from memoryadmin.facts.models import (
     RunStatus,
     Subject,
 )
+from memoryadmin.staff.management.commands.seed_demo import DEMO_RETENTION_RULES
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
+from memoryadmin.staff.settings.forms import RetentionRuleForm
 from tests.factories import FactFactory, UserFactory
 from tests.support.dbscan import occurrences
 
@@ -376,3 +378,40 @@ def test_a_catastrophic_pattern_cannot_hang_the_try_box_or_an_agent_write(admin_
         answers[name] = run_within(10, work)
         assert answers[name] is not TIMED_OUT, f"{name}: still matching after 10 s"
     assert answers == {"try": 200, "put": 200}
+
+
+def _demo_rules(**context_changes):
+    rules = []
+    for name, defaults in DEMO_RETENTION_RULES:
+        if name == "Context facts":
+            defaults = {**defaults, **context_changes}
+        rules.append(RetentionRule.objects.create(name=name, **defaults))
+    return rules
+
+
+def _resave(admin_client, rule, action):
+    form = RetentionRuleForm.initial_from(rule)
+    return admin_client.post(
+        BASE + f"retention/{rule.pk}/",
+        {**form, "ttl_days": form["ttl_days"] or "", "reason": "check", "action": action},
+    )
+
+
+def test_the_demo_rules_do_not_trip_the_sensitive_rule_warning(admin_client):
+    """Saving any of `make run`'s rules as it is shows no "keeps sensitive facts longer"
+    warning and needs no tick: a sensitive context fact is kept 180 days, as promised."""
+    for rule in _demo_rules():
+        preview = _resave(admin_client, rule, "preview")
+        assert preview.status_code == 200 and "Check before you save" in preview.content.decode()
+        assert 'id="sensitive-override"' not in preview.content.decode(), rule.name
+        assert _resave(admin_client, rule, "confirm").status_code == 302, rule.name
+
+
+def test_a_context_rule_for_every_fact_does_trip_it(admin_client):
+    """The warning still fires where a rule really keeps sensitive facts longer: a context rule
+    for sensitive facts too outranks the 180-day sensitive rule with its 365 days."""
+    context = next(r for r in _demo_rules(sensitive=None) if r.name == "Context facts")
+    preview = _resave(admin_client, context, "preview").content.decode()
+    assert 'id="sensitive-override"' in preview
+    assert "Sensitive context facts" in preview
+    assert _resave(admin_client, context, "confirm").status_code == 400

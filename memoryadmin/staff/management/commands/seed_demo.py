@@ -33,6 +33,15 @@ from memoryadmin.privacy.recipients import webhook_recipient_add
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, ROLES, VIEWER
 from memoryadmin.usage.services import TurnUse, uses_record
 
+# The rules `make run` starts with. The context rule is for facts that are not sensitive: a
+# category outranks sensitivity, so a context rule for every fact would keep sensitive context
+# facts 365 days, past the sensitive-facts rule's 180 (and the rule form would rightly say so).
+DEMO_RETENTION_RULES: tuple[tuple[str, dict[str, object]], ...] = (
+    ("Default", {"ttl_days": 730}),
+    ("Context facts", {"category": "context", "sensitive": False, "ttl_days": 365}),
+    ("Sensitive facts", {"sensitive": True, "ttl_days": 180}),
+)
+
 DEMO_USERS = (
     ("viewer", "viewer-demo-2026", VIEWER),
     ("editor", "editor-demo-2026", EDITOR),
@@ -427,9 +436,5 @@ class Command(BaseCommand):
         access_writer.flush()
 
     def _retention_rules(self) -> None:
-        for name, defaults in (
-            ("Default", {"ttl_days": 730}),
-            ("Context facts", {"category": "context", "ttl_days": 365}),
-            ("Sensitive facts", {"sensitive": True, "ttl_days": 180}),
-        ):
+        for name, defaults in DEMO_RETENTION_RULES:
             RetentionRule.objects.get_or_create(name=name, defaults=defaults)
