@@ -125,7 +125,7 @@ def privacy_forget(
     else:
         request = _own_request(request_id, subject_id, RequestKind.ERASURE)
     if subject is not None and subject.legal_hold:
-        privacy_request_hold(request, actor=actor, ground=HOLD_GROUND)
+        privacy_request_hold(request, actor=actor, ground=HOLD_GROUND, reason=reason)
         return ForgetOutcome(request, None)
     return ForgetOutcome(request, _erase(request, actor=actor, reason=reason))
 

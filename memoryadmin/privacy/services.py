@@ -317,12 +317,17 @@ def privacy_request_reopen(*, request_id: int, actor: Actor, reason: str) -> Pri
     return request
 
 
-def privacy_request_hold(request: PrivacyRequest, *, actor: Actor, ground: str) -> None:
-    """Inside a caller's transaction: the request waits for a legal hold to lift."""
+def privacy_request_hold(
+    request: PrivacyRequest, *, actor: Actor, ground: str, reason: str = ""
+) -> None:
+    """Inside a caller's transaction: the request waits for a legal hold to lift. `reason` is
+    what the person who asked for the erasure gave; the timeline shows it beside the ground."""
     request.status = RequestStatus.ON_HOLD
     request.ground = ground
     request.save(update_fields=["status", "ground", "updated_at"])
-    _step(request, action="on_hold", actor=actor, note=ground)
+    reason = clean_reason(reason)
+    note = f"Reason given: {reason}. Held: {ground}" if reason else ground
+    _step(request, action="on_hold", actor=actor, note=note)
 
 
 def privacy_request_note(

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 
+from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.privacy import clock
 from memoryadmin.privacy.models import PrivacyRequest, RequestStatus
@@ -69,6 +70,26 @@ def test_an_erasure_with_memory_left_shows_the_count_and_refuses_completion(
     req.refresh_from_db()
     assert req.status == RequestStatus.COMPLETED
     assert req.evidence["rows_remaining"] == 0
+
+
+def test_an_erase_put_on_hold_shows_the_reason_typed_on_its_timeline(
+    client,
+    editor,  # noqa: F811
+):
+    FactFactory(subject_id=S, key="seat", value="x")
+    fact_services.subject_set_legal_hold(
+        subject_id=S, hold=True, actor=Actor.system("test"), reason="case 2027-14"
+    )
+    req = _request()
+    detail = f"/staff/privacy/requests/{req.number}/"
+    client.force_login(editor)
+    done = client.post(detail + "erase/", {"reason": "Traveller phoned on Tuesday"})
+    assert done.status_code == 302
+    req.refresh_from_db()
+    assert req.status == RequestStatus.ON_HOLD
+    after = _text(client.get(detail))
+    assert "Traveller phoned on Tuesday" in after
+    assert "Art. 17(3)(e)" in after  # the ground as well
 
 
 def test_an_erase_without_a_reason_shows_the_error_once_beside_its_field(
