@@ -19,7 +19,12 @@ from memoryadmin.facts.models import MemoryFact, RetentionRule, RetentionRun, Ru
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from tests.extraction.worker import Worker, publishing_to
 from tests.factories import UserFactory
-from tests.support.browser import assert_no_serious_axe_violations, screenshot, staff_login
+from tests.support.browser import (
+    PHONE,
+    assert_no_serious_axe_violations,
+    screenshot,
+    staff_login,
+)
 from tests.support.bulk import Row, load_facts
 
 pytestmark = pytest.mark.browser
@@ -165,3 +170,58 @@ def test_viewers_and_editors_get_no_settings_page(new_page, live_server, role):
         response = page.goto(f"{live_server.url}/staff/settings/{path}")
         assert response.status == 403
     assert page.get_by_role("link", name="Settings", exact=True).count() == 0
+
+
+# Each radio and checkbox with the first line of its label's words: where they are on the page.
+_CHOICE_BOXES = """() => [
+  ...document.querySelectorAll('main input[type=radio], main input[type=checkbox]')
+].map((input) => {
+    const label = input.labels && input.labels[0];
+    const walker = label && document.createTreeWalker(label, NodeFilter.SHOW_TEXT);
+    let text = null;
+    while (walker && walker.nextNode()) {
+      if (walker.currentNode.textContent.trim()) { text = walker.currentNode; break; }
+    }
+    if (!text) return {id: input.id, label: null};
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    const line = range.getClientRects()[0];
+    const box = input.getBoundingClientRect();
+    return {id: input.id, label: text.textContent.trim(),
+            box: {left: box.left, right: box.right, top: box.top, bottom: box.bottom},
+            line: {left: line.left, top: line.top, bottom: line.bottom}};
+  })"""
+
+
+def _assert_beside_their_labels(page) -> int:
+    choices = page.evaluate(_CHOICE_BOXES)
+    for choice in choices:
+        assert choice["label"], f"{choice['id']} has no label"
+        box, line = choice["box"], choice["line"]
+        middle = (box["top"] + box["bottom"]) / 2
+        assert line["top"] <= middle <= line["bottom"], f"{choice} is not on its label's line"
+        assert 0 <= line["left"] - box["right"] <= 24, f"{choice}: label not just right of it"
+    return len(choices)
+
+
+def test_the_rule_forms_radios_and_checkboxes_sit_beside_their_labels_on_a_phone(
+    new_page, live_server
+):
+    """At 390 pixels, as at 1280: each radio and checkbox on the retention rule form and its
+    preview is on the same line as its label, just left of the words."""
+    RetentionRule.objects.create(name="Sensitive facts", sensitive=True, ttl_days=180)
+    page = new_page(viewport=PHONE)
+    staff_login(page, live_server, user_with(PRIVACY_ADMIN, "pat.phone"), PASSWORD)
+    page.goto(f"{live_server.url}/staff/settings/retention/add/")
+    assert _assert_beside_their_labels(page) == 2  # delete after days / keep until deleted
+    screenshot(page, "settings-rule-form-phone")
+
+    page.get_by_label("Name").fill("Context a year")
+    page.get_by_label("Category").select_option("context")
+    page.get_by_label("Days after the fact last changed").fill("365")
+    page.get_by_label("Reason").fill("policy v3")
+    page.get_by_role("button", name="Preview the change").click()
+    expect(page.locator("#sensitive-override")).to_be_visible()
+    assert _assert_beside_their_labels(page) >= 1  # the "keep sensitive facts longer" box
+    assert_no_serious_axe_violations(page)
+    screenshot(page, "settings-rule-preview-phone")
