@@ -32,21 +32,7 @@ from .sql import (
 
 logger = logging.getLogger(__name__)
 
-_COUNTERS = frozenset(
-    {
-        "proposed",
-        "stored",
-        "updated",
-        "duplicates",
-        "blocked",
-        "sent_to_review",
-        "invalid",
-        "cut_by_cap",
-        "input_tokens",
-        "output_tokens",
-        "model",
-    }
-)
+_COUNTERS = frozenset({*SUCCESS_COUNTS, "model"})
 
 
 @transaction.atomic

@@ -19,6 +19,7 @@ from tests.extraction.worker import Worker, wait_for
 from tests.support.gunicorn import Gunicorn
 from tests.support.pgbouncer import PgBouncer
 from tests.support.replication import run_store
+from tests.support.writes import post_aisle_turn
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -42,16 +43,8 @@ def _load(base: str, secret: str, number: int, outcomes: Counter, jobs: list[str
                 agent.delete(f"{facts}/k{n}"),
             ]
             if n % 4 == 0:
-                turn = agent.post(
-                    f"/api/v1/subjects/{subject}/turns",
-                    json={
-                        "session_id": f"pool-{number}",
-                        "turn_id": f"turn-{n}",
-                        "messages": [
-                            {"role": "user", "text": "I always take an aisle seat."},
-                            {"role": "assistant", "text": "Noted."},
-                        ],
-                    },
+                turn = post_aisle_turn(
+                    agent, subject, session_id=f"pool-{number}", turn_id=f"turn-{n}"
                 )
                 answers.append(turn)
                 if turn.status_code == 202:

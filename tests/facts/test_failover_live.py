@@ -23,6 +23,7 @@ from tests.client.servers import free_port
 from tests.extraction.worker import ROOT, Worker, wait_for
 from tests.support.gunicorn import Gunicorn
 from tests.support.replication import Cluster, Redis
+from tests.support.writes import post_aisle_turn
 
 pytestmark = pytest.mark.integration
 
@@ -57,16 +58,8 @@ class Load:
                     answers = [put, got]
                     turn = None
                     if n % 3 == 0:
-                        turn = agent.post(
-                            f"/api/v1/subjects/{subject}/turns",
-                            json={
-                                "session_id": f"failover-{number}",
-                                "turn_id": f"turn-{n}",
-                                "messages": [
-                                    {"role": "user", "text": "I always take an aisle seat."},
-                                    {"role": "assistant", "text": "Noted."},
-                                ],
-                            },
+                        turn = post_aisle_turn(
+                            agent, subject, session_id=f"failover-{number}", turn_id=f"turn-{n}"
                         )
                         answers.append(turn)
                 except httpx.HTTPError as exc:
