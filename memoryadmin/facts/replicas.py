@@ -84,6 +84,19 @@ def replicas_configured() -> bool:
     return bool(settings.DATABASE_REPLICAS)
 
 
+_LIBPQ_OPTIONS = frozenset(
+    {
+        "sslmode",
+        "sslrootcert",
+        "sslcert",
+        "sslkey",
+        "application_name",
+        "target_session_attrs",
+        "connect_timeout",
+    }
+)
+
+
 def conninfo(alias: str) -> dict[str, Any]:
     """libpq keywords of a configured database (the test database's name included)."""
     params = connections[alias].settings_dict
@@ -94,10 +107,9 @@ def conninfo(alias: str) -> dict[str, Any]:
         "host": params.get("HOST") or None,
         "port": str(params["PORT"]) if params.get("PORT") else None,
     }
+    # target_session_attrs: a libpq multi-host URL finds the primary (after a failover too).
     for name, value in params.get("OPTIONS", {}).items():
-        if name in {"sslmode", "sslrootcert", "sslcert", "sslkey", "application_name"}:
-            info[name] = value
-        if name in {"target_session_attrs", "connect_timeout"}:
+        if name in _LIBPQ_OPTIONS:
             info[name] = value
     return {name: value for name, value in info.items() if value is not None}
 

@@ -28,7 +28,6 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connections
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
@@ -181,30 +180,11 @@ def native_enabled() -> bool:
 
 
 def _conninfo(alias: str = "default") -> dict[str, Any]:
-    """Django's own connection settings (the test database's name included, when testing)."""
-    params = connections[alias].settings_dict
-    info = {
-        "dbname": params["NAME"],
-        "user": params.get("USER") or None,
-        "password": params.get("PASSWORD") or None,
-        "host": params.get("HOST") or None,
-        "port": params.get("PORT") or None,
-        # A pooler refuses startup options (pgbouncer); its server's own zone applies there.
-        "options": None if settings.DATABASE_POOLER else "-c TimeZone=UTC",
-    }
-    # target_session_attrs: a libpq multi-host URL finds the primary (after a failover too).
-    for name in (
-        "sslmode",
-        "sslrootcert",
-        "sslcert",
-        "sslkey",
-        "application_name",
-        "target_session_attrs",
-        "connect_timeout",
-    ):
-        if name in params.get("OPTIONS", {}):
-            info[name] = params["OPTIONS"][name]
-    return {name: value for name, value in info.items() if value is not None}
+    """Django's own connection settings (`replicas.conninfo`), with the session's zone as a
+    startup option: a pooler refuses startup options (pgbouncer); its server's zone applies."""
+    if settings.DATABASE_POOLER:
+        return replicas.conninfo(alias)
+    return {**replicas.conninfo(alias), "options": "-c TimeZone=UTC"}
 
 
 async def _close_at_loop_end(natives: dict[str, _LoopConnections]) -> None:
