@@ -74,8 +74,10 @@ PYTEST_WORKERS ?= 2
 TEST_ENV = SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
 	TEST_BROKER_URL=$${TEST_BROKER_URL:-$(TEST_BROKER_URL)} \
 	$(if $(TEST_DATABASE_URL),DATABASE_URL=$(TEST_DATABASE_URL))
-# worksteal: a worker that runs out takes pending tests from the other's queue.
-PYTEST = $(TEST_ENV) $(EMBEDDED) $(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal
+# xdist's default scheduling hands out tests in collection order, so each worker still runs the
+# browser tests last (tests/support/browser.py); worksteal would let a worker that finished its
+# browser tests take earlier ones, which then meet Playwright's event loop in that thread.
+PYTEST = $(TEST_ENV) $(EMBEDDED) $(BIN)/pytest -n $(PYTEST_WORKERS)
 # The fast tier: no browser, no server processes (Celery, gunicorn, beat, the OpenID provider),
 # no state machine, no virtualenv builds.
 FAST = not browser and not integration and not slow and not statemachine

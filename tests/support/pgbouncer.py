@@ -40,12 +40,13 @@ class PgBouncer:
             "server_connect_timeout = 5\nserver_login_retry = 1\n"
             f"logfile = {self.folder}/pgbouncer.log\n"
         )
+        user = self._run_as()
         if os.geteuid() == 0:
             for path in [self.folder, *self.folder.iterdir()]:
-                shutil.chown(path, "postgres", "postgres")
+                shutil.chown(path, user, user)
         argv = ["/usr/sbin/pgbouncer", str(self.folder / "pgbouncer.ini")]
         if os.geteuid() == 0:  # pgbouncer drops to this user itself (its pid stays ours)
-            argv[1:1] = ["-u", "postgres"]
+            argv[1:1] = ["-u", user]
         self.process = subprocess.Popen(argv)  # noqa: S603 - fixed argv
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -56,6 +57,13 @@ class PgBouncer:
                 time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"pgbouncer did not start: {self.log()}")
+
+    def _run_as(self) -> str:
+        """`postgres`, or, for a server on a Unix socket (the embedded one, whose socket folder
+        only its own user may enter), the owner of that folder."""
+        if self.server_host.startswith("/"):
+            return Path(self.server_host).owner()
+        return "postgres"
 
     def log(self) -> str:
         try:
