@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN
@@ -31,9 +32,9 @@ def test_an_editors_reads_reach_the_access_record_and_the_traveller(new_page, li
 
     page = staff_login(new_page(), live_server, editor, "correct-horse-battery")
     page.goto(f"{live_server.url}/staff/travellers/{S}/")
-    assert page.get_by_text("Prefers aisle seats").is_visible()
+    expect(page.get_by_text("Prefers aisle seats")).to_be_visible()
     page.goto(f"{live_server.url}/staff/travellers/{S}/timeline/")
-    assert page.get_by_role("heading", level=1).is_visible()
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
 
     admin = staff_login(new_page(), live_server, "priya", "correct-horse-battery")
     admin.get_by_role("link", name="Access record").click()

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
@@ -173,15 +174,15 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
 
     # open a link: a page with one button, then the secret leaves the address bar
     page.goto(link(live_server, subject))
-    assert page.get_by_role("button").filter(has_text=words["open"]).is_visible()
+    expect(page.get_by_role("button").filter(has_text=words["open"])).to_be_visible()
     check(page, f"portal-open-{lang}")
     page.get_by_role("button").filter(has_text=words["open"]).click()
     assert page.url == f"{live_server.url}/portal/"
     assert page.get_by_role("heading", level=1).inner_text() == words["h1"]
     assert page.locator("h2[id^=group-]").all_inner_texts() == words["groups"]
     for value in words["values"]:
-        assert card(page, value).is_visible()
-    assert card(page, "Carries insulin").get_by_text(words["review"]).is_visible()
+        expect(card(page, value)).to_be_visible()
+    expect(card(page, "Carries insulin").get_by_text(words["review"])).to_be_visible()
     assert card(page, "onerror").locator(".fact-value").inner_text() == XSS  # text, not HTML
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # no sideways
     check(page, f"portal-home-{lang}")
@@ -196,7 +197,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     page.locator("textarea").fill(words["new_value"])
     page.get_by_role("button", name=words["save"], exact=True).click()
     assert words["saved"] in page.locator(".notice").inner_text()
-    assert card(page, words["new_value"]).is_visible()
+    expect(card(page, words["new_value"])).to_be_visible()
     fact = MemoryFact.objects.get(subject_id=subject, key="seat_preference")
     assert (fact.value, fact.category) == (words["new_value"], "preference")
 
@@ -243,7 +244,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     page.get_by_role("button", name=words["save_choices"]).click()
     assert api.get(f"/api/v1/subjects/{subject}/facts").json() == {"facts": []}
     assert api.get(f"/api/v1/subjects/{subject}/tier-one").json() == {"facts": []}
-    assert card(page, words["new_value"]).get_by_text(words["paused"]).is_visible()
+    expect(card(page, words["new_value"]).get_by_text(words["paused"])).to_be_visible()
     assert not page.get_by_label(words["use"]).is_checked()
     check(page, f"portal-home-paused-{lang}")
 
@@ -395,7 +396,7 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
 
     pager.get_by_role("link", name=re.compile("^(Page 3|第 3 頁)$")).click()
     assert page.locator("li.card").count() == 5
-    assert page.get_by_role("link", name=words["forget"]).is_visible()  # still on every page
+    expect(page.get_by_role("link", name=words["forget"])).to_be_visible()  # still on every page
     pager.get_by_role("link", name=re.compile("^(Previous page|上一頁)$")).click()
     assert page.url.endswith("/portal/?page=2")
     assert dialogs_of(page) == []

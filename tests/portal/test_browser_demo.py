@@ -12,6 +12,7 @@ import re
 
 import pytest
 from django.core.management import call_command
+from playwright.sync_api import expect
 
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.privacy.models import PrivacyRequest, RequestKind
@@ -125,14 +126,14 @@ def test_the_demo_traveller_sees_every_differentiator_on_a_phone(new_page, live_
     seat = page.locator("li.card").filter(has_text=words["quote"])
     assert seat.locator("h3").inner_text() == words["topic"]
     why = seat.locator(".why")
-    assert why.is_visible()
+    expect(why).to_be_visible()
     assert words["why"] in why.inner_text() and words["said"] in why.inner_text()
     assert words["used"] in why.inner_text()
     saved = page.locator("li.card").filter(has_text=words["saved_value"])
     assert words["saved"] in saved.inner_text() and words["said"] not in saved.inner_text()
-    assert saved.locator(".why").is_visible()  # used, though not in the traveller's words
+    expect(saved.locator(".why")).to_be_visible()  # used, though not in the traveller's words
     for card in page.locator("li.card").all():
-        assert card.get_by_role("link", name=words["delete"]).is_visible()
+        expect(card.get_by_role("link", name=words["delete"])).to_be_visible()
     assert "Nothing here" not in page.content() and "目前沒有內容" not in page.content()
     check(page, f"portal-why-used-{lang}")
 
@@ -174,9 +175,9 @@ def test_the_demo_traveller_sees_every_differentiator_on_a_phone(new_page, live_
     assert "seat_preference" not in main and "overnight_flight" not in main
     check(page, f"portal-your-data-{lang}")
     page.emulate_media(media="print")
-    assert not page.locator("header.masthead").is_visible()
-    assert not page.locator("footer").is_visible()
-    assert page.get_by_role("heading", level=1).is_visible()
+    expect(page.locator("header.masthead")).to_be_hidden()
+    expect(page.locator("footer")).to_be_hidden()
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
     page.emulate_media(media="screen")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group
+from playwright.sync_api import expect
 
 from memoryadmin.staff.roles import VIEWER
 from tests.factories import FactFactory, UserFactory
@@ -21,6 +22,6 @@ def test_a_viewer_logs_in_and_sees_the_dashboard(page, live_server):
 
     assert page.get_by_role("heading", level=1).inner_text() == "Overview"
     page.get_by_role("link", name="Travellers", exact=True).click()
-    assert page.get_by_text("T-SMOKE-1").is_visible()
-    assert page.get_by_text("vera").first.is_visible()
+    expect(page.get_by_text("T-SMOKE-1")).to_be_visible()
+    expect(page.get_by_text("vera").first).to_be_visible()
     assert_no_serious_axe_violations(page)

@@ -103,7 +103,7 @@ def test_change_a_rule_preview_confirm_and_watch_the_recompute_finish(
     # The page's script polls the progress; no reload.
     status.filter(has_text="Finished: 400 of 400").wait_for(timeout=30_000)
     assert page.locator("progress").get_attribute("value") == "400"
-    assert page.get_by_role("heading", name="Last recomputation of expiry dates").is_visible()
+    expect(page.get_by_role("heading", name="Last recomputation of expiry dates")).to_be_visible()
     screenshot(page, "settings-retention-finished")
     assert RetentionRun.objects.get().status == RunStatus.DONE
     # The worker then swept what the change expired.
@@ -157,7 +157,7 @@ def test_tokens_and_history_pages(admin_page, live_server):
     screenshot(page, "settings-tokens")
     assert_no_serious_axe_violations(page)
     page.get_by_role("link", name="Policy history").click()
-    assert page.get_by_text("New booking agent host").is_visible()
+    expect(page.get_by_text("New booking agent host")).to_be_visible()
     screenshot(page, "settings-history")
     assert_no_serious_axe_violations(page)
 

@@ -6,6 +6,7 @@ artifacts/ (docs/screenshots/ under `make screenshots`)."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from memoryadmin.facts import selectors, services
 from memoryadmin.facts.actors import Actor
@@ -89,7 +90,7 @@ def test_staff_see_the_quote_the_uses_and_the_turn(page, live_server, editor):
     check(page, "usage-staff-fact")
     page.get_by_role("link", name="turn-1").click()
     assert page.url.endswith(f"/turns/{session_tag('sess-1')}/turn-1/")
-    assert page.get_by_text(WORDS["en"]["other"]).is_visible()
+    expect(page.get_by_text(WORDS["en"]["other"])).to_be_visible()
     check(page, "usage-staff-turn")
 
 
@@ -106,7 +107,7 @@ def test_a_traveller_on_a_phone_sees_why_and_deletes_with_delete_this(new_page, 
     text = card.inner_text()
     assert words["why"] in text and words["quote"] in text and XSS in text  # shown as text
     assert words["used"] in text
-    assert card.locator(".why").is_visible()  # the "why" box is shown, not folded away
+    expect(card.locator(".why")).to_be_visible()  # the "why" box is shown, not folded away
     assert "Don't use this" not in text and "不要再使用這筆資料" not in text
     check(page, f"usage-portal-why-{lang}")
     card.get_by_role("link", name=words["dont"]).click()
