@@ -37,14 +37,14 @@ RUN_PORT ?= 8000
 run: $(BIN)/.installed
 	export DEBUG=$${DEBUG:-true}; \
 	$(EMBEDDED) sh -c '$(BIN)/python manage.py migrate --noinput -v 0 && \
-	$(BIN)/python manage.py seed_demo && \
+	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(RUN_PORT) && \
 	echo "Traveller privacy portal for demo traveller FF-100231 (the link works once, for 15 minutes;" && \
 	echo "get another with: make portal-link):" && \
 	$(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:$(RUN_PORT) && \
 	exec $(BIN)/python manage.py runserver 127.0.0.1:$(RUN_PORT)'
 
 portal-link: $(BIN)/.installed
-	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:8000
+	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:$(RUN_PORT)
 
 demo-code: $(BIN)/.installed
 	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py demo_totp_code privacy

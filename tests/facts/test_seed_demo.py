@@ -14,6 +14,7 @@ def test_seed_demo_loads_travellers_history_and_logins_and_is_idempotent(capsys)
     call_command("seed_demo")
     out = capsys.readouterr().out
     assert "editor / editor-demo-2026" in out and "http://127.0.0.1:8000/login/" in out
+    assert "privacy admin " in out and "privacy_admin" not in out  # roles in words
     assert Subject.objects.count() == 20
     facts, events = MemoryFact.objects.count(), FactEvent.objects.count()
     assert MemoryFact.objects.filter(status=FactStatus.PENDING_REVIEW, sensitive=True).exists()
@@ -88,3 +89,11 @@ def test_the_demo_editor_can_log_in_and_see_travellers():
     page = client.get("/staff/travellers/")
     assert page.status_code == 200
     assert "FF-100231" in page.content.decode()
+
+
+def test_seed_demo_prints_the_address_it_is_served_on(capsys):
+    """`make run RUN_PORT=8765` passes its own address: every printed link must use it."""
+    call_command("seed_demo", base_url="http://127.0.0.1:8765/")
+    out = capsys.readouterr().out
+    assert "http://127.0.0.1:8765/login/" in out and "http://127.0.0.1:8765/api/v1/docs/" in out
+    assert ":8000" not in out

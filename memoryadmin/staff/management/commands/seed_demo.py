@@ -11,6 +11,7 @@ travellers in both languages), a download and a correction as requests, and staf
 from __future__ import annotations
 
 import hashlib
+import logging
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -47,6 +48,7 @@ DEMO_USERS = (
     ("editor", "editor-demo-2026", EDITOR),
     ("privacy", "privacy-demo-2026", PRIVACY_ADMIN),
 )
+ROLE_WORDS = {VIEWER: "viewer", EDITOR: "editor", PRIVACY_ADMIN: "privacy admin"}
 
 # The demo privacy admin's authenticator key: fixed and public (RFC 6238's test key), so the
 # demo works without a phone (`manage.py demo_totp_code`, or any TOTP app given the base32 form
@@ -234,21 +236,31 @@ TRAVELLERS: list[tuple[str, list[tuple[str, str, str]], str]] = [
 class Command(BaseCommand):
     help = "Load demo travellers, facts, history and staff users (safe to run again)."
 
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--base-url",
+            default="http://127.0.0.1:8000",
+            help="Where the demo is served, for the addresses it prints (make run passes its own).",
+        )
+
     def handle(self, *args, **options) -> None:
+        # Demo tasks run eagerly in this process: their one-line "succeeded" records are noise here.
+        logging.getLogger("celery.app.trace").setLevel(logging.WARNING)
+        base_url = options["base_url"].rstrip("/")
         with transaction.atomic():
             users = self._users()
             self._retention_rules()
             created = self._travellers(users)
         self.stdout.write(self.style.SUCCESS(f"Demo data ready: {created} new travellers."))
-        self.stdout.write("Log in at http://127.0.0.1:8000/login/ as:")
+        self.stdout.write(f"Log in at {base_url}/login/ as:")
         for username, password, role in DEMO_USERS:
-            self.stdout.write(f"  {role:<14} {username} / {password}")
+            self.stdout.write(f"  {ROLE_WORDS[role]:<14} {username} / {password}")
         self.stdout.write(
             "  The privacy admin also enters an authenticator code: get the current one with\n"
-            "    DEBUG=true .venv/bin/python manage.py demo_totp_code privacy\n"
+            "    make demo-code\n"
             "  (or add the key GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ to any TOTP app)."
         )
-        self.stdout.write("Agent API docs: http://127.0.0.1:8000/api/v1/docs/")
+        self.stdout.write(f"Agent API docs: {base_url}/api/v1/docs/")
 
     def _users(self) -> dict[str, object]:
         groups = {role: Group.objects.get_or_create(name=role)[0] for role in ROLES}
