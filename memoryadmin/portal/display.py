@@ -21,12 +21,12 @@ from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.keyhash import key_digest
 from memoryadmin.facts.models import ActorKind, Category, EventAction, FactStatus
 from memoryadmin.facts.models import MemoryFact as Fact
+from memoryadmin.facts.topics import topic_label
 from memoryadmin.usage import selectors as usage_selectors
 from memoryadmin.usage.display import why_known
 from memoryadmin.usage.selectors import UseSummary
 
 from . import selectors
-from .topics import topic_label
 
 # 20 cards are a few screens on a phone: enough to scan, short enough to load fast.
 FACTS_PER_PAGE = 20
