@@ -121,8 +121,19 @@ def when_html(moment: datetime) -> str:
     )
 
 
+# Who rewrote the current words, when a person did (the fact's own columns, issue 32): the
+# traveller reads "you", never a staff member's name.
+_REWRITTEN = {
+    ActorKind.CUSTOMER: _("Corrected by you on %(date)s"),
+    ActorKind.STAFF: _("Corrected by our support team on %(date)s"),
+}
+
+
 def source_sentence(fact: Fact, event: selectors.FactSource | None) -> str:
     """Who last wrote these words, and when, as one escaped sentence."""
+    rewritten = _REWRITTEN.get(fact.rewritten_by)
+    if rewritten is not None:
+        return mark_safe(escape(str(rewritten)) % {"date": when_html(fact.updated_at)})  # noqa: S308
     if event is None:  # history trimmed by audit retention: fall back to the fact's own origin
         kind = _ORIGIN_KIND.get(fact.origin)
         first = fact.created_at == fact.updated_at
