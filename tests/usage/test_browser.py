@@ -84,7 +84,7 @@ def test_staff_see_the_quote_the_uses_and_the_turn(page, live_server, editor):
     row = page.locator("#fact-seat_preference")
     assert row.locator('[data-label="Last used"]').inner_text() != "—"
     check(page, "usage-staff-traveller")
-    row.get_by_role("link", name="seat_preference").click()
+    row.get_by_role("link", name="Seat preference", exact=True).click()  # the topic heads the row
     assert page.locator("q.evidence").inner_text() == f"{WORDS['en']['quote']} {XSS}"
     assert "Used in 2 conversations (injected 1, recalled 1)" in page.content()
     check(page, "usage-staff-fact")
