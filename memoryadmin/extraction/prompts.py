@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoryadmin.facts.models import Category
+from memoryadmin.facts.topics import key_lines
 from memoryadmin.facts.validation import EVIDENCE_MAX_LENGTH
 from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 
@@ -29,7 +30,10 @@ Never keep:
 How to record:
 - Call the {tool} tool once per fact, at most {max_new_facts} times in total. If nothing \
 qualifies, call it zero times and reply with a short note.
-- key: a short snake_case English topic (at most {key_max} characters), for example {key_examples}.
+- key: a short snake_case English topic (at most {key_max} characters). When the fact fits one \
+of these keys, use it exactly:
+{keys}
+  Otherwise make a new key in the same style.
 - If a saved fact below covers the same topic, reuse its key exactly: your value replaces the old \
 one. Do not record a fact that is already saved with the same meaning.
 - value: one short standalone sentence (at most {value_max} characters) in the {person}'s own \
@@ -65,7 +69,9 @@ AIRLINE_SKIP = """\
 in so many words for them to be remembered;
 - any loyalty, frequent-flyer, passport, ID, card or booking number, and contact details."""
 
-AIRLINE_KEY_EXAMPLES = "seat_preference, overnight_flights, travel_party, home_airport"
+# The airline's keys come from the catalogue the portal, the staff pages and SKILL.md read too,
+# so the prompt and the labels people see cannot drift apart.
+AIRLINE_KEYS = key_lines()
 
 
 def render_prompt(
@@ -76,7 +82,7 @@ def render_prompt(
     domain: str,
     keep: str,
     skip: str,
-    key_examples: str,
+    keys: str,
     max_new_facts: int,
 ) -> str:
     """Fill the generic template for one domain."""
@@ -87,7 +93,7 @@ def render_prompt(
         domain=domain,
         keep=keep,
         skip=skip,
-        key_examples=key_examples,
+        keys=keys,
         tool=RECORD_FACT_TOOL_NAME,
         max_new_facts=max_new_facts,
         key_max=KEY_MAX_LENGTH,
@@ -105,7 +111,7 @@ def airline_prompt(max_new_facts: int = 3) -> str:
         domain="airline",
         keep=AIRLINE_KEEP,
         skip=AIRLINE_SKIP,
-        key_examples=AIRLINE_KEY_EXAMPLES,
+        keys=AIRLINE_KEYS,
         max_new_facts=max_new_facts,
     )
 

@@ -55,6 +55,17 @@ class Actor:
         return _ORIGIN_BY_KIND[self.kind]
 
     @property
+    def rewriter(self) -> tuple[str, str]:
+        """(rewritten_by, rewritten_by_label) for a value this actor writes: a person's kind,
+        with a staff member's display name; ("", "") for the agent, extraction or an import."""
+        if self.kind == ActorKind.STAFF:
+            full = self.user.get_full_name() if hasattr(self.user, "get_full_name") else ""
+            return str(ActorKind.STAFF), (full or self.label)[:150]
+        if self.kind == ActorKind.CUSTOMER:
+            return str(ActorKind.CUSTOMER), ""
+        return "", ""
+
+    @property
     def is_automated(self) -> bool:
         """Facts written by the agent or extraction are inferences and get sensitivity review."""
         return self.kind in (ActorKind.AGENT, ActorKind.EXTRACTION)

@@ -101,6 +101,18 @@ class MemoryFact(models.Model):
     evidence_origin = models.CharField(
         max_length=16, choices=Origin.choices, blank=True, default="", db_default=""
     )
+    # Who rewrote the current value, when a person did (issue 32): "staff" with the staff
+    # member's display name, or "customer" (never the traveller's id); "" when the agent,
+    # extraction or an import wrote it, which is what `origin` then says. Set by `fact_edit` and
+    # a person's upsert, cleared by any other writer of a new value.
+    rewritten_by = models.CharField(
+        max_length=16,
+        choices=[(ActorKind.STAFF.value, "Staff"), (ActorKind.CUSTOMER.value, "Traveller")],
+        blank=True,
+        default="",
+        db_default="",
+    )
+    rewritten_by_label = models.CharField(max_length=150, blank=True, default="", db_default="")
 
     class Meta:
         db_table = tables.MEMORY_FACT

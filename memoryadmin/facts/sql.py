@@ -128,13 +128,15 @@ UPDATE {MEMORY_FACT} AS f
 SET value = r.value, category = r.category, updated_at = r.updated_at, changed_at = r.updated_at,
     source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,
     expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version,
-    evidence = r.evidence, evidence_origin = r.evidence_origin
+    evidence = r.evidence, evidence_origin = r.evidence_origin,
+    rewritten_by = r.rewritten_by, rewritten_by_label = r.rewritten_by_label
 FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
                                         source_session_id text, status text,
                                         sensitive boolean, expires_at timestamptz,
                                         expiry_pinned boolean, version integer,
                                         updated_at timestamptz, evidence text,
-                                        evidence_origin text)
+                                        evidence_origin text, rewritten_by text,
+                                        rewritten_by_label text)
 WHERE f.id = r.id AND f.subject_id = %s
 """
 

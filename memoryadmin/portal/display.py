@@ -21,12 +21,12 @@ from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.keyhash import key_digest
 from memoryadmin.facts.models import ActorKind, Category, EventAction, FactStatus
 from memoryadmin.facts.models import MemoryFact as Fact
+from memoryadmin.facts.topics import topic_label
 from memoryadmin.usage import selectors as usage_selectors
 from memoryadmin.usage.display import why_known
 from memoryadmin.usage.selectors import UseSummary
 
 from . import selectors
-from .topics import topic_label
 
 # 20 cards are a few screens on a phone: enough to scan, short enough to load fast.
 FACTS_PER_PAGE = 20
@@ -121,8 +121,19 @@ def when_html(moment: datetime) -> str:
     )
 
 
+# Who rewrote the current words, when a person did (the fact's own columns, issue 32): the
+# traveller reads "you", never a staff member's name.
+_REWRITTEN = {
+    ActorKind.CUSTOMER: _("Corrected by you on %(date)s"),
+    ActorKind.STAFF: _("Corrected by our support team on %(date)s"),
+}
+
+
 def source_sentence(fact: Fact, event: selectors.FactSource | None) -> str:
     """Who last wrote these words, and when, as one escaped sentence."""
+    rewritten = _REWRITTEN.get(fact.rewritten_by)
+    if rewritten is not None:
+        return mark_safe(escape(str(rewritten)) % {"date": when_html(fact.updated_at)})  # noqa: S308
     if event is None:  # history trimmed by audit retention: fall back to the fact's own origin
         kind = _ORIGIN_KIND.get(fact.origin)
         first = fact.created_at == fact.updated_at

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
+from memoryadmin.facts.topics import topic_label
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export
 from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
@@ -24,7 +25,6 @@ from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
 from . import selectors
 from .auth import portal_session_required
 from .display import GROUPS, zone_label
-from .topics import topic_label
 
 KIND_WORDS = {
     RequestKind.ACCESS: _("A copy of your data"),

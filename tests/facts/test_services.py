@@ -256,6 +256,47 @@ def test_edit_with_current_version_updates_and_audits(staff):
     )
 
 
+def test_a_staff_edit_records_the_staff_members_name_as_who_wrote_the_value():
+    upsert(("seat", "Window"))
+    assert (get("seat").rewritten_by, get("seat").rewritten_by_label) == ("", "")
+    named = Actor.staff(UserFactory(username="mlin", first_name="Mei", last_name="Lin"))
+    services.fact_edit(
+        subject_id=SUBJECT, key="seat", value="Aisle", expected_version=1, actor=named
+    )
+    assert (get("seat").rewritten_by, get("seat").rewritten_by_label) == ("staff", "Mei Lin")
+    # an account without a full name: its user name, as the history records it
+    services.fact_edit(
+        subject_id=SUBJECT, key="seat", value="Aisle please", expected_version=2,
+        actor=Actor.staff(UserFactory(username="ops.two", first_name="", last_name="")),
+    )  # fmt: skip
+    assert (get("seat").rewritten_by, get("seat").rewritten_by_label) == ("staff", "ops.two")
+
+
+def test_a_traveller_correction_says_so_and_the_agents_next_value_clears_it():
+    upsert(("seat", "Window"))
+    services.fact_edit(
+        subject_id=SUBJECT, key="seat", value="Aisle", expected_version=1,
+        actor=Actor.customer(SUBJECT),
+    )  # fmt: skip
+    assert (get("seat").rewritten_by, get("seat").rewritten_by_label) == ("customer", "")
+    upsert(("seat", "Aisle"))  # the same words from the agent: nothing rewritten
+    assert get("seat").rewritten_by == "customer"
+    upsert(("seat", "Window again"), actor=Actor.extraction())
+    assert (get("seat").rewritten_by, get("seat").rewritten_by_label) == ("", "")
+
+
+def test_a_category_change_alone_keeps_who_wrote_the_words(staff):
+    upsert(("seat", "Window"))
+    services.fact_edit(
+        subject_id=SUBJECT, key="seat", value="Aisle", expected_version=1,
+        actor=Actor.customer(SUBJECT),
+    )  # fmt: skip
+    services.fact_edit(
+        subject_id=SUBJECT, key="seat", category="constraint", expected_version=2, actor=staff
+    )
+    assert get("seat").rewritten_by == "customer"
+
+
 def test_edit_with_stale_version_raises_and_changes_nothing(staff):
     upsert(("seat", "Window"))
     upsert(("seat", "Aisle"))

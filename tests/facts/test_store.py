@@ -28,3 +28,19 @@ def test_writes_are_audited_as_the_agent_with_the_session_tag_only():
     [got] = run(store.get_facts, "t-1")
     assert got.source_session_id == session_tag("raw-session-secret")
     assert "raw-session-secret" not in str(FactEvent.objects.values_list())
+
+
+def test_the_agents_new_value_on_the_native_path_clears_who_rewrote_it():
+    from memoryadmin.facts import services
+    from memoryadmin.facts.actors import Actor
+    from memoryadmin.facts.models import MemoryFact
+
+    store = DjangoMemoryStore(session_id="sess-1234")
+    run(store.upsert_facts, "t-1", [fact("meal", "Vegetarian meals")])
+    services.fact_edit(
+        subject_id="t-1", key="meal", value="Vegan meals", expected_version=1,
+        actor=Actor.customer("t-1"),
+    )  # fmt: skip
+    assert MemoryFact.objects.get(subject_id="t-1", key="meal").rewritten_by == "customer"
+    run(store.upsert_facts, "t-1", [fact("meal", "Pescatarian meals")])
+    assert MemoryFact.objects.get(subject_id="t-1", key="meal").rewritten_by == ""

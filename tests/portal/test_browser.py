@@ -60,6 +60,8 @@ LANGUAGES = {
             "Usually travels with spouse",
         ),
         "new_value": "Prefers a window seat, near the front",
+        "topic": "Seat preference",
+        "corrected": r"Corrected by you on \w+\.? \d{1,2}, \d{4}",  # the portal's date format
     },
     "zh-hant": {
         "locale": "zh-TW",
@@ -90,6 +92,8 @@ LANGUAGES = {
         "used": "這個連結已經用過了",
         "values": ("長途航班偏好靠走道座位", "不搭紅眼班機", "通常和先生一起旅行"),
         "new_value": "偏好靠窗、前排的座位",
+        "topic": "座位偏好",
+        "corrected": r"您於\d{4}年\d{1,2}月\d{1,2}日更正",
     },
 }
 
@@ -198,6 +202,12 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     page.get_by_role("button", name=words["save"], exact=True).click()
     assert words["saved"] in page.locator(".notice").inner_text()
     expect(card(page, words["new_value"])).to_be_visible()
+    # the card reads as its topic, never its key, and says the traveller wrote these words
+    corrected = card(page, words["new_value"])
+    expect(corrected.locator(".topic")).to_have_text(words["topic"])
+    expect(corrected).to_contain_text(re.compile(words["corrected"]))
+    assert "seat_preference" not in page.locator("main").inner_text()
+    check(page, f"portal-corrected-{lang}")
     fact = MemoryFact.objects.get(subject_id=subject, key="seat_preference")
     assert (fact.value, fact.category) == (words["new_value"], "preference")
 

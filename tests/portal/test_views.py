@@ -285,7 +285,7 @@ def test_correcting_a_fact_keeps_its_category_and_records_the_traveller(signed_i
     assert (event.action, event.actor_kind) == (EventAction.UPDATED, ActorKind.CUSTOMER)
     page = text(client.get("/portal/"))
     assert "Saved. The assistant will use your wording from now on." in page
-    assert "You changed this on" in page  # who wrote the current words: the traveller
+    assert "Corrected by you on" in page  # who wrote the current words: the traveller
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,19 @@ def test_edit_a_fact_and_see_its_history_entry(page, live_server, traveller):
     page.get_by_label("Reason").fill("Traveller called to correct it")
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".flash")).to_contain_text("Saved seat_preference")
-    page.get_by_role("link", name="seat_preference").first.click()
+    # the fact reads as its topic, the key beside it in small code; the origin names the editor
+    row = page.locator("#fact-seat_preference")
+    expect(row.get_by_role("link", name="Seat preference", exact=True)).to_be_visible()
+    expect(row.locator("code.fact-key")).to_have_text("seat_preference")
+    size = "e => parseFloat(getComputedStyle(e).fontSize)"
+    link_size = row.get_by_role("link", name="Seat preference").evaluate(size)
+    assert row.locator("code.fact-key").evaluate(size) < link_size  # small, beside the topic
+    expect(row.locator("td[data-label=Origin]")).to_have_text(
+        re.compile(r"^Edited by editor-user on \d{1,2} \w{3} \d{4}$")
+    )
+    screenshot(page, "traveller-topics")
+    row.get_by_role("link", name="Seat preference", exact=True).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Seat preference seat_preference")
     latest = page.locator("table.history tbody tr").first
     expect(latest).to_contain_text("Updated")
     expect(latest).to_contain_text("editor-user")

@@ -84,13 +84,16 @@ def test_staff_see_the_quote_the_uses_and_the_turn(page, live_server, editor):
     row = page.locator("#fact-seat_preference")
     assert row.locator('[data-label="Last used"]').inner_text() != "—"
     check(page, "usage-staff-traveller")
-    row.get_by_role("link", name="seat_preference").click()
+    row.get_by_role("link", name="Seat preference", exact=True).click()  # the topic heads the row
     assert page.locator("q.evidence").inner_text() == f"{WORDS['en']['quote']} {XSS}"
     assert "Used in 2 conversations (injected 1, recalled 1)" in page.content()
     check(page, "usage-staff-fact")
     page.get_by_role("link", name="turn-1").click()
     assert page.url.endswith(f"/turns/{session_tag('sess-1')}/turn-1/")
     expect(page.get_by_text(WORDS["en"]["other"])).to_be_visible()
+    used = page.locator("td[data-label=Fact]").filter(has_text="seat_preference").first
+    expect(used.get_by_role("link", name="Seat preference", exact=True)).to_be_visible()
+    expect(used.locator("code.fact-key")).to_have_text("seat_preference")
     check(page, "usage-staff-turn")
 
 

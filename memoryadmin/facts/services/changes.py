@@ -77,6 +77,8 @@ def fact_edit(
     # A person's correction is its own source: the old quote no longer supports it.
     fact.evidence = ""
     fact.evidence_origin = actor.origin
+    if value_changed:  # who wrote the words the pages show; a new category alone is not that
+        fact.rewritten_by, fact.rewritten_by_label = actor.rewriter
     if classify_sensitive(clean.key, clean.value):
         fact.sensitive = True  # masked in staff lists; a person wrote it, so no review needed
     apply_retention(fact, retention_rules())

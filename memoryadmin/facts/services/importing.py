@@ -237,6 +237,7 @@ def _import_chunk(
             fact.value, fact.category, fact.updated_at = clean.value, clean.category, when
             fact.changed_at = when
             fact.source_session_id = draft.session_tag or fact.source_session_id
+            fact.rewritten_by, fact.rewritten_by_label = "", ""  # the file's words, no person's
             if fact.expiry_pinned and fact.expires_at is not None and fact.expires_at <= now:
                 fact.expiry_pinned = False  # restating an expired fact revives it, as live
             if topic:
@@ -261,6 +262,8 @@ def _import_chunk(
             "version",
             "expires_at",
             "expiry_pinned",
+            "rewritten_by",
+            "rewritten_by_label",
         ],
         batch_size=1000,
     )

@@ -138,6 +138,8 @@ _UPDATE_COLUMNS = (
     "updated_at",
     "evidence",
     "evidence_origin",
+    "rewritten_by",
+    "rewritten_by_label",
 )
 _STEP = timedelta(microseconds=1)
 
@@ -410,6 +412,8 @@ def _upsert_plan(
                 evidence=clean.evidence,
                 evidence_origin=str(actor.origin),
             )
+            # A person's new words say who wrote them; the agent's or extraction's clear that.
+            row["rewritten_by"], row["rewritten_by_label"] = actor.rewriter
             if row["expiry_pinned"] and row["expires_at"] is not None and row["expires_at"] <= now:
                 row["expiry_pinned"] = False  # restating an expired fact revives it
             if topic:
