@@ -88,3 +88,18 @@ def test_the_demo_editor_can_log_in_and_see_travellers():
     page = client.get("/staff/travellers/")
     assert page.status_code == 200
     assert "FF-100231" in page.content.decode()
+
+
+def test_the_demo_has_a_quality_sample_with_marks():
+    """`make run` shows figures on "Memory quality" and leaves facts to mark."""
+    from memoryadmin.quality.models import QualitySampleItem
+    from memoryadmin.quality.selectors import quality_report
+
+    call_command("seed_demo")
+    items = QualitySampleItem.objects.all()
+    assert items.count() >= 10
+    assert items.filter(mark="").exists() and items.filter(mark="wrong").count() == 2
+    report = quality_report()
+    assert report.overall.marked >= 8 and 0 < report.overall.value < 1
+    call_command("seed_demo")
+    assert QualitySampleItem.objects.count() == items.count()  # not drawn twice
