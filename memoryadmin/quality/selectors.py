@@ -117,7 +117,8 @@ class Signals:
 class QualityReport:
     since: datetime
     overall: Precision
-    by: dict[str, list[Precision]] = field(default_factory=dict)
+    # (column title, table caption, lines), in DIMENSIONS' order.
+    by: list[tuple[str, str, list[Precision]]] = field(default_factory=list)
     weeks: list[tuple[date, Precision]] = field(default_factory=list)
     reasons: list[tuple[str, int]] = field(default_factory=list)
 
@@ -189,10 +190,14 @@ def quality_report(now: datetime | None = None) -> QualityReport:
     return QualityReport(
         since=since,
         overall=overall,
-        by={
-            title: sorted(lines[column].values(), key=lambda p: (-p.marked, p.label))
+        by=[
+            (
+                title,
+                f"By {title.lower()}",
+                sorted(lines[column].values(), key=lambda p: (-p.marked, p.label)),
+            )
             for title, column in DIMENSIONS
-        },
+        ],
         weeks=sorted(weeks.items()),
         reasons=[
             (label, reasons[value]) for value, label in WrongReason.choices if reasons.get(value)
