@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.extraction.prompts import PROMPT_VERSION
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
+
+_TURNS = itertools.count(1)
 
 
 def learn(
@@ -25,7 +29,7 @@ def learn(
         job = ExtractionJob.objects.create(
             subject_id=subject_id,
             session_tag="0123456789ab",
-            turn_id=f"turn-{subject_id}-{key}",
+            turn_id=f"turn-{next(_TURNS)}",
             status="succeeded",
             model=model,
             prompt_version=PROMPT_VERSION,
