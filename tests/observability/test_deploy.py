@@ -110,6 +110,7 @@ def test_the_dashboard_shows_what_the_issue_asks_over_metrics_that_exist():
         "sweep lag",
         "Erasures",
         "Privacy requests due",
+        "Memory precision",
     ):
         assert any(wanted.lower() in title.lower() for title in titles), wanted
     for panel in dashboard["panels"]:
