@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ALERTS = ROOT / "deploy/prometheus/alerts.yml"
 ALERT_TESTS = Path(__file__).resolve().parent / "alerts_test.yml"
 DASHBOARD = ROOT / "deploy/grafana/memoryadmin.json"
-NAMED = re.compile(r"\bmemoryadmin_[a-z_]+")
+NAMED = re.compile(r"\bmemoryadmin_[a-z0-9_]+")
 
 
 def exported_names() -> set[str]:
