@@ -58,6 +58,10 @@ def test_wrong_needs_one_reason_from_the_list(editor_client):
     item = quality_sample_draw(actor=Actor.system("test")).items.get()
     body = post_mark(editor_client, item, "wrong").content.decode()
     assert "Not marked: choose why it is wrong" in body
+    body = post_mark(editor_client, item, "").content.decode()
+    assert "Not marked: choose Correct or Wrong." in body
+    # Nothing is chosen in advance for an unmarked fact.
+    assert " checked" not in editor_client.get(SAMPLE_PAGE).content.decode()
     with pytest.raises(FactInvalid):
         quality_mark_record(
             actor=Actor.staff(item.sample.drawn_by_user or make_staff("r", EDITOR)),

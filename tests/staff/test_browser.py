@@ -452,6 +452,7 @@ def test_review_the_quality_sample_sensitive_values_revealed_first(
     expect(page.get_by_text("Uses a wheelchair at airports")).to_be_visible()
     _mark(page, "FF-QB-005", "Wrong", "Should not be kept (sensitive)")
     assert_no_serious_axe_violations(page)
+    screenshot(page, "quality-sample-marked")
     assert FactEvent.objects.filter(subject_id="FF-QB-005", action="quality_marked").count() == 1
 
     page.get_by_role("link", name="Memory quality").first.click()

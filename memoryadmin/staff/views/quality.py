@@ -13,7 +13,6 @@ from django.views.decorators.http import require_POST
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactError
 from memoryadmin.quality import selectors
-from memoryadmin.quality.choices import Mark
 from memoryadmin.quality.models import QualitySampleItem
 from memoryadmin.quality.services import quality_mark_record, quality_sample_draw
 
@@ -59,7 +58,8 @@ def quality_sample(request: HttpRequest) -> HttpResponse:
                 "fact": fact,
                 "masked": masked,
                 "form": QualityMarkForm(
-                    initial={"mark": item.mark or Mark.CORRECT, "reason": item.reason},
+                    # No mark chosen in advance: a reviewer picks one for each fact.
+                    initial={"mark": item.mark, "reason": item.reason},
                     prefix=f"q{item.pk}",
                 ),
             }
@@ -92,7 +92,10 @@ def quality_mark(request: HttpRequest, item_id: int) -> HttpResponse:
     back = reverse("staff:quality_sample") + f"#item-{item.pk}"
     form = QualityMarkForm(request.POST, prefix=f"q{item.pk}")
     if not form.is_valid():
-        messages.error(request, "Not marked: choose why it is wrong, or mark it correct.")
+        if "mark" in form.errors:
+            messages.error(request, "Not marked: choose Correct or Wrong.")
+        else:
+            messages.error(request, "Not marked: choose why it is wrong, or mark it correct.")
         return redirect(back)
     try:
         quality_mark_record(
