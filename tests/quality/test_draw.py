@@ -111,3 +111,12 @@ def test_beat_and_the_command_draw_too(capsys):
     assert quality_draw_task() == 1
     call_command("quality_draw", "--size", "5")
     assert "Drew 1 of 1 facts learned in the last 7 days" in capsys.readouterr().out
+
+
+def test_beat_draws_weekly(settings):
+    from memoryadmin.celery import app
+
+    entry = settings.CELERY_BEAT_SCHEDULE["quality-sample-draw"]
+    assert entry["task"] == "memoryadmin.quality.tasks.quality_draw_task"
+    assert entry["schedule"] == 7 * 86400.0
+    assert entry["task"] in app.tasks
