@@ -87,6 +87,7 @@ from memoryadmin.conf.privacy import (
     WEBHOOK_SWEEP_INTERVAL_SECONDS,
     WEBHOOK_TIMEOUT_SECONDS,
 )
+from memoryadmin.conf.quality import QUALITY_SAMPLE_SIZE
 from memoryadmin.conf.security import (
     ALLOWED_HOSTS,
     BEHIND_TLS_PROXY,
@@ -179,6 +180,7 @@ INSTALLED_APPS = [
     "memoryadmin.staff",
     "memoryadmin.portal",
     "memoryadmin.privacy",
+    "memoryadmin.quality",
 ]
 
 MIDDLEWARE = [

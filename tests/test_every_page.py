@@ -88,6 +88,8 @@ def staff_pages(ids: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
             (f"{FACT}/seat_preference/expire/", "Expire <code>seat_preference</code>?"),
             (f"{FACT}/seat_preference/flag/", "Flag as sensitive"),
             ("/staff/privacy/record/", "<h1>Record a request</h1>"),
+            ("/staff/quality/", "<h1>Memory quality</h1>"),
+            ("/staff/quality/sample/", "<h1>Quality sample</h1>"),
         ],
         PRIVACY_ADMIN: [
             ("/staff/settings/", "Memory settings"),

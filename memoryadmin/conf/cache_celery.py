@@ -10,6 +10,7 @@ from memoryadmin.conf.extraction import (
     EXTRACTION_JOB_DEADLINE_SECONDS,
 )
 from memoryadmin.conf.privacy import WEBHOOK_SWEEP_INTERVAL_SECONDS
+from memoryadmin.conf.quality import QUALITY_DRAW_INTERVAL_SECONDS
 
 CELERY_BROKER_URL = env.url_str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
@@ -105,6 +106,11 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-webhook-log": {
         "task": "memoryadmin.privacy.tasks.webhook_log_sweep_task",
         "schedule": 86400.0,
+    },
+    # Issue 33: the weekly sample of learned facts for reviewers to mark.
+    "quality-sample-draw": {
+        "task": "memoryadmin.quality.tasks.quality_draw_task",
+        "schedule": QUALITY_DRAW_INTERVAL_SECONDS,
     },
 }
 

@@ -3,6 +3,8 @@ fills in what is worth keeping and what is not. Only the airline domain exists t
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from memoryadmin.facts.models import Category
@@ -157,3 +159,14 @@ RECORD_FACT_TOOL: dict[str, Any] = {
         "required": ["key", "value", "category"],
     },
 }
+
+
+def prompt_version(prompt: str, tool: dict[str, Any]) -> str:
+    """A short hash of what the model is told (the system prompt and the tool's schema): stored
+    on each job (`ExtractionJob.prompt_version`), so the "Memory quality" page shows a prompt
+    change as its own line. Twelve hex digits: a name to compare, not a secret."""
+    text = prompt + "\n" + json.dumps(tool, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+PROMPT_VERSION = prompt_version(AIRLINE_PROMPT, RECORD_FACT_TOOL)

@@ -21,6 +21,7 @@ from memoryadmin.facts.db import hot_cursor
 from memoryadmin.facts.validation import clean_reason, sanitize_text, session_tag
 
 from .models import FINISHED_STATUSES, ExtractionJob, JobStatus
+from .prompts import PROMPT_VERSION
 from .selectors import skip_reason
 from .sql import (
     SQL_BEGIN,
@@ -285,6 +286,7 @@ def job_begin(job_id: int, *, may_call: bool, model: str = "") -> JobRun | None:
                 "now": timezone.now(),
                 "may_call": may_call,
                 "model": model[:100],
+                "prompt_version": PROMPT_VERSION,
             },
         )
         row = cursor.fetchone()

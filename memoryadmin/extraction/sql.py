@@ -43,13 +43,14 @@ JOB_COLUMNS = (
     "created_by_label",
     "transcript",
     "used",
+    "prompt_version",
 )
 
 # Starts the job and reads all its extraction needs, in one statement: the job's columns, the
 # traveller's purge generation and learning switch, and every held fact as one JSON text. The
 # attempt is counted and the model named only when the model will be called: the airline-wide
 # checks passed (%(may_call)s), there is a transcript, and learning is not paused (exactly
-# when runtime._extract goes on to the call).
+# when runtime._extract goes on to the call), with the extraction prompt's version (issue 33).
 #
 # set_config(..., true) lasts until the end of the statement's own transaction (autocommit),
 # whose commit then does not wait for the WAL flush (see services.job_begin). Inside a caller's
@@ -78,14 +79,20 @@ SET status = 'running',
                       AND jsonb_array_length(j.transcript) > 0
                       AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
                                         WHERE s.subject_id = j.subject_id), false)
-                 THEN %(model)s ELSE j.model END
+                 THEN %(model)s ELSE j.model END,
+    prompt_version = CASE WHEN %(may_call)s
+                      AND jsonb_typeof(j.transcript) = 'array'
+                      AND jsonb_array_length(j.transcript) > 0
+                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
+                                        WHERE s.subject_id = j.subject_id), false)
+                 THEN %(prompt_version)s ELSE j.prompt_version END
 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush
 WHERE j.id = %(job)s AND j.status NOT IN ('failed', 'skipped', 'succeeded')
 RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j.reason,
           j.proposed, j.stored, j.updated, j.duplicates, j.blocked, j.sent_to_review,
           j.invalid, j.cut_by_cap, j.model, j.input_tokens, j.output_tokens, j.attempts,
           j.queued_at, j.started_at, j.finished_at, j.sent_at, j.sends, j.retryable,
-          j.created_by_label, j.transcript, j.used,
+          j.created_by_label, j.transcript, j.used, j.prompt_version,
           coalesce((SELECT s.purge_generation FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), 0),
           coalesce((SELECT s.memory_paused FROM {SUBJECT} s
@@ -112,13 +119,19 @@ SET status = 'running',
                       AND jsonb_array_length(j.transcript) > 0
                       AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
                                         WHERE s.subject_id = j.subject_id), false)
-                 THEN %(model)s ELSE j.model END
+                 THEN %(model)s ELSE j.model END,
+    prompt_version = CASE WHEN %(may_call)s
+                      AND jsonb_typeof(j.transcript) = 'array'
+                      AND jsonb_array_length(j.transcript) > 0
+                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
+                                        WHERE s.subject_id = j.subject_id), false)
+                 THEN %(prompt_version)s ELSE j.prompt_version END
 WHERE j.id = %(job)s AND j.status NOT IN ('failed', 'skipped', 'succeeded')
 RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j.reason,
           j.proposed, j.stored, j.updated, j.duplicates, j.blocked, j.sent_to_review,
           j.invalid, j.cut_by_cap, j.model, j.input_tokens, j.output_tokens, j.attempts,
           j.queued_at, j.started_at, j.finished_at, j.sent_at, j.sends, j.retryable,
-          j.created_by_label, j.transcript, j.used,
+          j.created_by_label, j.transcript, j.used, j.prompt_version,
           coalesce((SELECT s.purge_generation FROM {SUBJECT} s
                     WHERE s.subject_id = j.subject_id), 0),
           coalesce((SELECT s.memory_paused FROM {SUBJECT} s

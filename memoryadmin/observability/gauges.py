@@ -63,6 +63,33 @@ GAUGES: dict[str, GaugeSpec] = {
             "Seconds a read replica's replay is behind (absent while it does not answer).",
             ("replica",),
         ),
+        # Issue 33: memory quality (quality/gauges.py), the "Memory quality" page's overall
+        # figures; no sample while nothing is marked.
+        GaugeSpec(
+            "memoryadmin_memory_precision",
+            "Share of the reviewed sample's facts marked correct (last 12 weeks).",
+            (),
+        ),
+        GaugeSpec(
+            "memoryadmin_memory_precision_lower",
+            "Lower bound of the Wilson 95% interval of memory precision.",
+            (),
+        ),
+        GaugeSpec(
+            "memoryadmin_memory_precision_upper",
+            "Upper bound of the Wilson 95% interval of memory precision.",
+            (),
+        ),
+        GaugeSpec(
+            "memoryadmin_memory_corrected_per_1000",
+            "Learned facts the traveller corrected or deleted within 30 days, per 1,000 learned.",
+            (),
+        ),
+        GaugeSpec(
+            "memoryadmin_memory_staff_changed_per_1000",
+            "Learned facts staff rejected or edited, per 1,000 learned.",
+            (),
+        ),
         # Issue 22 (privacy requests) registers its source; until then the gauge has no sample.
         GaugeSpec(
             "memoryadmin_privacy_requests_due",

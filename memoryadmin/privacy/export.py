@@ -64,6 +64,7 @@ _ACTIONS = {
     EventAction.LEGAL_HOLD_PLACED: gettext_lazy("kept for a legal reason"),
     EventAction.LEGAL_HOLD_LIFTED: gettext_lazy("no longer kept for a legal reason"),
     EventAction.VALUE_REVEALED: gettext_lazy("our support team looked at it"),
+    EventAction.QUALITY_MARKED: gettext_lazy("checked by our team"),
 }
 
 

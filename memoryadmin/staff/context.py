@@ -16,6 +16,7 @@ NAV = (
     ("Overview", "staff:overview", VIEWER),
     ("Travellers", "staff:travellers", VIEWER),
     ("Review queue", "staff:review", VIEWER),
+    ("Memory quality", "staff:quality", EDITOR),
     ("Privacy requests", "privacy:list", VIEWER),
     ("Access record", "staff:access_record", PRIVACY_ADMIN),
     ("Settings", "settings:memory", PRIVACY_ADMIN),

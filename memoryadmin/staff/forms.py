@@ -8,6 +8,7 @@ from django.contrib.auth.forms import AuthenticationForm
 
 from memoryadmin.facts.models import ActorKind, Category, EventAction
 from memoryadmin.facts.validation import REASON_MAX_LENGTH
+from memoryadmin.quality.choices import WrongReason
 from memoryadmin_client.types import KEY_MAX_LENGTH, VALUE_MAX_LENGTH
 
 
@@ -130,3 +131,18 @@ class StaffLoginForm(AuthenticationForm):
                 code="max_length",
             )
         return username
+
+
+class QualityMarkForm(forms.Form):
+    """One sampled fact's mark: correct, or wrong with one reason (quality.services)."""
+
+    mark = forms.ChoiceField(choices=[("correct", "Correct"), ("wrong", "Wrong")])
+    reason = forms.ChoiceField(
+        required=False, choices=[("", "Why it is wrong…"), *WrongReason.choices]
+    )
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if cleaned.get("mark") == "wrong" and not cleaned.get("reason"):
+            self.add_error("reason", "Choose why it is wrong.")
+        return cleaned

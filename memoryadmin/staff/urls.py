@@ -9,7 +9,17 @@ from django.urls import path, register_converter
 
 from memoryadmin.api.converters import FactKeyConverter, SubjectIdConverter
 
-from .views import access_record, actions, edits, history, overview, review, travellers, turns
+from .views import (
+    access_record,
+    actions,
+    edits,
+    history,
+    overview,
+    quality,
+    review,
+    travellers,
+    turns,
+)
 
 register_converter(SubjectIdConverter, "staff_subject")
 register_converter(FactKeyConverter, "staff_key")
@@ -39,6 +49,10 @@ urlpatterns = [
     path(FACT + "<slug:action>/", actions.fact_action, name="fact_action"),
     path("review/", review.review, name="review"),
     path("access/", access_record.access_record, name="access_record"),
+    path("quality/", quality.quality, name="quality"),
+    path("quality/sample/", quality.quality_sample, name="quality_sample"),
+    path("quality/sample/draw/", quality.quality_draw, name="quality_draw"),
+    path("quality/sample/<int:item_id>/mark/", quality.quality_mark, name="quality_mark"),
     path(
         "travellers/<staff_subject:subject_id>/as-of/",
         travellers.traveller_as_of,

@@ -146,6 +146,7 @@ def test_a_skipped_turn_calls_no_model_and_counts_no_attempt(
     assert "paused" in finished.reason
     job.refresh_from_db()
     assert (job.attempts, job.model, job.transcript) == (0, "", None)
+    assert job.prompt_version == ""  # no model called, no prompt sent
     assert fake_anthropic.requests == []
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from memoryadmin.extraction import runtime, services
 from memoryadmin.extraction.models import ExtractionJob, JobStatus
-from memoryadmin.extraction.prompts import RECORD_FACT_TOOL, airline_prompt
+from memoryadmin.extraction.prompts import PROMPT_VERSION, RECORD_FACT_TOOL, airline_prompt
 from memoryadmin.facts import selectors
 from memoryadmin.facts import services as fact_services
 from memoryadmin.facts.actors import Actor
@@ -127,10 +127,13 @@ def test_golden_turn(case: dict[str, Any], fake_anthropic: FakeAnthropic) -> Non
     if expect["requests"]:
         assert job.input_tokens == 321 and job.output_tokens == 54
         assert job.model == "claude-haiku-4-5-20251001"
+        assert job.prompt_version == PROMPT_VERSION  # issue 33: the prompt it was called with
         assert job.attempts == 1
     if expect["counts"]["stored"] + expect["counts"]["updated"]:
         events = FactEvent.objects.filter(subject_id=subject_id, actor_kind="extraction")
         assert {event.reason for event in events} == {"learned from turn t-1"}
+        # The quality sample finds the job (its model and prompt version) by this label.
+        assert {event.actor_label for event in events} == {f"extraction job {job.pk}"}
         assert {event.session_tag for event in events} == {session_tag("session-1")}
 
 

@@ -31,6 +31,9 @@ HOLDS_VALUES = {
     # No value or key (only the keyed hash), but a turn id and session tag tie a fact to a
     # conversation: they go with the fact.
     "usage.MemoryUse": "usage.facts (with each fact) and usage.subjects (forget everything)",
+    # No value or key, but the traveller id and keyed hash tie a mark to a fact: anonymised
+    # (mark and dimensions kept for the precision) with the fact, or with the traveller.
+    "quality.QualitySampleItem": "quality.facts (with each fact) and quality.subjects",
 }
 # Models with text columns that never hold a fact value, and why.
 NO_VALUES = {
@@ -60,6 +63,7 @@ NO_VALUES = {
     "privacy.OutboxEvent": "event type, traveller id, keyed hash of the key, receipt, path",
     "privacy.WebhookDelivery": "status of one event for one recipient",
     "privacy.DeliveryAttempt": "status code, duration and an exception class name",
+    "quality.QualitySample": "when a quality sample was drawn, by whom, from how many facts",
 }
 TEXT_FIELDS = (models.CharField, models.TextField, models.JSONField)
 

@@ -97,3 +97,18 @@ def test_seed_demo_prints_the_address_it_is_served_on(capsys):
     out = capsys.readouterr().out
     assert "http://127.0.0.1:8765/login/" in out and "http://127.0.0.1:8765/api/v1/docs/" in out
     assert ":8000" not in out
+
+
+def test_the_demo_has_a_quality_sample_with_marks():
+    """`make run` shows figures on "Memory quality" and leaves facts to mark."""
+    from memoryadmin.quality.models import QualitySampleItem
+    from memoryadmin.quality.selectors import quality_report
+
+    call_command("seed_demo")
+    items = QualitySampleItem.objects.all()
+    assert items.count() >= 10
+    assert items.filter(mark="").exists() and items.filter(mark="wrong").count() == 2
+    report = quality_report()
+    assert report.overall.marked >= 8 and 0 < report.overall.value < 1
+    call_command("seed_demo")
+    assert QualitySampleItem.objects.count() == items.count()  # not drawn twice

@@ -1,6 +1,6 @@
-"""Every hand-written statement (facts/sql.py, extraction/sql.py) is valid SQL against the real
-schema: PostgreSQL plans each one (EXPLAIN, never ANALYZE, so the writes write nothing) with
-sample parameters. A new statement without a sample fails here until it has one."""
+"""Every hand-written statement (facts/, extraction/, usage/ and quality/sql.py) is valid SQL
+against the real schema: PostgreSQL plans each one (EXPLAIN, never ANALYZE, so the writes write
+nothing) with sample parameters. A new statement without a sample fails here until it has one."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ from memoryadmin.extraction.models import FINISHED_STATUSES, ExtractionJob
 from memoryadmin.facts import erasure
 from memoryadmin.facts import sql as facts_sql
 from memoryadmin.facts import tables as facts_tables
+from memoryadmin.quality import sql as quality_sql
+from memoryadmin.quality import tables as quality_tables
 from memoryadmin.usage import sql as usage_sql
 from memoryadmin.usage import tables as usage_tables
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 SUBJECT = {"subject": "s-1", "now": NOW}
-JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m"}
+JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m", "prompt_version": "0123456789ab"}
 
 # Module constants that are not statements.
 # (COPY has no plan, tests/usage runs it; AGENT_QUOTES is a part of SQL_BEGIN, planned in it)
@@ -89,9 +91,21 @@ SAMPLES: dict[str, Any] = {
         "reason": "",
         "now": NOW,
     },
+    # Memory quality (quality/sql.py): the sample items' eraser parts, and the signals.
+    "QUALITY_ERASE_FACTS_SQL": {
+        "facts": "[]",
+        "matches": "[]",
+        "action": "deleted",
+        "reason": "",
+        "now": NOW,
+    },
+    "QUALITY_ERASE_SUBJECTS_SQL": SUBJECT,
+    "SQL_LEARNED_SIGNALS": {"since": NOW},
 }
 # An eraser's part -> the erasing statement it is planned inside.
 ERASER_PARTS = {
+    "QUALITY_ERASE_FACTS_SQL": "SQL_ERASE_FACTS",
+    "QUALITY_ERASE_SUBJECTS_SQL": "SQL_ERASE_SUBJECT",
     "SQL_ERASE_TRANSCRIPTS": "SQL_ERASE_SUBJECT",
     "USAGE_ERASE_FACTS_SQL": "SQL_ERASE_FACTS",
     "USAGE_ERASE_SUBJECTS_SQL": "SQL_ERASE_SUBJECT",
@@ -101,7 +115,12 @@ ERASER_PARTS = {
 
 def _statements(module: ModuleType) -> dict[str, str]:
     """The module's own string constants (not the table names it imports)."""
-    imported = set(vars(facts_tables)) | set(vars(extraction_tables)) | set(vars(usage_tables))
+    imported = (
+        set(vars(facts_tables))
+        | set(vars(extraction_tables))
+        | set(vars(usage_tables))
+        | set(vars(quality_tables))
+    )
     return {
         name: value
         for name, value in vars(module).items()
@@ -112,7 +131,12 @@ def _statements(module: ModuleType) -> dict[str, str]:
     }
 
 
-STATEMENTS = {**_statements(facts_sql), **_statements(extraction_sql), **_statements(usage_sql)}
+STATEMENTS = {
+    **_statements(facts_sql),
+    **_statements(extraction_sql),
+    **_statements(usage_sql),
+    **_statements(quality_sql),
+}
 
 
 def _explain(sql: str, params: Any) -> list[tuple[Any, ...]]:

@@ -17,8 +17,9 @@ from memoryadmin.observability import gauges, metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 ALERTS = ROOT / "deploy/prometheus/alerts.yml"
+ALERT_TESTS = Path(__file__).resolve().parent / "alerts_test.yml"
 DASHBOARD = ROOT / "deploy/grafana/memoryadmin.json"
-NAMED = re.compile(r"\bmemoryadmin_[a-z_]+")
+NAMED = re.compile(r"\bmemoryadmin_[a-z0-9_]+")
 
 
 def exported_names() -> set[str]:
@@ -49,6 +50,7 @@ def test_every_alert_expression_names_metrics_that_exist():
         "MemorySweepLagging",
         "MemoryPrivacyRequestsOverdue",
         "MemoryWebhookRecipientFailing",
+        "MemoryQualityLow",
     }
     for rule in rules:
         used = set(NAMED.findall(rule["expr"]))
@@ -59,6 +61,7 @@ def test_every_alert_expression_names_metrics_that_exist():
     assert by_name["MemoryTierOneSlow"]["for"] == "5m"
     assert "> 600" in by_name["MemoryExtractionQueueOld"]["expr"]
     assert "> 7200" in by_name["MemorySweepLagging"]["expr"]
+    assert by_name["MemoryQualityLow"]["expr"] == "memoryadmin_memory_precision_upper < 0.9"
 
 
 def test_promtool_accepts_the_alert_rules():
@@ -68,6 +71,24 @@ def test_promtool_accepts_the_alert_rules():
         pytest.skip("promtool is not installed here; `bash .ci/run` installs it")
     result = subprocess.run(  # noqa: S603 - a fixed argv
         [promtool, "check", "rules", str(ALERTS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout + result.stderr
+
+
+def test_promtool_unit_tests_of_the_alert_rules_pass():
+    """alerts_test.yml: MemoryQualityLow fires once the upper bound has stayed under 0.9 for
+    an hour, and not for a bound of 0.94."""
+    promtool = os.environ.get("PROMTOOL") or shutil.which("promtool")
+    if not promtool:
+        pytest.skip("promtool is not installed here; `bash .ci/run` installs it")
+    result = subprocess.run(  # noqa: S603 - a fixed argv
+        [promtool, "test", "rules", ALERT_TESTS.name],
+        cwd=ALERT_TESTS.parent,
         capture_output=True,
         text=True,
         timeout=60,
@@ -89,6 +110,7 @@ def test_the_dashboard_shows_what_the_issue_asks_over_metrics_that_exist():
         "sweep lag",
         "Erasures",
         "Privacy requests due",
+        "Memory precision",
     ):
         assert any(wanted.lower() in title.lower() for title in titles), wanted
     for panel in dashboard["panels"]:

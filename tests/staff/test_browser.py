@@ -404,3 +404,96 @@ def test_a_heavy_traveller_is_paged_sorted_and_bulk_edited_in_place(page, live_s
     page.get_by_role("button", name="Flag sensitive").click()
     expect(page).to_have_url(re.compile(r"\?sort=key&page=2$"))
     expect(page.locator(f"#fact-{keys[2]}")).to_contain_text("sensitive")
+
+
+# --- Memory quality (issue 33) -------------------------------------------------------------
+
+
+@pytest.fixture
+def learned_sample():
+    """Five travellers' learned facts drawn into a sample; one of them sensitive."""
+    from memoryadmin.quality.services import quality_sample_draw
+    from tests.quality.conftest import learn
+
+    learn("FF-QB-001", "seat_preference", "Prefers an aisle seat")
+    learn("FF-QB-002", "meal_preference", "偏好素食", by="agent")
+    learn("FF-QB-003", "travel_party", "Travels with two children", "context")
+    learn("FF-QB-004", "connections", "No more than one connection", "constraint")
+    learn("FF-QB-005", "mobility", "Uses a wheelchair at airports", "context")
+    services.fact_flag_sensitive(subject_id="FF-QB-005", key="mobility", actor=Actor.system("t"))
+    return quality_sample_draw(actor=Actor.system("test"))
+
+
+def _mark(page, subject_id: str, mark: str, reason: str | None = None) -> None:
+    row = page.locator("tr", has=page.get_by_role("link", name=subject_id))
+    row.get_by_label(mark, exact=True).check()
+    if reason:
+        row.get_by_label(re.compile("is wrong")).select_option(label=reason)
+    row.get_by_role("button", name=re.compile("Save the mark")).click()
+    expect(page.locator(".flash")).to_contain_text("Marked.")
+
+
+def test_review_the_quality_sample_sensitive_values_revealed_first(
+    page, live_server, learned_sample
+):
+    _login(page, live_server, "editor")
+    page.get_by_role("link", name="Memory quality").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Memory quality")
+    page.get_by_role("link", name="Review this week’s sample").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Quality sample")
+    expect(page.locator("table.quality-sample tbody tr")).to_have_count(5)
+    sensitive = page.locator("tr", has=page.get_by_role("link", name="FF-QB-005"))
+    expect(sensitive).to_contain_text("Reveal the value to mark it")
+    expect(page.get_by_text("Uses a wheelchair")).to_have_count(0)
+    assert_no_serious_axe_violations(page)
+    screenshot(page, "quality-sample")
+
+    _mark(page, "FF-QB-001", "Correct")
+    _mark(page, "FF-QB-003", "Wrong", "One-off (this trip only)")
+    row = page.locator("tr", has=page.get_by_role("link", name="FF-QB-003"))
+    expect(row.locator(".mark-given")).to_contain_text("Wrong: One-off (this trip only)")
+    # Wrong without a reason is refused, with words.
+    other = page.locator("tr", has=page.get_by_role("link", name="FF-QB-004"))
+    other.get_by_label("Wrong", exact=True).check()
+    other.get_by_role("button", name=re.compile("Save the mark")).click()
+    expect(page.locator(".flash")).to_contain_text("choose why it is wrong")
+
+    sensitive = page.locator("tr", has=page.get_by_role("link", name="FF-QB-005"))
+    sensitive.get_by_placeholder("Why you need to see it").fill("weekly quality review")
+    sensitive.get_by_role("button", name=re.compile("^Reveal")).click()
+    expect(page.get_by_text("Uses a wheelchair at airports")).to_be_visible()
+    _mark(page, "FF-QB-005", "Wrong", "Should not be kept (sensitive)")
+    assert_no_serious_axe_violations(page)
+    screenshot(page, "quality-sample-marked")
+    assert FactEvent.objects.filter(subject_id="FF-QB-005", action="quality_marked").count() == 1
+
+    page.get_by_role("link", name="Memory quality").first.click()
+    stat = page.locator('[data-stat="precision"]')
+    expect(stat).to_contain_text("33%")
+    expect(stat).to_contain_text("1 correct of 3 marked")
+    expect(page.get_by_text("FF-QB-005")).to_have_count(0)  # the figures name no traveller
+
+
+def test_the_quality_page_at_1280_pixels(page, live_server, learned_sample):
+    from memoryadmin.quality.services import quality_mark_record
+
+    reviewer = _login(page, live_server, "editor")
+    for n, item in enumerate(learned_sample.items.select_related("fact").order_by("id")):
+        if not item.fact.sensitive:
+            wrong = n == 0
+            quality_mark_record(
+                actor=Actor.staff(reviewer),
+                item=item,
+                mark="wrong" if wrong else "correct",
+                reason="inference" if wrong else "",
+            )
+    page.goto(f"{live_server.url}/staff/quality/")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Memory quality")
+    expect(page.locator('[data-stat="precision"]')).to_contain_text("75%")
+    expect(page.locator('[data-stat="precision"]')).to_contain_text("30% to 95%")
+    expect(page.get_by_role("table", name="By prompt version")).to_be_visible()
+    expect(page.get_by_role("table", name="By language")).to_contain_text("Traditional Chinese")
+    expect(page.get_by_text("The model's inference: 1")).to_be_visible()
+    assert page.viewport_size["width"] == 1280
+    assert_no_serious_axe_violations(page)
+    screenshot(page, "quality")

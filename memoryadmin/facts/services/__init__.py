@@ -49,7 +49,7 @@ from .retention import (
     facts_sweep_expired,
     retention_recompute_chunk,
 )
-from .review import fact_review_decide
+from .review import fact_quality_mark, fact_review_decide
 from .subjects import (
     subject_set_legal_hold,
     subject_set_preferences,
@@ -84,6 +84,7 @@ __all__ = [
     "fact_flag_sensitive",
     "fact_quotes_confirm",
     "fact_reject",
+    "fact_quality_mark",
     "fact_review_decide",
     "fact_reveal",
     "fact_set_expiry",

@@ -9,12 +9,12 @@ from django.utils import timezone
 
 from ..actors import Actor
 from ..errors import FactInvalid, FactStateError
-from ..models import MemoryFact
+from ..models import EventAction, MemoryFact
 from ..selectors import fact_revealed_since
 from ..validation import clean_reason
 from .changes import fact_approve
 from .forgetting import fact_reject
-from .history import load_for_update
+from .history import load_for_update, record_event
 
 DECISIONS = ("approve", "reject")
 # How long a reveal lets its reviewer decide (the staff pages show the value as long).
@@ -59,3 +59,27 @@ def fact_review_decide(
         reason=reason,
         expected_version=expected_version,
     )
+
+
+@transaction.atomic
+def fact_quality_mark(*, subject_id: str, key: str, actor: Actor, words: str) -> MemoryFact:
+    """A reviewer's quality mark on a sampled fact (issue 33), in its history as a
+    `quality_marked` event whose reason is the mark in words; the value is untouched and not
+    copied. As for a review decision, a sensitive value is marked only by someone who revealed
+    it within the last REVEAL_WINDOW, after its last change (`FactStateError` otherwise)."""
+    if not clean_reason(words).strip():
+        raise FactInvalid("Say what the mark is.", fields={"mark": "Required."})
+    fact = load_for_update(subject_id, key, None)
+    if fact.sensitive and not _revealed_to(actor, fact):
+        raise FactStateError(
+            "Reveal the value before you mark it: a sensitive fact is marked only by someone "
+            "who has seen it. Reveal it (one click, with a reason), then mark it."
+        )
+    record_event(
+        subject_id=fact.subject_id,
+        key=fact.key,
+        action=EventAction.QUALITY_MARKED,
+        actor=actor,
+        reason=words,
+    )
+    return fact

@@ -196,10 +196,11 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     fact = fact_selectors.subject_fact(subject_id, key)
     if fact is None:
         return _deleted_fact(request, subject, key)
-    # The event that made the current version: a reveal is an access, not a version.
+    # The event that made the current version: a reveal is an access, a quality mark a
+    # review, neither a version.
     latest = (
         selectors.staff_events(subject_id, key=fact.key)
-        .exclude(action=EventAction.VALUE_REVEALED)
+        .exclude(action__in=(EventAction.VALUE_REVEALED, EventAction.QUALITY_MARKED))
         .first()
     )
     revealed = revealed_keys(request, subject_id)

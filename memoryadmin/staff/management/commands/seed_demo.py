@@ -31,6 +31,8 @@ from memoryadmin.privacy import outbox, webhooks
 from memoryadmin.privacy.export import traveller_export_bytes
 from memoryadmin.privacy.models import WebhookRecipient
 from memoryadmin.privacy.recipients import webhook_recipient_add
+from memoryadmin.quality.models import QualitySample
+from memoryadmin.quality.services import quality_mark_record, quality_sample_draw
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, ROLES, VIEWER
 from memoryadmin.usage.services import TurnUse, uses_record
 
@@ -251,6 +253,7 @@ class Command(BaseCommand):
             users = self._users()
             self._retention_rules()
             created = self._travellers(users)
+            self._quality_sample(users)
         self.stdout.write(self.style.SUCCESS(f"Demo data ready: {created} new travellers."))
         self.stdout.write(f"Log in at {base_url}/login/ as:")
         for username, password, role in DEMO_USERS:
@@ -363,6 +366,20 @@ class Command(BaseCommand):
                     reason="paused learning in the privacy portal",
                 )
         return created
+
+    def _quality_sample(self, users: dict[str, object]) -> None:
+        """A sample with most facts marked, so "Memory quality" shows figures: the editor marks
+        the facts that are not sensitive, two of them wrong, and leaves the rest to review."""
+        if QualitySample.objects.exists():
+            return
+        editor = Actor.staff(users[EDITOR])
+        sample = quality_sample_draw(actor=Actor.system("demo"), size=16, seed=33)
+        wrong = iter((("wrong", "one_off"), ("wrong", "inference")))
+        for n, item in enumerate(sample.items.select_related("fact").order_by("id")):
+            if item.fact is None or item.fact.sensitive or n % 5 == 4:
+                continue  # masked until revealed, or left for the visitor to mark
+            mark, reason = next(wrong, ("correct", "")) if n % 4 == 1 else ("correct", "")
+            quality_mark_record(actor=editor, item=item, mark=mark, reason=reason)
 
     def _recipient(self) -> WebhookRecipient:
         """The demo's webhook recipient: a system told about every erasure."""
