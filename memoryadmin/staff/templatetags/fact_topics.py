@@ -26,6 +26,12 @@ def fact_topic(key: str, href: str = "") -> str:
 
 
 @register.filter
+def topic(key: str) -> str:
+    """The topic alone, for text read aloud beside a control ("Mark Seat preference of ...")."""
+    return topic_label(key)
+
+
+@register.filter
 def fact_origin(fact: MemoryFact) -> str:
     """Who wrote the current value: the person who rewrote it, else where the fact came from."""
     if fact.rewritten_by == ActorKind.STAFF:
