@@ -30,4 +30,4 @@ class LearnedBy(models.TextChoices):
     """How a sampled fact was learned: the two automated writers (facts' Origin values)."""
 
     EXTRACTION = "extraction", "Extraction"
-    AGENT = "agent", "The agent (save_memory)"
+    AGENT = "agent", "Saved by the assistant"

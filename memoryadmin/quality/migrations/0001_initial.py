@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
                 ('key_hash', models.CharField(blank=True, default='', max_length=41)),
                 ('category', models.CharField(choices=[('preference', 'Preference'), ('constraint', 'Constraint'), ('context', 'Context')], max_length=16)),
                 ('language', models.CharField(choices=[('en', 'English'), ('zh-Hant', 'Traditional Chinese'), ('other', 'Other')], max_length=8)),
-                ('origin', models.CharField(choices=[('extraction', 'Extraction'), ('agent', 'The agent (save_memory)')], max_length=16)),
+                ('origin', models.CharField(choices=[('extraction', 'Extraction'), ('agent', 'Saved by the assistant')], max_length=16)),
                 ('model', models.CharField(blank=True, default='', max_length=100)),
                 ('prompt_version', models.CharField(blank=True, default='', max_length=16)),
                 ('learned_at', models.DateTimeField()),
