@@ -48,6 +48,14 @@ class Subject(models.Model):
 
     class Meta:
         db_table = tables.SUBJECT
+        indexes = [
+            # Retention (the drop by month, the sweeps) starts from the few held travellers.
+            models.Index(
+                fields=["subject_id"],
+                name="memory_subject_held",
+                condition=models.Q(legal_hold=True),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.subject_id
@@ -189,6 +197,14 @@ class FactEvent(models.Model):
             # Finding a receipt by its number; partial: only subject_cleared events have one.
             models.Index(
                 fields=["receipt"], name="fact_event_receipt", condition=~models.Q(receipt="")
+            ),
+            # Retention by month finds the events of live facts through it, not by reading the
+            # month (`sql.EVENTS_OF_LIVE_FACTS`): only rows whose key is still plain; an erased
+            # fact's events (key = its digest) and traveller-wide ones (no key) are not in it.
+            models.Index(
+                fields=["created_at"],
+                name="fact_event_plain_key",
+                condition=~models.Q(key=models.F("key_hash")),
             ),
         ]
         constraints = [
