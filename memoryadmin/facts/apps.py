@@ -33,6 +33,7 @@ class FactsConfig(AppConfig):
                 cutoff=events_retention_cutoff,
                 # The audit sweep keeps the same rows (sql.EVENTS_KEPT_PAST_RETENTION).
                 keep=(sql.EVENTS_OF_HELD_TRAVELLERS, sql.EVENTS_OF_LIVE_FACTS),
+                closed_index=sql.EVENTS_OF_LIVE_FACTS_INDEX,
             )
         )
 

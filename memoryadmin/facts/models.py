@@ -198,14 +198,6 @@ class FactEvent(models.Model):
             models.Index(
                 fields=["receipt"], name="fact_event_receipt", condition=~models.Q(receipt="")
             ),
-            # Retention by month finds the events of live facts through it, not by reading the
-            # month (`sql.EVENTS_OF_LIVE_FACTS`): only rows whose key is still plain; an erased
-            # fact's events (key = its digest) and traveller-wide ones (no key) are not in it.
-            models.Index(
-                fields=["created_at"],
-                name="fact_event_plain_key",
-                condition=~models.Q(key=models.F("key_hash")),
-            ),
         ]
         constraints = [
             # An event about a fact without its hash could not be found, so not erased.

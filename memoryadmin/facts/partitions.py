@@ -121,6 +121,12 @@ SQL_DROP = """
 DROP TABLE {part}
 """
 
+# A closed month's own index for its keep rule (`Partitioned.closed_index`): made on the month
+# partition only, never on the parent, so this month's rows are not in it (see below).
+SQL_CLOSED_INDEX = """
+CREATE INDEX {concurrently} IF NOT EXISTS {index} ON {part} {definition}
+"""
+
 SQL_RENAME = """
 ALTER TABLE {old} RENAME TO {new}
 """
@@ -139,6 +145,12 @@ class Partitioned:
     storage: str = ""
     cutoff: Callable[[datetime], datetime | None] = field(default=lambda now: None, compare=False)
     keep: tuple[str, ...] = ()
+    # An index (columns and predicate) each closed month gets for itself, so that its drop
+    # finds a keep rule's rows without reading the month, where the parent cannot carry it:
+    # the history's live facts' events are `key <> key_hash`, which redaction changes; on
+    # the parent it would make every redaction write every index (no more HOT update). On a
+    # closed month only that month's rare redactions pay for it.
+    closed_index: str = ""
     # Run in the upkeep's transaction before a stray row is moved (the access record's
     # append-only trigger lets its rows leave only when told).
     before_move: str = ""
@@ -177,13 +189,17 @@ def default_name(table: str) -> str:
 
 
 def _sql(template: str, **names: str) -> str:
-    """The statement with its names quoted as identifiers (`storage`, `keep`, `taken` are
-    SQL)."""
+    """The statement with its names quoted as identifiers (`storage`, `keep`, `taken`,
+    `definition` and `concurrently` are SQL)."""
     return (
         sql.SQL(template)
         .format(
             **{
-                k: (sql.SQL(v) if k in ("storage", "keep", "taken") else sql.Identifier(v))
+                k: (
+                    sql.SQL(v)
+                    if k in ("storage", "keep", "taken", "definition", "concurrently")
+                    else sql.Identifier(v)
+                )
                 for k, v in names.items()
             }
         )
@@ -264,6 +280,51 @@ def partitions_upkeep(*, now: datetime | None = None, ahead: int = MONTHS_AHEAD)
     return made
 
 
+def closed_index_name(part: str) -> str:
+    return f"{part}_keep"
+
+
+def _months(spec: Partitioned) -> list[datetime]:
+    names = [n for n in partitions(spec.table) if n != default_name(spec.table)]
+    return sorted(datetime(int(n[-7:-3]), int(n[-2:]), 1, tzinfo=UTC) for n in names)
+
+
+def closed_months_index(*, now: datetime | None = None) -> list[str]:
+    """Every closed month (ended before last month began: no row is written to it any more)
+    of a table with a `closed_index` gets that index, once. Built CONCURRENTLY outside a
+    transaction, so an erasure redacting the month's rows meanwhile does not wait. The one read
+    of the month the drop needs, done ahead of it, off the drop's lock on the parent. Returns
+    the indexes made."""
+    last_open = add_months(month_of(now or timezone.now()), -1)
+    made: list[str] = []
+    for spec in registered():
+        if not spec.closed_index or not is_partitioned(spec.table):
+            continue
+        for month in _months(spec):
+            part = part_name(spec.table, month)
+            index = closed_index_name(part)
+            if month >= last_open:
+                continue
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [index])
+                if cursor.fetchone()[0]:
+                    continue
+                concurrently = "" if connection.in_atomic_block else "CONCURRENTLY"
+                cursor.execute(
+                    _sql(
+                        SQL_CLOSED_INDEX,
+                        concurrently=concurrently,
+                        index=index,
+                        part=part,
+                        definition=spec.closed_index,
+                    )
+                )
+            made.append(index)
+    if made:
+        logger.info("closed months indexed: %s", ", ".join(made))
+    return made
+
+
 # --- Retention by month
 
 
@@ -273,14 +334,7 @@ def droppable_months(spec: Partitioned, *, now: datetime | None = None) -> list[
     cutoff = spec.cutoff(now or timezone.now())
     if cutoff is None:
         return []
-    months = []
-    for name in partitions(spec.table):
-        if name == default_name(spec.table):
-            continue
-        month = datetime(int(name[-7:-3]), int(name[-2:]), 1, tzinfo=UTC)
-        if add_months(month, 1) <= cutoff:
-            months.append(month)
-    return sorted(months)
+    return [month for month in _months(spec) if add_months(month, 1) <= cutoff]
 
 
 def month_drop(spec: Partitioned, month: datetime) -> tuple[int, int]:

@@ -243,12 +243,17 @@ SELECT pg_is_in_recovery(),
 # sweep (`SQL_SWEEP_EVENTS`) deletes old rows that match neither; the drop by month
 # (`partitions.month_drop`) copies the rows of each part in turn, each through its own index:
 # the held travellers' through `memory_subject_held` then the month's (subject_id, created_at),
-# the live facts' through the month's `fact_event_plain_key` (only rows with a plain key).
+# the live facts' through the closed month's own index of rows with a plain key (below).
 EVENTS_OF_HELD_TRAVELLERS = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT}
                  WHERE legal_hold)"""
 
 EVENTS_OF_LIVE_FACTS = f"""t.key <> t.key_hash
 AND EXISTS (SELECT 1 FROM {MEMORY_FACT} AS f WHERE f.subject_id = t.subject_id AND f.key = t.key)"""
+
+# The index each closed month of the history gets (`partitions.closed_months_index`), whose
+# predicate is the first condition of EVENTS_OF_LIVE_FACTS: columns and predicate, not a
+# statement (tests/facts/test_partitions.py checks the drop's plan uses it).
+EVENTS_OF_LIVE_FACTS_INDEX = """(created_at) WHERE key <> key_hash"""
 
 EVENTS_KEPT_PAST_RETENTION = f"""({EVENTS_OF_HELD_TRAVELLERS})
 OR ({EVENTS_OF_LIVE_FACTS})"""
