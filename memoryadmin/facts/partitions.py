@@ -127,6 +127,15 @@ SQL_CLOSED_INDEX = """
 CREATE INDEX {concurrently} IF NOT EXISTS {index} ON {part} {definition}
 """
 
+# NULL when there is no such index, false when a concurrent build failed and left it invalid.
+SQL_INDEX_VALID = """
+SELECT (SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s))
+"""
+
+SQL_DROP_INDEX = """
+DROP INDEX {concurrently} {index}
+"""
+
 SQL_RENAME = """
 ALTER TABLE {old} RENAME TO {new}
 """
@@ -305,11 +314,14 @@ def closed_months_index(*, now: datetime | None = None) -> list[str]:
             index = closed_index_name(part)
             if month >= last_open:
                 continue
+            concurrently = "" if connection.in_atomic_block else "CONCURRENTLY"
             with connection.cursor() as cursor:
-                cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [index])
-                if cursor.fetchone()[0]:
+                cursor.execute(SQL_INDEX_VALID, [index])
+                valid = cursor.fetchone()[0]
+                if valid:
                     continue
-                concurrently = "" if connection.in_atomic_block else "CONCURRENTLY"
+                if valid is False:  # a concurrent build that failed half-way: again
+                    cursor.execute(_sql(SQL_DROP_INDEX, concurrently=concurrently, index=index))
                 cursor.execute(
                     _sql(
                         SQL_CLOSED_INDEX,

@@ -437,3 +437,24 @@ def test_the_receipts_row_sweep_keeps_what_the_drop_keeps():
 
     assert uses_sweep_expired() == (1, False)
     assert set(MemoryUse.objects.values_list("subject_id", flat=True)) == {"sweep-held"}
+
+
+@pytest.mark.django_db
+def test_a_closed_months_index_left_invalid_is_made_again():
+    """A concurrent build that fails leaves an invalid index under the name: the next upkeep
+    drops and rebuilds it, rather than skipping the month for good (its drop would read it)."""
+    spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
+    month = datetime(2025, 3, 1, tzinfo=UTC)
+    partitions.month_create(spec, month)
+    index = partitions.closed_index_name(partitions.part_name(spec.table, month))
+    assert index in partitions.closed_months_index()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [index]
+        )
+
+    assert partitions.closed_months_index() == [index]
+
+    with connection.cursor() as cursor:
+        cursor.execute(partitions.SQL_INDEX_VALID, [index])
+        assert cursor.fetchone()[0] is True
