@@ -146,8 +146,9 @@ class Partitioned:
     """One partitioned table: its name, its time column, the storage options of each
     partition, and (for retention by month) the oldest time a month may hold to be dropped
     (`cutoff()`, None: never by month) and the SQL conditions on `t` of rows kept past it
-    (a row any of them names is kept; none: the month goes whole). The same conditions,
-    joined by OR, are what the table's row sweep keeps, so the two agree."""
+    (a row any of them names is kept; none: the month goes whole). For the history and the
+    receipts the same conditions, joined by OR, are what the row sweep keeps, so the two
+    agree."""
 
     table: str
     column: str
