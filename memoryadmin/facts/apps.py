@@ -31,7 +31,9 @@ class FactsConfig(AppConfig):
                 column="created_at",
                 storage=tables.FACT_EVENT_STORAGE,
                 cutoff=events_retention_cutoff,
-                keep=sql.EVENTS_KEPT_PAST_MONTH,
+                # The audit sweep keeps the same rows (sql.EVENTS_KEPT_PAST_RETENTION).
+                keep=(sql.EVENTS_OF_HELD_TRAVELLERS, sql.EVENTS_OF_LIVE_FACTS),
+                closed_index=sql.EVENTS_OF_LIVE_FACTS_INDEX,
             )
         )
 

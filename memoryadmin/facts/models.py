@@ -48,6 +48,14 @@ class Subject(models.Model):
 
     class Meta:
         db_table = tables.SUBJECT
+        indexes = [
+            # Retention (the drop by month, the sweeps) starts from the few held travellers.
+            models.Index(
+                fields=["subject_id"],
+                name="memory_subject_held",
+                condition=models.Q(legal_hold=True),
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.subject_id

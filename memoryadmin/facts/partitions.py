@@ -15,7 +15,8 @@ written by hand in another month. Nothing refers to these rows by foreign key.
 The upkeep (`partitions_upkeep`, a beat task) creates each month three months ahead and moves
 rows that landed in the default partition into their month's partition. Retention by month
 (`month_drop`) replaces a month past every retention of its rows by a partition holding only
-the rows that must outlive it (copied in the same transaction), and drops the old one.
+the rows that must outlive it (copied in the same transaction, found through indexes, not by
+reading the month), and drops the old one.
 
 The apps that own the tables register them (`register`) from their `AppConfig.ready()`, with
 what keeps a row past its month's drop and when a month may go; the migrations that convert
@@ -86,12 +87,53 @@ SQL_DETACH = """
 ALTER TABLE {table} DETACH PARTITION {part}
 """
 
+# One part of the keep rule at a time, each through its own index (the planner still reads the
+# month if the part's rows are most of it); a row an earlier part took is not taken twice.
 SQL_KEEP_ROWS = """
-INSERT INTO {kept} SELECT * FROM {part} AS t WHERE {keep}
+INSERT INTO {kept} SELECT * FROM {part} AS t WHERE ({keep}) AND NOT ({taken})
+"""
+
+# The kept rows are found through indexes, never by reading the month: the planner cannot
+# estimate a condition between two columns (the history's `key <> key_hash`: it guesses half the
+# month, where a month two years old has a few live facts' events), so it would read the month
+# and hash the whole fact table. For the drop's transaction only: no sequential scans where an
+# index serves, nested loops of index probes, no workers, no JIT (compiling a plan costed for a
+# whole month takes longer than running it). When most of a month is kept, the partial index
+# still reads it in time order, as the copy must anyway.
+SQL_INDEX_PLANS = """
+SELECT set_config('jit', 'off', true), set_config('enable_seqscan', 'off', true),
+       set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true),
+       set_config('max_parallel_workers_per_gather', '0', true)
+"""
+
+# The kept table proves it holds only the month's rows (checked as each row goes in), so
+# ATTACH skips its validation scan; the check is dropped after, the partition bound says it.
+SQL_BOUND_CHECK = """
+ALTER TABLE {kept} ADD CONSTRAINT {check}
+CHECK ({column} IS NOT NULL AND {column} >= %(lo)s AND {column} < %(hi)s)
+"""
+
+SQL_DROP_CHECK = """
+ALTER TABLE {part} DROP CONSTRAINT {check}
 """
 
 SQL_DROP = """
 DROP TABLE {part}
+"""
+
+# A closed month's own index for its keep rule (`Partitioned.closed_index`): made on the month
+# partition only, never on the parent, so this month's rows are not in it (see below).
+SQL_CLOSED_INDEX = """
+CREATE INDEX {concurrently} IF NOT EXISTS {index} ON {part} {definition}
+"""
+
+# NULL when there is no such index, false when a concurrent build failed and left it invalid.
+SQL_INDEX_VALID = """
+SELECT (SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s))
+"""
+
+SQL_DROP_INDEX = """
+DROP INDEX {concurrently} {index}
 """
 
 SQL_RENAME = """
@@ -103,13 +145,22 @@ ALTER TABLE {old} RENAME TO {new}
 class Partitioned:
     """One partitioned table: its name, its time column, the storage options of each
     partition, and (for retention by month) the oldest time a month may hold to be dropped
-    (`cutoff()`, None: never by month) and the SQL condition on `t` of rows kept past it."""
+    (`cutoff()`, None: never by month) and the SQL conditions on `t` of rows kept past it
+    (a row any of them names is kept; none: the month goes whole). For the history and the
+    receipts the same conditions, joined by OR, are what the row sweep keeps, so the two
+    agree."""
 
     table: str
     column: str
     storage: str = ""
     cutoff: Callable[[datetime], datetime | None] = field(default=lambda now: None, compare=False)
-    keep: str = "false"
+    keep: tuple[str, ...] = ()
+    # An index (columns and predicate) each closed month gets for itself, so that its drop
+    # finds a keep rule's rows without reading the month, where the parent cannot carry it:
+    # the history's live facts' events are `key <> key_hash`, which redaction changes; on
+    # the parent it would make every redaction write every index (no more HOT update). On a
+    # closed month only that month's rare redactions pay for it.
+    closed_index: str = ""
     # Run in the upkeep's transaction before a stray row is moved (the access record's
     # append-only trigger lets its rows leave only when told).
     before_move: str = ""
@@ -148,12 +199,17 @@ def default_name(table: str) -> str:
 
 
 def _sql(template: str, **names: str) -> str:
-    """The statement with its names quoted as identifiers (`storage` and `keep` are SQL)."""
+    """The statement with its names quoted as identifiers (`storage`, `keep`, `taken`,
+    `definition` and `concurrently` are SQL)."""
     return (
         sql.SQL(template)
         .format(
             **{
-                k: (sql.SQL(v) if k in ("storage", "keep") else sql.Identifier(v))
+                k: (
+                    sql.SQL(v)
+                    if k in ("storage", "keep", "taken", "definition", "concurrently")
+                    else sql.Identifier(v)
+                )
                 for k, v in names.items()
             }
         )
@@ -234,6 +290,54 @@ def partitions_upkeep(*, now: datetime | None = None, ahead: int = MONTHS_AHEAD)
     return made
 
 
+def closed_index_name(part: str) -> str:
+    return f"{part}_keep"
+
+
+def _months(spec: Partitioned) -> list[datetime]:
+    names = [n for n in partitions(spec.table) if n != default_name(spec.table)]
+    return sorted(datetime(int(n[-7:-3]), int(n[-2:]), 1, tzinfo=UTC) for n in names)
+
+
+def closed_months_index(*, now: datetime | None = None) -> list[str]:
+    """Every closed month (ended before last month began: no row is written to it any more)
+    of a table with a `closed_index` gets that index, once. Built CONCURRENTLY outside a
+    transaction, so an erasure redacting the month's rows meanwhile does not wait. The one read
+    of the month the drop needs, done ahead of it, off the drop's lock on the parent. Returns
+    the indexes made."""
+    last_open = add_months(month_of(now or timezone.now()), -1)
+    made: list[str] = []
+    for spec in registered():
+        if not spec.closed_index or not is_partitioned(spec.table):
+            continue
+        for month in _months(spec):
+            part = part_name(spec.table, month)
+            index = closed_index_name(part)
+            if month >= last_open:
+                continue
+            concurrently = "" if connection.in_atomic_block else "CONCURRENTLY"
+            with connection.cursor() as cursor:
+                cursor.execute(SQL_INDEX_VALID, [index])
+                valid = cursor.fetchone()[0]
+                if valid:
+                    continue
+                if valid is False:  # a concurrent build that failed half-way: again
+                    cursor.execute(_sql(SQL_DROP_INDEX, concurrently=concurrently, index=index))
+                cursor.execute(
+                    _sql(
+                        SQL_CLOSED_INDEX,
+                        concurrently=concurrently,
+                        index=index,
+                        part=part,
+                        definition=spec.closed_index,
+                    )
+                )
+            made.append(index)
+    if made:
+        logger.info("closed months indexed: %s", ", ".join(made))
+    return made
+
+
 # --- Retention by month
 
 
@@ -243,14 +347,7 @@ def droppable_months(spec: Partitioned, *, now: datetime | None = None) -> list[
     cutoff = spec.cutoff(now or timezone.now())
     if cutoff is None:
         return []
-    months = []
-    for name in partitions(spec.table):
-        if name == default_name(spec.table):
-            continue
-        month = datetime(int(name[-7:-3]), int(name[-2:]), 1, tzinfo=UTC)
-        if add_months(month, 1) <= cutoff:
-            months.append(month)
-    return sorted(months)
+    return [month for month in _months(spec) if add_months(month, 1) <= cutoff]
 
 
 def month_drop(spec: Partitioned, month: datetime) -> tuple[int, int]:
@@ -258,22 +355,29 @@ def month_drop(spec: Partitioned, month: datetime) -> tuple[int, int]:
     the month is detached, its kept rows copied into a new partition of the same range, which
     is attached in its place, and the old one dropped. Returns (rows kept, rows dropped as the
     statistics estimate them, -1 when the month was never analyzed): counting them exactly
-    would read the month a second time."""
+    would read the month, which the drop otherwise never does."""
     month = month_of(month)
     name = part_name(spec.table, month)
     kept = f"{name}_kept"
+    check = f"{kept}_bound"
     bounds = {"lo": month, "hi": add_months(month, 1)}
+    kept_rows = 0
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(SQL_CHECKS_NOW)
+        cursor.execute(SQL_INDEX_PLANS)
         cursor.execute(SQL_ESTIMATE, [name])
         estimate = int(cursor.fetchone()[0])
         cursor.execute(
             _sql(SQL_NEW_PART, part=kept, table=spec.table, storage=_storage(spec.storage))
         )
+        cursor.execute(_sql(SQL_BOUND_CHECK, kept=kept, check=check, column=spec.column), bounds)
         cursor.execute(_sql(SQL_DETACH, table=spec.table, part=name))
-        cursor.execute(_sql(SQL_KEEP_ROWS, kept=kept, part=name, keep=spec.keep))
-        kept_rows = cursor.rowcount
+        for n, keep in enumerate(spec.keep):
+            taken = " OR ".join(f"({earlier})" for earlier in spec.keep[:n]) or "false"
+            cursor.execute(_sql(SQL_KEEP_ROWS, kept=kept, part=name, keep=keep, taken=taken))
+            kept_rows += cursor.rowcount
         cursor.execute(_sql(SQL_ATTACH, table=spec.table, part=kept), bounds)
+        cursor.execute(_sql(SQL_DROP_CHECK, part=kept, check=check))
         cursor.execute(_sql(SQL_DROP, part=name))
         cursor.execute(_sql(SQL_RENAME, old=kept, new=name))
     dropped = max(estimate - kept_rows, 0) if estimate >= 0 else -1

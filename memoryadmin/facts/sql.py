@@ -236,11 +236,38 @@ SELECT pg_is_in_recovery(),
        END
 """
 
-# Retention by month (`partitions.month_drop`): the history rows that outlive their month's
-# drop, as a condition on the month's row `t`: a traveller under legal hold keeps all of it (as
-# `events_sweep_old`), and a fact still alive keeps its events (its key is still plain in them;
-# an erased fact's events carry its digest, which starts with "#": no lookup for those).
-EVENTS_KEPT_PAST_MONTH = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)
-OR (t.key <> '' AND left(t.key, 1) <> '#'
-    AND EXISTS (SELECT 1 FROM {MEMORY_FACT} AS f
-                WHERE f.subject_id = t.subject_id AND f.key = t.key))"""
+# --- retention of the history: one rule for the row sweep and the drop by month ---------------
+#
+# The history rows that outlive the audit retention, as conditions on a row `t`: a traveller
+# under legal hold keeps all of theirs (a hold preserves the record), and a fact still alive
+# keeps its events (its key is still plain in them: an erased fact's events carry its digest in
+# `key` as in `key_hash`, a traveller-wide event has neither: no lookup for those). The row
+# sweep (`SQL_SWEEP_EVENTS`) deletes old rows that match neither; the drop by month
+# (`partitions.month_drop`) copies the rows of each part in turn, each through its own index:
+# the held travellers' through `memory_subject_held` then the month's (subject_id, created_at),
+# the live facts' through the closed month's own index of rows with a plain key (below).
+EVENTS_OF_HELD_TRAVELLERS = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT}
+                 WHERE legal_hold)"""
+
+EVENTS_OF_LIVE_FACTS = f"""t.key <> t.key_hash
+AND EXISTS (SELECT 1 FROM {MEMORY_FACT} AS f WHERE f.subject_id = t.subject_id AND f.key = t.key)"""
+
+# The index each closed month of the history gets (`partitions.closed_months_index`), whose
+# predicate is the first condition of EVENTS_OF_LIVE_FACTS: columns and predicate, not a
+# statement (tests/facts/test_partitions.py checks the drop's plan uses it).
+EVENTS_OF_LIVE_FACTS_INDEX = """(created_at) WHERE key <> key_hash"""
+
+EVENTS_KEPT_PAST_RETENTION = f"""({EVENTS_OF_HELD_TRAVELLERS})
+OR ({EVENTS_OF_LIVE_FACTS})"""
+
+# The audit sweep (`services.events_sweep_old`): up to %(limit)s rows older than the cutoff that
+# the rule above does not keep; rows a concurrent sweep holds are skipped. The ids are taken
+# first (one array, an InitPlan), so the DELETE finds each through the primary key of the old
+# months only (a join would hash every row of every month, each chunk).
+SQL_SWEEP_EVENTS = f"""
+DELETE FROM {FACT_EVENT}
+WHERE created_at < %(cutoff)s
+  AND id = ANY (ARRAY(SELECT t.id FROM {FACT_EVENT} AS t
+                      WHERE t.created_at < %(cutoff)s AND NOT ({EVENTS_KEPT_PAST_RETENTION})
+                      LIMIT %(limit)s FOR UPDATE SKIP LOCKED))
+"""

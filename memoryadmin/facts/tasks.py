@@ -64,8 +64,10 @@ def recompute_expiry(self, run_id: int) -> str:
 @shared_task(ignore_result=True)
 def partitions_upkeep_task() -> dict[str, object]:
     """Periodic (beat, hourly): the month partitions of the append-only tables exist three
-    months ahead, rows that landed in a default partition are in their month's, and every month
-    past its table's retention is dropped, its kept rows kept (`partitions`)."""
+    months ahead, rows that landed in a default partition are in their month's, closed months
+    have their keep index, and every month past its table's retention is dropped, its kept rows
+    kept (`partitions`)."""
     made = partitions.partitions_upkeep()
+    indexed = partitions.closed_months_index()
     dropped = partitions.retention_by_month()
-    return {"made": made, "dropped": dropped}
+    return {"made": made, "indexed": indexed, "dropped": dropped}

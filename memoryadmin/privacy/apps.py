@@ -32,7 +32,7 @@ class PrivacyConfig(AppConfig):
                 table="privacy_webhook_attempt",
                 column="attempted_at",
                 cutoff=log_retention_cutoff,
-                keep=ATTEMPTS_KEPT_PAST_MONTH,
+                keep=(ATTEMPTS_KEPT_PAST_MONTH,),
             )
         )
 

@@ -16,7 +16,7 @@ class UsageConfig(AppConfig):
             USAGE_ERASE_FACTS_SQL,
             USAGE_ERASE_SUBJECTS_SQL,
             USAGE_ERASE_WAITING_SQL,
-            USES_KEPT_PAST_MONTH,
+            USES_KEPT_PAST_RETENTION,
         )
         from .tables import MEMORY_USE
 
@@ -26,7 +26,7 @@ class UsageConfig(AppConfig):
                 table=MEMORY_USE,
                 column="used_at",
                 cutoff=uses_retention_cutoff,
-                keep=USES_KEPT_PAST_MONTH,
+                keep=(USES_KEPT_PAST_RETENTION,),  # as the row sweep, SQL_SWEEP_USES
             )
         )
 

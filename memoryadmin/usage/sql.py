@@ -36,12 +36,22 @@ FROM taken AS t WHERE j.id = t.id
 RETURNING t.subject_id, t.session_tag, t.turn_id, t.used
 """
 
-# Receipts past their retention, a chunk at a time (the sweep re-runs until none is left).
+# The receipts that outlive their retention, as a condition on a receipt `t`: those of a
+# traveller under legal hold. One rule for the hourly row sweep (below) and the drop by month
+# (`facts.partitions.month_drop`, which finds them through `memory_subject_held` and the
+# month's (subject_id, session_tag, turn_id) index).
+USES_KEPT_PAST_RETENTION = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT}
+                 WHERE legal_hold)"""
+
+# Receipts past their retention, a chunk at a time (the sweep re-runs until none is left). The
+# ids are taken first (one array), so the DELETE finds each through the primary key of the old
+# months only.
 SQL_SWEEP_USES = f"""
 DELETE FROM {MEMORY_USE}
-WHERE id IN (SELECT id FROM {MEMORY_USE} WHERE used_at < %(cutoff)s
-               AND subject_id NOT IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)
-             ORDER BY used_at LIMIT %(limit)s)
+WHERE used_at < %(cutoff)s
+  AND id = ANY (ARRAY(SELECT t.id FROM {MEMORY_USE} AS t
+                      WHERE t.used_at < %(cutoff)s AND NOT ({USES_KEPT_PAST_RETENTION})
+                      ORDER BY t.used_at LIMIT %(limit)s))
 """
 
 # The erasers' parts of the erasing statements (facts/sql.py): a fact's receipts go with it,
@@ -60,8 +70,3 @@ WHERE subject_id IN (SELECT subject_id FROM erased_subjects)"""
 # them with the transcripts (extraction's eraser).
 USAGE_ERASE_WAITING_SQL = f"""UPDATE {EXTRACTION_JOB} SET used = NULL
 WHERE used IS NOT NULL AND subject_id IN (SELECT DISTINCT subject_id FROM erased_facts)"""
-
-
-# Retention by month (`facts.partitions.month_drop`): the receipts that outlive their month's
-# drop, as a condition on the month's row `t`: those of a traveller under legal hold.
-USES_KEPT_PAST_MONTH = f"""t.subject_id IN (SELECT subject_id FROM {SUBJECT} WHERE legal_hold)"""

@@ -47,6 +47,10 @@ PURPOSE = {
     ("memory_subject", "memory_subject_subject_id_cb33efe9_like"): (
         "staff search by traveller id prefix (LIKE 'prefix%')"
     ),
+    ("memory_subject", "memory_subject_held"): (
+        "partial (legal_hold): retention's kept rows start from the few held travellers "
+        "(the drop by month, the sweeps' exclusions)"
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from memoryadmin.access.models import StaffAccess
 from memoryadmin.facts import partitions, services
+from memoryadmin.facts import sql as facts_sql
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent, MemorySettings
 from memoryadmin.facts.tasks import partitions_upkeep_task
@@ -143,7 +144,9 @@ def test_migrating_makes_each_table_partitioned_by_month_and_loses_no_row():
                 " WHERE conrelid = %s::regclass AND contype = 'p'",
                 [table],
             )
-            assert cursor.fetchone()[0] == f"PRIMARY KEY (id, {column})"
+            # The traveller's tables hold subject_id in the key too (ready to distribute).
+            keyed = ", subject_id" if table in ("memory_fact_event", "memory_use") else ""
+            assert cursor.fetchone()[0] == f"PRIMARY KEY (id, {column}{keyed})"
         assert on_parent >= 2
         assert set(per_part.values()) == {on_parent}, (table, per_part)
 
@@ -271,6 +274,100 @@ def test_dropping_a_month_keeps_held_travellers_and_live_facts_and_removes_the_r
     assert _count("memory_fact_event_y2025m03") == kept  # the month is the kept rows now
     assert "memory_fact_event_y2025m03" in partitions.partitions("memory_fact_event")
     assert MemoryUse.objects.filter(subject_id="x").exists()  # this month is not dropped
+    with connection.cursor() as cursor:  # the bound check that spared ATTACH its scan is gone
+        cursor.execute(
+            "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
+            " WHERE conrelid = 'memory_fact_event_y2025m03'::regclass AND contype = 'c'"
+        )
+        checks = dict(cursor.fetchall())
+    assert "fact_event_key_hashed" in checks  # the parent's own check, inherited
+    assert not [d for d in checks.values() if "created_at" in d], checks
+
+
+def _month_of_history(subject_prefix: str, month: datetime) -> dict[str, list[tuple[str, str]]]:
+    """A month of history of four travellers: a live fact and an erased one, a held traveller
+    with an erased fact, a forgotten traveller. Returns each one's events."""
+    spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
+    partitions.month_create(spec, month)
+    live, held, gone = (f"{subject_prefix}-{name}" for name in ("live", "held", "gone"))
+    agent_upsert(live, ("seat", "Aisle"), ("meal", "Vegan"))
+    services.fact_delete(subject_id=live, key="meal", actor=STAFF)
+    agent_upsert(held, ("seat", "Window"))
+    services.fact_delete(subject_id=held, key="seat", actor=STAFF)
+    services.subject_set_legal_hold(subject_id=held, hold=True, actor=STAFF, reason="c")
+    agent_upsert(gone, ("seat", "Middle"))
+    services.subject_forget(subject_id=gone, actor=Actor.customer(gone))
+    FactEvent.objects.filter(subject_id__startswith=f"{subject_prefix}-").update(
+        created_at=month + timedelta(days=10)
+    )
+    return {s: _events_of(s) for s in (live, held, gone)}
+
+
+@pytest.mark.django_db
+def test_the_audit_sweep_and_the_drop_keep_the_same_rows():
+    """One rule for both (sql.EVENTS_KEPT_PAST_RETENTION): two identical months of history, one
+    dropped, the other swept row by row; the same events of each traveller are left."""
+    MemorySettings.objects.update_or_create(pk=1, defaults={"audit_retention_days": 30})
+    spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
+    dropped_month = datetime(2025, 3, 1, tzinfo=UTC)
+    swept_month = datetime(2025, 4, 1, tzinfo=UTC)
+    by_drop = _month_of_history("rule-a", dropped_month)
+    by_sweep = _month_of_history("rule-b", swept_month)
+
+    partitions.month_drop(spec, dropped_month)
+    while services.events_sweep_old(limit=2).more:
+        pass
+
+    def left(subjects) -> list[list[tuple[str, str]]]:  # digests differ between travellers
+        return [[("#" if k.startswith("#") else k, a) for k, a in _events_of(s)] for s in subjects]
+
+    assert left(by_drop) == left(by_sweep)
+    left_by_drop = [_events_of(s) for s in by_drop]
+    live, held, gone = left_by_drop
+    assert live == [e for e in by_drop["rule-a-live"] if e[0] == "seat"]  # not the erased meal
+    assert held == by_drop["rule-a-held"] and held  # on hold: all of it
+    assert gone == []
+
+
+def _plan(cursor, sql: str) -> str:
+    cursor.execute(f"EXPLAIN {sql}")
+    return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.mark.django_db
+def test_the_drop_finds_the_kept_rows_through_indexes_not_by_reading_the_month():
+    """Under the drop's plan settings, each part of the keep rules is planned as lookups on the
+    month: held travellers' rows by subject_id (from the partial `memory_subject_held`), live
+    facts' events from the closed month's own partial index (the upkeep makes it), whose
+    predicate the rule's condition matches. Reading the month, even through a full index,
+    would cost as the month."""
+    specs = {s.table: s for s in partitions.registered()}
+    month = datetime(2025, 3, 1, tzinfo=UTC)
+    for table in ("memory_fact_event", "memory_use"):
+        partitions.month_create(specs[table], month)
+    events, uses = (partitions.part_name(t, month) for t in ("memory_fact_event", "memory_use"))
+    this_month = partitions.part_name("memory_fact_event", partitions.month_of(timezone.now()))
+    made = partitions.closed_months_index()
+    plain_key = partitions.closed_index_name(events)
+    assert plain_key in made
+    assert partitions.closed_index_name(this_month) not in made  # open: redaction stays HOT
+    assert partitions.closed_months_index() == []  # once
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(partitions.SQL_INDEX_PLANS)
+        assert specs["memory_fact_event"].keep == (
+            facts_sql.EVENTS_OF_HELD_TRAVELLERS,
+            facts_sql.EVENTS_OF_LIVE_FACTS,
+        )
+        for part, held in ((events, facts_sql.EVENTS_OF_HELD_TRAVELLERS), (uses, None)):
+            held = held or specs["memory_use"].keep[0]
+            plan = _plan(cursor, f"SELECT * FROM {part} AS t WHERE {held}")  # noqa: S608
+            assert "memory_subject_held" in plan, plan
+            assert "Index Cond: ((subject_id)::text = (memory_subject.subject_id)::text)" in plan
+            assert f"Seq Scan on {part}" not in plan, plan
+        plan = _plan(cursor, f"SELECT * FROM {events} AS t WHERE {facts_sql.EVENTS_OF_LIVE_FACTS}")  # noqa: S608
+        assert f"Scan on {plain_key}" in plan or f"using {plain_key} on" in plan, plan
+        assert f"Seq Scan on {events}" not in plan, plan
+        assert "memory_fact_subject_key_uniq" in plan, plan  # one lookup per plain-keyed row
 
 
 @pytest.mark.django_db
@@ -340,3 +437,24 @@ def test_the_receipts_row_sweep_keeps_what_the_drop_keeps():
 
     assert uses_sweep_expired() == (1, False)
     assert set(MemoryUse.objects.values_list("subject_id", flat=True)) == {"sweep-held"}
+
+
+@pytest.mark.django_db
+def test_a_closed_months_index_left_invalid_is_made_again():
+    """A concurrent build that fails leaves an invalid index under the name: the next upkeep
+    drops and rebuilds it, rather than skipping the month for good (its drop would read it)."""
+    spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
+    month = datetime(2025, 3, 1, tzinfo=UTC)
+    partitions.month_create(spec, month)
+    index = partitions.closed_index_name(partitions.part_name(spec.table, month))
+    assert index in partitions.closed_months_index()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [index]
+        )
+
+    assert partitions.closed_months_index() == [index]
+
+    with connection.cursor() as cursor:
+        cursor.execute(partitions.SQL_INDEX_VALID, [index])
+        assert cursor.fetchone()[0] is True

@@ -29,10 +29,13 @@ JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m", "prompt_version": "
 # Module constants that are not statements.
 # (COPY has no plan, tests/usage runs it; AGENT_QUOTES is a part of SQL_BEGIN, planned in it)
 KEEP_CONDITIONS = {
-    "EVENTS_KEPT_PAST_MONTH": "memory_fact_event",
-    "USES_KEPT_PAST_MONTH": "memory_use",
+    "EVENTS_OF_HELD_TRAVELLERS": "memory_fact_event",
+    "EVENTS_OF_LIVE_FACTS": "memory_fact_event",
+    "EVENTS_KEPT_PAST_RETENTION": "memory_fact_event",
+    "USES_KEPT_PAST_RETENTION": "memory_use",
 }
-NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES", "AGENT_QUOTES"}
+# (EVENTS_OF_LIVE_FACTS_INDEX is an index's columns and predicate: tests/facts/test_partitions.py)
+NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES", "AGENT_QUOTES", "EVENTS_OF_LIVE_FACTS_INDEX"}
 
 SAMPLES: dict[str, Any] = {
     "SQL_FACTS": SUBJECT,
@@ -42,9 +45,12 @@ SAMPLES: dict[str, Any] = {
     "SQL_PURGE_GENERATION": {"subject": "s-1"},
     "SQL_CURRENT_LSN": None,
     "SQL_REPLICA_STATE": None,
-    # Conditions on a month's row `t` (retention by month, issue 31): planned in a SELECT.
-    "EVENTS_KEPT_PAST_MONTH": None,
-    "USES_KEPT_PAST_MONTH": None,
+    # Conditions on a row `t` (what outlives retention, issue 31): planned in a SELECT.
+    "EVENTS_OF_HELD_TRAVELLERS": None,
+    "EVENTS_OF_LIVE_FACTS": None,
+    "EVENTS_KEPT_PAST_RETENTION": None,
+    "USES_KEPT_PAST_RETENTION": None,
+    "SQL_SWEEP_EVENTS": {"cutoff": NOW, "limit": 1000},
     "SQL_LOCK_SUBJECT": ["s-1"],
     "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],

@@ -86,18 +86,36 @@ def test_the_sweep_erases_expired_facts_everywhere_but_spares_held_travellers():
     assert sweep_expired.apply().get() == 0  # nothing left: a second run is a no-op
 
 
+def _history(*subjects: str) -> list[tuple[str, str, str]]:
+    return sorted(
+        FactEvent.objects.filter(subject_id__in=subjects).values_list("subject_id", "key", "action")
+    )
+
+
 @pytest.mark.django_db
-def test_the_audit_sweep_drops_history_older_than_the_retention():
+def test_the_audit_sweep_drops_old_history_except_held_travellers_and_live_facts():
+    """The sweep keeps what the drop by month keeps (sql.EVENTS_KEPT_PAST_RETENTION): since
+    issue 31 that includes a live fact's old events; an erased fact's old events still go."""
     MemorySettings.objects.update_or_create(pk=1, defaults={"audit_retention_days": 30})
     agent_upsert("audit-1", ("seat", "Aisle"), ("meal", "Vegan"))
+    services.fact_delete(subject_id="audit-1", key="seat", actor=STAFF)  # erased: key hashed
     agent_upsert("audit-held", ("seat", "Window"))
     services.subject_set_legal_hold(subject_id="audit-held", hold=True, actor=STAFF, reason="c")
-    FactEvent.objects.filter(key="seat").update(created_at=timezone.now() - timedelta(days=31))
-    assert sweep_audit.apply().get() == 1
-    assert list(FactEvent.objects.filter(subject_id="audit-1").values_list("key", flat=True)) == [
-        "meal"
-    ]
-    assert FactEvent.objects.filter(subject_id="audit-held", key="seat").exists()  # on hold
+    old = timezone.now() - timedelta(days=31)
+    FactEvent.objects.filter(subject_id__in=["audit-1", "audit-held"]).update(created_at=old)
+    agent_upsert("audit-new", ("seat", "Middle"))  # recent: not the sweep's
+    digest = erasure.key_digest("audit-1", "seat")
+    erased = [e for e in _history("audit-1") if e[1] == digest]
+    live = [e for e in _history("audit-1") if e[1] == "meal"]
+    held = _history("audit-held")
+    assert len(erased) == 2 and live and held  # the erased fact: created, then deleted
+
+    assert sweep_audit.apply().get() == len(erased)
+
+    assert _history("audit-1") == live  # the live fact's history outlives the retention
+    assert _history("audit-held") == held  # on hold: all of it
+    assert _history("audit-new") != []
+    assert services.events_sweep_old().done == 0  # nothing left to sweep
 
 
 @pytest.mark.django_db(transaction=True)

@@ -6,21 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
-from .. import erasure, retention
+from .. import erasure, retention, sql
 from ..actors import Actor
 from ..counting import count_erased
 from ..models import (
     ActorKind,
     EventAction,
-    FactEvent,
     MemoryFact,
     MemorySettings,
     RetentionRun,
     RunStatus,
-    Subject,
 )
 from .history import (
     matching_rule,
@@ -76,20 +74,14 @@ def events_retention_cutoff(now: datetime) -> datetime:
 
 @transaction.atomic
 def events_sweep_old(*, limit: int = 1000, now: datetime | None = None) -> ChunkResult:
-    """Delete history older than the audit retention (memory settings). The history of a
-    traveller under legal hold is kept: a hold preserves the record."""
+    """Delete history older than the audit retention (memory settings), except what outlives
+    it: a held traveller's (a hold preserves the record) and a live fact's events. The rule is
+    the drop by month's (`sql.EVENTS_KEPT_PAST_RETENTION`), so the two never disagree."""
     cutoff = events_retention_cutoff(now or timezone.now())
-    ids = list(
-        FactEvent.objects.select_for_update(skip_locked=True)
-        .filter(created_at__lt=cutoff)
-        .exclude(subject_id__in=Subject.objects.filter(legal_hold=True).values("subject_id"))
-        .order_by()
-        .values_list("pk", flat=True)[:limit]
-    )
-    if not ids:
-        return ChunkResult(done=0, more=False)
-    deleted, _ = FactEvent.objects.filter(pk__in=ids).delete()
-    return ChunkResult(done=deleted, more=len(ids) == limit)
+    with connection.cursor() as cursor:
+        cursor.execute(sql.SQL_SWEEP_EVENTS, {"cutoff": cutoff, "limit": limit})
+        deleted = cursor.rowcount
+    return ChunkResult(done=deleted, more=deleted == limit)
 
 
 @transaction.atomic
