@@ -68,6 +68,7 @@ def stack():
     cluster = Cluster().start()
     folder = Path(tempfile.mkdtemp(prefix="ma-replica-redis-"))
     redis = Redis(folder).start()
+    redis.positions_started_long_ago()
     web = None
     try:
         env = _env(cluster, redis)
@@ -192,6 +193,26 @@ def test_a_stopped_replica_sends_reads_to_the_primary(stack):
     stack.settle()
 
 
+def test_rows_of_a_replica_behind_the_traveller_are_dropped_for_the_primarys(paused):
+    """The replica's query runs while the traveller's position is read from Redis: caught up,
+    its rows are the answer; behind, they are dropped and the primary answers (the API's
+    thread path and the store's event-loop path alike)."""
+    subject = "FF-OVERLAP"
+    paused.cluster.resume_replay()
+    paused.put(subject, "seat", "aisle")
+    paused.settle()
+    paused.cluster.pause_replay()
+    paused.cluster.primary.sql(  # behind the app's back: primary "window", standby "aisle"
+        "UPDATE memory_fact SET value = 'window' WHERE subject_id = %s AND key = 'seat'",
+        [subject],
+    )
+    assert paused.values(subject) == {"seat": "aisle"}  # caught up: the replica's rows
+    assert run_store(paused.env, [["get", subject]]) == [{"seat": "aisle"}]
+    paused.put(subject, "drink", "coffee")  # now the replica is behind the traveller
+    assert paused.values(subject) == {"seat": "window", "drink": "coffee"}  # the primary's
+    assert run_store(paused.env, [["get", subject]]) == [{"seat": "window", "drink": "coffee"}]
+
+
 def test_with_redis_stopped_no_read_is_stale(paused):
     subject = "FF-RYW-REDIS"
     paused.put(subject, "seat", "aisle")  # its position is in Redis...
@@ -205,3 +226,21 @@ def test_with_redis_stopped_no_read_is_stale(paused):
         assert run_store(paused.env, [["get", subject]]) == [{"seat": "window"}]
     finally:
         paused.redis.start()
+
+
+def test_after_a_redis_restart_no_read_is_stale(paused):
+    """Redis keeps nothing on disk: a restart loses every position. Until the positions' map is
+    older than the most a usable replica may be behind, reads go to the primary."""
+    subject = "FF-RYW-RESTART"
+    paused.cluster.resume_replay()
+    paused.put(subject, "seat", "aisle")
+    paused.settle()
+    paused.cluster.pause_replay()
+    paused.put(subject, "seat", "window")  # its position is in Redis, the standby has not it
+    paused.redis.stop()
+    paused.redis.start()  # empty: the position is gone
+    time.sleep(1.5)  # past CACHE_RETRY_SECONDS: the workers use Redis again after their failure
+    for _ in range(6):  # both workers, each past its first (failing) call on the old socket
+        assert paused.values(subject) == {"seat": "window"}
+        time.sleep(0.3)
+    assert run_store(paused.env, [["get", subject]]) == [{"seat": "window"}]
