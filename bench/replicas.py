@@ -12,6 +12,7 @@ a redis-server, pgbouncer), run as root or as a user that may run them:
 
     SECRET_KEY=... [BENCH_ROUNDS=15] .venv/bin/python bench/replicas.py [--n 2000]
 
+BENCH_PROFILE=<case name>: that case's calls under cProfile first (the top 25 by own time).
 BENCH_ROUNDS (1): rounds of --n calls per case; each ratio is taken within a round, and the
 table gives the median of the rounds' ratios and their range. The in-process store's read
 (`DjangoMemoryStore.get_facts`, its native async path) is measured the same way, routed against
@@ -114,6 +115,17 @@ def _measure(n: int) -> list[dict[str, dict[str, float]]]:
             call()
     names = list(cases)
     scans_before = raw["on the standby"].execute(SQL_FACT_SCANS).fetchone()[0] if configured else 0
+    profiled = os.environ.get("BENCH_PROFILE")  # a case's name: its calls under cProfile
+    if profiled:
+        import cProfile
+        import pstats
+
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(n):
+            cases[profiled]()
+        profile.disable()
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("tottime").print_stats(25)
     rounds: list[dict[str, dict[str, float]]] = []
     for _ in range(max(1, int(os.environ.get("BENCH_ROUNDS", "1")))):
         times: dict[str, list[float]] = {name: [] for name in cases}
@@ -155,6 +167,8 @@ def _child(env: dict[str, str], n: int) -> list[dict[str, dict[str, float]]]:
     )
     if done.returncode != 0:
         raise SystemExit(done.stderr[-4000:])
+    if os.environ.get("BENCH_PROFILE"):
+        print(done.stderr[-12000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -3,7 +3,7 @@
 a check that the map was not lost, and the round trip must be split (sent before the replica's
 query, answered after it) to cost next to nothing; a write must only ever move a position forward.
 Both are Lua scripts on a connection of this module's own (one per thread, a few per event loop),
-through redis-py's public API (`ConnectionPool.from_url`, `send_command`, `read_response`).
+through redis-py's public API (`ConnectionPool.from_url`, `send_packed_command`, `read_response`).
 
 Positions are fixed-width hex (16 digits) so the scripts compare them exactly (two 32-bit
 halves: a Lua number cannot hold 64 bits).
@@ -45,8 +45,9 @@ local function later(a, b)
 end
 """
 
-# KEYS[1]: the sentinel; KEYS[2..]: positions. Answers {age of the map in seconds (-1: it was
-# missing, started now), the highest position ('' for none)}.
+# KEYS[1]: the sentinel; KEYS[2..]: positions; ARGV[1]: the window in seconds. Answers the
+# highest position ('' for none), or 'y' while the map is younger than the window (or was
+# missing: started now). One bulk string: the cheapest reply to parse.
 READ_SCRIPT = (
     _LATER
     + """
@@ -54,14 +55,15 @@ local now = tonumber(redis.call('TIME')[1])
 local started = redis.call('GET', KEYS[1])
 if not started then
   redis.call('SET', KEYS[1], now, 'NX')
-  return {-1, ''}
+  return 'y'
 end
+if now - tonumber(started) < tonumber(ARGV[1]) then return 'y' end
 local best = ''
 for i = 2, #KEYS do
   local v = redis.call('GET', KEYS[i])
   if v and (best == '' or later(v, best)) then best = v end
 end
-return {now - tonumber(started), best}
+return best
 """
 )
 
@@ -105,12 +107,25 @@ def _keys(keys: tuple[str, ...]) -> list[str]:
     return [SENTINEL, *(KEY_PREFIX + k for k in keys)]
 
 
-def _decide(reply: Any) -> int | None:
+def _packed(*args: str | int) -> bytes:
+    """A command in Redis's wire format: built here once per read, not by redis-py's general
+    encoder (a measurable part of the read's cost)."""
+    parts = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = str(arg).encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(parts)
+
+
+def _read_command(script_or_sha: str, names: list[str], verb: str = "EVALSHA") -> bytes:
+    return _packed(verb, script_or_sha, len(names), *names, f"{window():g}")
+
+
+def _decide(reply: bytes) -> int | None:
     """The needed position from the read script's answer; None while the map is too young."""
-    age, best = reply
-    if int(age) < 0 or int(age) < window():
+    if reply == b"y":
         return None
-    return int(best, 16) if best else 0
+    return int(reply, 16) if reply else 0
 
 
 def _options() -> dict[str, Any]:
@@ -160,7 +175,7 @@ class Pending:
             try:
                 reply = conn.read_response()
             except NoScriptError:  # Redis restarted since the script was loaded
-                conn.send_command("EVAL", READ_SCRIPT, len(self.keys), *self.keys)
+                conn.send_packed_command([_read_command(READ_SCRIPT, self.keys, "EVAL")])
                 reply = conn.read_response()
         except CACHE_ERRORS as exc:
             _failed(conn, exc)
@@ -175,7 +190,7 @@ def ask(keys: tuple[str, ...]) -> Pending | None:
     conn = _connection()
     names = _keys(keys)
     try:
-        conn.send_command("EVALSHA", _READ_SHA, len(names), *names)
+        conn.send_packed_command([_read_command(_READ_SHA, names)])
     except CACHE_ERRORS as exc:
         _failed(conn, exc)
         return None
@@ -279,7 +294,7 @@ class PendingAsync:
             try:
                 reply = await conn.read_response()
             except NoScriptError:
-                await conn.send_command("EVAL", READ_SCRIPT, len(self.keys), *self.keys)
+                await conn.send_packed_command([_read_command(READ_SCRIPT, self.keys, "EVAL")])
                 reply = await conn.read_response()
         except CACHE_ERRORS as exc:
             await _failed_async(conn, exc)
@@ -298,7 +313,7 @@ async def ask_async(keys: tuple[str, ...]) -> PendingAsync | None:
     conn = owner.take()
     names = _keys(keys)
     try:
-        await conn.send_command("EVALSHA", _READ_SHA, len(names), *names)
+        await conn.send_packed_command([_read_command(_READ_SHA, names)])
     except CACHE_ERRORS as exc:
         await _failed_async(conn, exc)
         return None
