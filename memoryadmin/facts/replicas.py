@@ -263,16 +263,23 @@ def subject_read(subject_id: str, read: Callable[[str], T]) -> T:
     """`read(alias)` for one traveller's agent read: on a replica that has replayed the
     traveller's last write, else the primary.
 
-    The traveller's position is read from Redis in the same time as the replica's query: the
-    request for it is sent first, the query runs on the replica, then the answer is read (by then
-    it has arrived). If the replica had not replayed the position at its last look (which was
-    taken before the query's snapshot, so the rows cannot be older), or Redis cannot say, the
-    rows are dropped and the primary answers; if the replica fails, the primary answers."""
+    The traveller's position is read from Redis (one script: `positions`), then the read goes to
+    the replica if its last look (taken before the query's snapshot, so the rows cannot be older)
+    had replayed that position, else (or if Redis cannot say) to the primary; if the replica
+    fails, the primary answers. With `DATABASE_REPLICA_READ_OVERLAP` the request for the
+    position is sent first, the query runs on the replica, and only then is the answer read (by
+    then it has arrived); rows from a replica that was behind are dropped for the primary's.
+    With no replica to try, Redis is not asked."""
     state = replica_candidate()
     if state is None:
         return read(PRIMARY)
     if not positions.in_redis():
         return on_replica_or_primary(read_alias(subject_key(subject_id)), read)
+    if not settings.DATABASE_REPLICA_READ_OVERLAP:  # ask first, then read where it says
+        needed = positions.needed((subject_key(subject_id),))
+        if needed is None or needed > (state.replay_lsn or 0):
+            return read(PRIMARY)
+        return on_replica_or_primary(state.alias, read)
     pending = positions.ask((subject_key(subject_id),))
     if pending is None:
         return read(PRIMARY)

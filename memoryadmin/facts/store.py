@@ -252,10 +252,10 @@ async def _fetch_on(alias: str, sql: str, params: dict[str, Any]) -> list[tuple[
 
 async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     """An agent's read of `params["subject"]`: on a replica that has replayed the traveller's
-    last write, else the primary (as `replicas.subject_read`: the traveller's position is read
-    from Redis while the replica runs the query, and rows from a replica that had not replayed it
-    are dropped for the primary's); a replica that fails the read is skipped and the primary
-    answers."""
+    last write, else the primary (as `replicas.subject_read`: the traveller's position read from
+    Redis first, or with `DATABASE_REPLICA_READ_OVERLAP` while the replica runs the query, rows
+    from a replica that had not replayed it then dropped for the primary's); a replica that fails
+    the read is skipped and the primary answers."""
     if not settings.DATABASE_REPLICAS:
         return await _fetch_on("default", sql, params)
     import psycopg
@@ -272,7 +272,18 @@ async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         except psycopg.OperationalError:
             replicas.mark_down(alias)
             return await _fetch_on(replicas.PRIMARY, sql, params)
-    pending = await positions.ask_async((replicas.subject_key(params["subject"]),))
+    keys = (replicas.subject_key(params["subject"]),)
+    if not settings.DATABASE_REPLICA_READ_OVERLAP:  # ask first, then read where it says
+        pending = await positions.ask_async(keys)
+        needed = None if pending is None else await pending.answer()
+        if needed is None or needed > (state.replay_lsn or 0):
+            return await _fetch_on(replicas.PRIMARY, sql, params)
+        try:
+            return await _fetch_on(state.alias, sql, params)
+        except psycopg.OperationalError:
+            replicas.mark_down(state.alias)
+            return await _fetch_on(replicas.PRIMARY, sql, params)
+    pending = await positions.ask_async(keys)
     if pending is None:
         return await _fetch_on(replicas.PRIMARY, sql, params)
     try:
