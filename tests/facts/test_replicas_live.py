@@ -189,6 +189,10 @@ def test_a_stopped_replica_sends_reads_to_the_primary(stack):
         assert health.status_code == 200
         assert health.json()["replicas"]["replica1"]["state"] == "down"
         assert health.json()["status"] == "degraded"
+        # No replica to try: a read does not ask Redis for the traveller's position at all.
+        before = _script_calls(stack.redis)
+        assert run_selector(stack.env, "FF-REPLICA-DOWN") == {"seat": "window"}
+        assert _script_calls(stack.redis) == before
     finally:
         stack.cluster.standby.start()
     stack.settle()
@@ -239,6 +243,18 @@ def test_a_replica_behind_the_traveller_is_not_read(paused, overlap):
     assert run_store(env, [["get", subject]]) == [{"seat": "window", "drink": "coffee"}]
     if overlap == "true":  # the API's workers run with the default: the overlap
         assert paused.values(subject) == {"seat": "window", "drink": "coffee"}
+
+
+def _script_calls(redis: Redis) -> int:
+    """How many Lua scripts the Redis server has run (the positions' reads and writes)."""
+    import redis as redis_py
+
+    client = redis_py.Redis.from_url(redis.url)
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    return sum(stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("evalsha", "eval"))
 
 
 def test_with_redis_stopped_no_read_is_stale(paused):
