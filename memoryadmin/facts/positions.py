@@ -1,7 +1,7 @@
 """The travellers' last write positions, in the shared Redis (`CACHE_URL`), for read-your-writes
 (`replicas.py`). Why not Django's cache API: a read needs the position in the same round trip as
-a check that the map was not lost, and the round trip must be split (sent before the replica's
-query, answered after it) to cost next to nothing; a write must only ever move a position forward.
+a check that the map was not lost, and the round trip can be split (sent before the replica's
+query, answered after it) so that the two overlap; a write must only ever move a position forward.
 Both are Lua scripts on a connection of this module's own (one per thread, a few per event loop),
 through redis-py's public API (`ConnectionPool.from_url`, `send_packed_command`, `read_response`).
 
