@@ -1,4 +1,5 @@
-"""Issue 30's figures, each case against its baseline in the same run, calls taking turns:
+"""Issue 30's figures, each case against its baseline in the same run, calls taking turns (in a
+new random order every turn):
 
 - the replica router: the agent's read (`selectors.facts_for_agent`) routed to a real streaming
   standby, its traveller's last write position read from Redis, against the same read with no
@@ -10,7 +11,13 @@
 It starts its own servers (tests/support/: a primary and a standby from Debian's PostgreSQL 15,
 a redis-server, pgbouncer), run as root or as a user that may run them:
 
-    SECRET_KEY=... .venv/bin/python bench/replicas.py [--n 2000]
+    SECRET_KEY=... [BENCH_ROUNDS=15] .venv/bin/python bench/replicas.py [--n 2000]
+
+BENCH_PROFILE=<case name>: that case's calls under cProfile first (the top 25 by own time).
+BENCH_ROUNDS (1): rounds of --n calls per case; each ratio is taken within a round, and the
+table gives the median of the rounds' ratios and their range. The in-process store's read
+(`DjangoMemoryStore.get_facts`, its native async path) is measured the same way, routed against
+no replica configured.
 """
 
 from __future__ import annotations
@@ -23,13 +30,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from random import Random
 from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
 SUBJECT = "BENCH-REPLICA-1"
 
 
-def _measure(n: int) -> dict[str, dict[str, float]]:
+# How many scans of the facts table a server ran (on the standby: the routed reads reached it).
+SQL_FACT_SCANS = """
+SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables
+ WHERE relname = 'memory_fact'
+"""
+
+
+def _measure(n: int) -> list[dict[str, dict[str, float]]]:
     """In the child: Django configured on the cluster (with its replica) or on pgbouncer."""
     import django
 
@@ -66,6 +81,15 @@ def _measure(n: int) -> dict[str, dict[str, float]]:
     def decide() -> None:
         replicas.subject_read_alias(SUBJECT)
 
+    overlap = settings.DATABASE_REPLICA_READ_OVERLAP
+    flipped = "off" if overlap else "on"
+
+    def read_flipped() -> None:
+        """The routed read with DATABASE_REPLICA_READ_OVERLAP flipped from the default."""
+        settings.DATABASE_REPLICA_READ_OVERLAP = not overlap
+        selectors.facts_for_agent(SUBJECT)
+        settings.DATABASE_REPLICA_READ_OVERLAP = overlap
+
     def raw_read(name: str):
         conn = raw[name]
 
@@ -74,34 +98,87 @@ def _measure(n: int) -> dict[str, dict[str, float]]:
 
         return call
 
+    import asyncio
+
+    from memoryadmin.facts.store import DjangoMemoryStore
+
+    loop = asyncio.new_event_loop()
+    store = DjangoMemoryStore(native=True)
+
+    def store_direct() -> None:
+        settings.DATABASE_REPLICAS = ()
+        loop.run_until_complete(store.get_facts(SUBJECT))
+        settings.DATABASE_REPLICAS = configured
+
+    def store_routed() -> None:
+        loop.run_until_complete(store.get_facts(SUBJECT))
+
+    def store_flipped() -> None:
+        settings.DATABASE_REPLICA_READ_OVERLAP = not overlap
+        loop.run_until_complete(store.get_facts(SUBJECT))
+        settings.DATABASE_REPLICA_READ_OVERLAP = overlap
+
     cases = {"django read": read_routed if configured else read_direct}
     if configured:
         cases["django read, no replica configured (primary)"] = read_direct
         cases["router decision alone"] = decide
+        cases[f"django read, overlap {flipped}"] = read_flipped
+        cases["store read"] = store_routed
+        cases["store read, no replica configured (primary)"] = store_direct
+        cases[f"store read, overlap {flipped}"] = store_flipped
     for name in raw:
         cases[f"raw SQL {name}"] = raw_read(name)
-    times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(50):  # warm up: connections, plans, caches
         for call in cases.values():
             call()
     names = list(cases)
-    for i in range(n):
-        for name in names[i % len(names) :] + names[: i % len(names)]:
-            started = time.perf_counter()
-            cases[name]()
-            times[name].append(time.perf_counter() - started)
+    shuffle = Random(30).shuffle  # noqa: S311 - an order, not a secret
+    scans_before = raw["on the standby"].execute(SQL_FACT_SCANS).fetchone()[0] if configured else 0
+    profiled = os.environ.get("BENCH_PROFILE")  # a case's name: its calls under cProfile
+    if profiled:
+        import cProfile
+        import pstats
+
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(n):
+            cases[profiled]()
+        profile.disable()
+        pstats.Stats(profile, stream=sys.stderr).sort_stats("tottime").print_stats(25)
+    rounds: list[dict[str, dict[str, float]]] = []
+    for _ in range(max(1, int(os.environ.get("BENCH_ROUNDS", "1")))):
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(n):
+            # A new order every turn: a rotation keeps each case behind the same neighbour,
+            # and a case measured after a Redis round trip was measured a third faster.
+            shuffle(names)
+            for name in names:
+                started = time.perf_counter()
+                cases[name]()
+                times[name].append(time.perf_counter() - started)
+        rounds.append(
+            {
+                name: {
+                    "p50_us": median(values) * 1e6,
+                    "p99_us": sorted(values)[int(len(values) * 0.99)] * 1e6,
+                }
+                for name, values in times.items()
+            }
+        )
     if configured:
         assert replicas.subject_read_alias(SUBJECT) != "default", "reads did not reach the replica"
-    return {
-        name: {
-            "p50_us": median(values) * 1e6,
-            "p99_us": sorted(values)[int(len(values) * 0.99)] * 1e6,
-        }
-        for name, values in times.items()
-    }
+        # ...and the routed reads were served there: the standby ran them (its own statistics,
+        # which a session sends at most once a second).
+        time.sleep(2.5)
+        raw["on the standby"].execute("SELECT pg_stat_clear_snapshot()")
+        scans = raw["on the standby"].execute(SQL_FACT_SCANS).fetchone()[0] - scans_before
+        print(f"standby scans of memory_fact: {scans}", file=sys.stderr)
+        assert scans >= n, f"the standby ran {scans} scans, fewer than one round's routed reads"
+    loop.run_until_complete(store.aclose())
+    return rounds
 
 
-def _child(env: dict[str, str], n: int) -> dict[str, dict[str, float]]:
+def _child(env: dict[str, str], n: int) -> list[dict[str, dict[str, float]]]:
     done = subprocess.run(  # noqa: S603 - fixed argv
         [sys.executable, __file__, "--child", "--n", str(n)],
         cwd=ROOT,
@@ -112,22 +189,36 @@ def _child(env: dict[str, str], n: int) -> dict[str, dict[str, float]]:
     )
     if done.returncode != 0:
         raise SystemExit(done.stderr[-4000:])
+    if os.environ.get("BENCH_PROFILE"):
+        print(done.stderr[-12000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _table(title: str, rows: dict[str, dict[str, float]], baseline: str) -> None:
-    print(f"\n{title}")
-    base = rows[baseline]["p50_us"]
-    for name, row in rows.items():
+def _table(title: str, rounds: list[dict[str, dict[str, float]]], baseline: str) -> None:
+    """Each case's p50 and p99 (the median over rounds) and its ratio to the baseline's p50 in
+    the same round: the median of the rounds' ratios, and their range."""
+    print(f"\n{title} ({len(rounds)} round(s))")
+    for name in rounds[0]:
+        ratios = sorted(r[name]["p50_us"] / r[baseline]["p50_us"] for r in rounds)
+        p50 = median(r[name]["p50_us"] for r in rounds)
+        p99 = median(r[name]["p99_us"] for r in rounds)
         print(
-            f"  {name:<48} p50 {row['p50_us']:8.0f} us  p99 {row['p99_us']:8.0f} us"
-            f"  {row['p50_us'] / base:5.2f}x"
+            f"  {name:<48} p50 {p50:8.0f} us  p99 {p99:8.0f} us"
+            f"  {median(ratios):5.2f}x  [{ratios[0]:.2f}-{ratios[-1]:.2f}]"
         )
 
 
+def _pairs(rounds: list[dict[str, dict[str, float]]], case: str, baseline: str) -> None:
+    ratios = sorted(r[case]["p50_us"] / r[baseline]["p50_us"] for r in rounds)
+    spread = f"{ratios[0]:.2f}-{ratios[-1]:.2f}x"
+    print(f"  {case} / {baseline}: median {median(ratios):.2f}x, rounds {spread}")
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=2000)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=2000, help="calls per case per round")
     parser.add_argument("--child", action="store_true")
     args = parser.parse_args()
     if args.child:
@@ -139,6 +230,7 @@ def main() -> None:
 
     cluster = Cluster().start()
     redis = Redis(Path(tempfile.mkdtemp(prefix="ma-bench-redis-"))).start()
+    redis.positions_started_long_ago()  # a fresh map sends every read to the primary a while
     bouncer = PgBouncer(server_host="127.0.0.1", server_port=cluster.primary.port).start()
     try:
         routed = _child(
@@ -158,6 +250,10 @@ def main() -> None:
             routed,
             "django read, no replica configured (primary)",
         )
+        store_base = "store read, no replica configured (primary)"
+        for case in routed[0]:
+            if case.startswith("store read") and case != store_base:
+                _pairs(routed, case, store_base)
         pooled = _child(
             {
                 "DATABASE_URL": bouncer.url(DB_NAME),

@@ -42,8 +42,9 @@ from django.core.cache import caches
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.sharedcache import CACHE_ERRORS, shared_cache_failed, shared_cache_up
+from memoryadmin.sharedcache import CACHE_ERRORS, shared_cache_failed
 
+from . import positions
 from .sql import SQL_CURRENT_LSN, SQL_REPLICA_STATE
 
 logger = logging.getLogger(__name__)
@@ -196,6 +197,7 @@ def replica_states_reset() -> None:
         _conns.clear()
         _states.clear()
     _pinned_until = 0.0
+    positions.reset()
 
 
 # --- where a read goes --------------------------------------------------------------------------
@@ -211,17 +213,31 @@ def subject_key(subject_id: str) -> str:
 
 def _needed(keys: tuple[str, ...]) -> int | None:
     """The highest write position recorded under `keys` (0: none); None if the shared cache
-    cannot say."""
+    cannot say (down, or its positions lost too recently: `positions.window()`)."""
     if not keys:
         return 0
-    if not shared_cache_up():
-        return None
-    try:
+    if positions.in_redis():
+        return positions.needed(keys)
+    try:  # no Redis: one process, Django's local cache
         found = caches["default"].get_many([_key(k) for k in keys])
     except CACHE_ERRORS as exc:
         shared_cache_failed("read-your-writes", exc)
         return None
     return max((int(v) for v in found.values()), default=0)
+
+
+def replica_candidate() -> ReplicaState | None:
+    """A replica this read may try (up and close enough, by this process's last look; taken in
+    turn), or None: the primary (no replica, none usable, inside a transaction on the primary, or
+    this process could not record a write)."""
+    if not settings.DATABASE_REPLICAS:
+        return None
+    if primary_in_transaction() or time.monotonic() < _pinned_until:
+        return None
+    usable = [state for state in replica_states() if state.usable]
+    if not usable:
+        return None
+    return usable[next(_turn) % len(usable)]
 
 
 def read_alias(*keys: str) -> str:
@@ -243,6 +259,47 @@ def read_alias(*keys: str) -> str:
     return caught_up[next(_turn) % len(caught_up)].alias
 
 
+def subject_read(subject_id: str, read: Callable[[str], T]) -> T:
+    """`read(alias)` for one traveller's agent read: on a replica that has replayed the
+    traveller's last write, else the primary.
+
+    The traveller's position is read from Redis (one script: `positions`), then the read goes to
+    the replica if its last look (taken before the query's snapshot, so the rows cannot be older)
+    had replayed that position, else (or if Redis cannot say) to the primary; if the replica
+    fails, the primary answers. With `DATABASE_REPLICA_READ_OVERLAP` the request for the
+    position is sent first, the query runs on the replica, and only then is the answer read (by
+    then it has arrived); rows from a replica that was behind are dropped for the primary's.
+    With no replica to try, Redis is not asked."""
+    state = replica_candidate()
+    if state is None:
+        return read(PRIMARY)
+    if not positions.in_redis():
+        return on_replica_or_primary(read_alias(subject_key(subject_id)), read)
+    if not settings.DATABASE_REPLICA_READ_OVERLAP:  # ask first, then read where it says
+        needed = positions.needed((subject_key(subject_id),))
+        if needed is None or needed > (state.replay_lsn or 0):
+            return read(PRIMARY)
+        return on_replica_or_primary(state.alias, read)
+    pending = positions.ask((subject_key(subject_id),))
+    if pending is None:
+        return read(PRIMARY)
+    try:
+        rows = read(state.alias)
+    except DatabaseError:
+        pending.answer()
+        logger.warning("a read on replica %s failed: read again on the primary", state.alias)
+        mark_down(state.alias)
+        connections[state.alias].close_if_unusable_or_obsolete()
+        return read(PRIMARY)
+    except BaseException:
+        pending.answer()
+        raise
+    needed = pending.answer()
+    if needed is not None and needed <= (state.replay_lsn or 0):
+        return rows
+    return read(PRIMARY)
+
+
 def primary_in_transaction() -> bool:
     """Inside a transaction on the primary (Django's `atomic`, or BEGIN sent by hand as
     `db.in_own_pipelined_transaction` does): its reads stay there."""
@@ -262,27 +319,34 @@ def subject_read_alias(subject_id: str) -> str:
 # --- after a write ------------------------------------------------------------------------------
 
 
-def _store(keys: tuple[str, ...], lsn: int) -> None:
+def _pin() -> None:
+    """This process could not record a write: it reads only from the primary for the TTL."""
     global _pinned_until
-    ttl = settings.DATABASE_READ_YOUR_WRITES_SECONDS
-    try:
-        if not shared_cache_up():
-            raise ConnectionError("shared cache resting")
-        caches["default"].set_many({_key(k): lsn for k in keys}, timeout=ttl)
+    _pinned_until = time.monotonic() + settings.DATABASE_READ_YOUR_WRITES_SECONDS
+
+
+def _store(keys: tuple[str, ...], lsn: int) -> None:
+    if positions.in_redis():
+        if not positions.store(keys, lsn):
+            _pin()
+        return
+    try:  # no Redis: one process, Django's local cache
+        caches["default"].set_many(
+            {_key(k): lsn for k in keys}, timeout=settings.DATABASE_READ_YOUR_WRITES_SECONDS
+        )
     except CACHE_ERRORS as exc:
         shared_cache_failed("read-your-writes", exc)
-        _pinned_until = time.monotonic() + ttl
+        _pin()
 
 
 def _record(keys: tuple[str, ...]) -> None:
-    global _pinned_until
     try:
         with connections[PRIMARY].cursor() as cursor:
             cursor.execute(SQL_CURRENT_LSN)
             (lsn,) = cursor.fetchone()
     except DatabaseError:
         logger.warning("read-your-writes: the primary's position could not be read")
-        _pinned_until = time.monotonic() + settings.DATABASE_READ_YOUR_WRITES_SECONDS
+        _pin()
         return
     _store(keys, int(lsn))
 
@@ -310,7 +374,11 @@ async def written_async(conn: Any, subject_id: str) -> None:
         return
     cursor = await conn.execute(SQL_CURRENT_LSN, prepare=False)
     (lsn,) = await cursor.fetchone()
-    _store((subject_key(subject_id),), int(lsn))
+    keys = (subject_key(subject_id),)
+    if not positions.in_redis():
+        _store(keys, int(lsn))
+    elif not await positions.store_async(keys, int(lsn)):
+        _pin()
 
 
 # --- ORM reads inside a page --------------------------------------------------------------------

@@ -147,7 +147,8 @@ def search_terms(query: str) -> list[str]:
 
 def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
     """On a replica that has replayed the traveller's last write, else the primary
-    (`replicas.subject_read_alias`; inside a transaction, always the primary)."""
+    (`replicas.subject_read`, which reads the traveller's position while the replica runs the
+    query; inside a transaction, always the primary)."""
 
     def read(using: str) -> list[AgentFact]:
         with hot_cursor(using) as cursor:
@@ -156,7 +157,7 @@ def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
 
     if not settings.DATABASE_REPLICAS:
         return read(replicas.PRIMARY)
-    return replicas.on_replica_or_primary(replicas.subject_read_alias(params["subject"]), read)
+    return replicas.subject_read(params["subject"], read)
 
 
 def memory_enabled() -> bool:
@@ -210,7 +211,7 @@ def purge_generation(subject_id: str) -> int:
 
     if not settings.DATABASE_REPLICAS:
         return read(replicas.PRIMARY)
-    return replicas.on_replica_or_primary(replicas.subject_read_alias(subject_id), read)
+    return replicas.subject_read(subject_id, read)
 
 
 # --- reads the faces share -----------------------------------------------------------------------

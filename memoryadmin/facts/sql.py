@@ -220,9 +220,11 @@ erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE f
 # --- read replicas (replicas.py) -----------------------------------------------------------------
 
 # On the primary, just after a write committed: a WAL position at or past its commit record,
-# as a number of bytes (comparable with the replicas' below).
+# as a number of bytes (comparable with the replicas' below). The insert position, not the write
+# position: with `synchronous_commit = off` a commit returns before its record is written out,
+# and `pg_current_wal_lsn()` could then still be short of it.
 SQL_CURRENT_LSN = """
-SELECT pg_current_wal_lsn() - '0/0'::pg_lsn
+SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn
 """
 
 # On a replica: is it a standby, how far has it replayed (bytes, as above), and how many seconds

@@ -34,7 +34,7 @@ from psycopg.pq import TransactionStatus
 from memoryadmin_client.text import clamp_query
 from memoryadmin_client.types import MemoryCategory, MemoryFact
 
-from . import erasure, replicas, selectors, services
+from . import erasure, positions, replicas, selectors, services
 from .actors import Actor
 from .sql import SQL_FACTS, SQL_PURGE_GENERATION, SQL_SEARCH, SQL_TIER_ONE
 from .validation import clean_subject_id, normalize_key, session_tag
@@ -194,6 +194,7 @@ async def _close_at_loop_end(natives: dict[str, _LoopConnections]) -> None:
     finally:
         for native in list(natives.values()):
             await native.close()
+        await positions.close_loop()
 
 
 def _native(alias: str = "default") -> _LoopConnections:
@@ -218,6 +219,7 @@ async def close_pools() -> None:
     if natives is not None:
         for native in list(natives.values()):
             await native.close()
+    await positions.close_loop()
 
 
 @asynccontextmanager
@@ -250,20 +252,53 @@ async def _fetch_on(alias: str, sql: str, params: dict[str, Any]) -> list[tuple[
 
 async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     """An agent's read of `params["subject"]`: on a replica that has replayed the traveller's
-    last write (`replicas.subject_read_alias`), else the primary; a replica that fails the read
-    is skipped and the primary answers."""
+    last write, else the primary (as `replicas.subject_read`: the traveller's position read from
+    Redis first, or with `DATABASE_REPLICA_READ_OVERLAP` while the replica runs the query, rows
+    from a replica that had not replayed it then dropped for the primary's); a replica that fails
+    the read is skipped and the primary answers."""
     if not settings.DATABASE_REPLICAS:
         return await _fetch_on("default", sql, params)
     import psycopg
 
-    alias = replicas.subject_read_alias(params["subject"])
-    if alias == replicas.PRIMARY:
-        return await _fetch_on(alias, sql, params)
-    try:
-        return await _fetch_on(alias, sql, params)
-    except psycopg.OperationalError:
-        replicas.mark_down(alias)
+    state = replicas.replica_candidate()
+    if state is None:
         return await _fetch_on(replicas.PRIMARY, sql, params)
+    if not positions.in_redis():
+        alias = replicas.subject_read_alias(params["subject"])
+        if alias == replicas.PRIMARY:
+            return await _fetch_on(alias, sql, params)
+        try:
+            return await _fetch_on(alias, sql, params)
+        except psycopg.OperationalError:
+            replicas.mark_down(alias)
+            return await _fetch_on(replicas.PRIMARY, sql, params)
+    keys = (replicas.subject_key(params["subject"]),)
+    if not settings.DATABASE_REPLICA_READ_OVERLAP:  # ask first, then read where it says
+        pending = await positions.ask_async(keys)
+        needed = None if pending is None else await pending.answer()
+        if needed is None or needed > (state.replay_lsn or 0):
+            return await _fetch_on(replicas.PRIMARY, sql, params)
+        try:
+            return await _fetch_on(state.alias, sql, params)
+        except psycopg.OperationalError:
+            replicas.mark_down(state.alias)
+            return await _fetch_on(replicas.PRIMARY, sql, params)
+    pending = await positions.ask_async(keys)
+    if pending is None:
+        return await _fetch_on(replicas.PRIMARY, sql, params)
+    try:
+        rows = await _fetch_on(state.alias, sql, params)
+    except psycopg.OperationalError:
+        await pending.answer()
+        replicas.mark_down(state.alias)
+        return await _fetch_on(replicas.PRIMARY, sql, params)
+    except BaseException:
+        await pending.answer()
+        raise
+    needed = await pending.answer()
+    if needed is not None and needed <= (state.replay_lsn or 0):
+        return rows
+    return await _fetch_on(replicas.PRIMARY, sql, params)
 
 
 async def _config() -> selectors.MemoryConfig:

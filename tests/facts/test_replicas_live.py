@@ -5,6 +5,7 @@ has not replayed is really not there."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -68,6 +69,7 @@ def stack():
     cluster = Cluster().start()
     folder = Path(tempfile.mkdtemp(prefix="ma-replica-redis-"))
     redis = Redis(folder).start()
+    redis.positions_started_long_ago()
     web = None
     try:
         env = _env(cluster, redis)
@@ -187,9 +189,72 @@ def test_a_stopped_replica_sends_reads_to_the_primary(stack):
         assert health.status_code == 200
         assert health.json()["replicas"]["replica1"]["state"] == "down"
         assert health.json()["status"] == "degraded"
+        # No replica to try: a read does not ask Redis for the traveller's position at all.
+        before = _script_calls(stack.redis)
+        assert run_selector(stack.env, "FF-REPLICA-DOWN") == {"seat": "window"}
+        assert _script_calls(stack.redis) == before
     finally:
         stack.cluster.standby.start()
     stack.settle()
+
+
+SELECTOR_SCRIPT = """
+import json, sys
+import django
+django.setup()
+from memoryadmin.facts import selectors
+print(json.dumps({f.key: f.value for f in selectors.facts_for_agent(sys.argv[1])}))
+"""
+
+
+def run_selector(env: dict[str, str], subject: str) -> dict[str, str]:
+    """`selectors.facts_for_agent` (the API's read, on a thread) in a process of its own."""
+    done = subprocess.run(  # noqa: S603 - fixed argv
+        [sys.executable, "-c", SELECTOR_SCRIPT, subject],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "memoryadmin.settings", **env},
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("overlap", ["true", "false"])
+def test_a_replica_behind_the_traveller_is_not_read(paused, overlap):
+    """Caught up with the traveller's last write, the replica answers; behind it, the primary
+    does: with the overlap (the replica's rows dropped) and without it (the replica not asked),
+    on a thread (the API's read) and on an event loop (the store's)."""
+    subject = f"FF-OVERLAP-{overlap}"
+    env = {**paused.env, "DATABASE_REPLICA_READ_OVERLAP": overlap}
+    paused.cluster.resume_replay()
+    paused.put(subject, "seat", "aisle")
+    paused.settle()
+    paused.cluster.pause_replay()
+    paused.cluster.primary.sql(  # behind the app's back: primary "window", standby "aisle"
+        "UPDATE memory_fact SET value = 'window' WHERE subject_id = %s AND key = 'seat'",
+        [subject],
+    )
+    assert run_selector(env, subject) == {"seat": "aisle"}  # caught up: the replica's rows
+    assert run_store(env, [["get", subject]]) == [{"seat": "aisle"}]
+    paused.put(subject, "drink", "coffee")  # now the replica is behind the traveller
+    assert run_selector(env, subject) == {"seat": "window", "drink": "coffee"}  # the primary's
+    assert run_store(env, [["get", subject]]) == [{"seat": "window", "drink": "coffee"}]
+    if overlap == "true":  # the API's workers run with the default: the overlap
+        assert paused.values(subject) == {"seat": "window", "drink": "coffee"}
+
+
+def _script_calls(redis: Redis) -> int:
+    """How many Lua scripts the Redis server has run (the positions' reads and writes)."""
+    import redis as redis_py
+
+    client = redis_py.Redis.from_url(redis.url)
+    try:
+        stats = client.info("commandstats")
+    finally:
+        client.close()
+    return sum(stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("evalsha", "eval"))
 
 
 def test_with_redis_stopped_no_read_is_stale(paused):
@@ -205,3 +270,21 @@ def test_with_redis_stopped_no_read_is_stale(paused):
         assert run_store(paused.env, [["get", subject]]) == [{"seat": "window"}]
     finally:
         paused.redis.start()
+
+
+def test_after_a_redis_restart_no_read_is_stale(paused):
+    """Redis keeps nothing on disk: a restart loses every position. Until the positions' map is
+    older than the most a usable replica may be behind, reads go to the primary."""
+    subject = "FF-RYW-RESTART"
+    paused.cluster.resume_replay()
+    paused.put(subject, "seat", "aisle")
+    paused.settle()
+    paused.cluster.pause_replay()
+    paused.put(subject, "seat", "window")  # its position is in Redis, the standby has not it
+    paused.redis.stop()
+    paused.redis.start()  # empty: the position is gone
+    time.sleep(1.5)  # past CACHE_RETRY_SECONDS: the workers use Redis again after their failure
+    for _ in range(6):  # both workers, each past its first (failing) call on the old socket
+        assert paused.values(subject) == {"seat": "window"}
+        time.sleep(0.3)
+    assert run_store(paused.env, [["get", subject]]) == [{"seat": "window"}]

@@ -227,6 +227,20 @@ class Redis:
             time.sleep(0.05)
         raise RuntimeError("redis-server did not answer")
 
+    def positions_started_long_ago(self) -> None:
+        """The read-your-writes positions' map as a long-running deployment has it: started
+        long before (a fresh map sends every read to the primary for a while;
+        memoryadmin/facts/positions.py)."""
+        import redis
+
+        from memoryadmin.facts.positions import SENTINEL
+
+        client = redis.Redis.from_url(self.url)
+        try:
+            client.set(SENTINEL, client.time()[0] - 3600)
+        finally:
+            client.close()
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
