@@ -81,11 +81,17 @@ def staff_pages(ids: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
         ],
         EDITOR: [
             (f"/staff/travellers/{T}/add-fact/", f"Add a fact about <code>{T}</code>"),
-            (f"{FACT}/seat_preference/edit/", "Edit <code>seat_preference</code>"),
+            (
+                f"{FACT}/seat_preference/edit/",
+                'Edit Seat preference <code class="fact-key">seat_preference</code>',
+            ),
             (f"{FACT}/seat_preference/expiry/", "Set the expiry of"),
             (f"{FACT}/travel_party/reveal/", "Reveal the sensitive value"),
             (f"{FACT}/seat_preference/delete/", "Delete for good"),
-            (f"{FACT}/seat_preference/expire/", "Expire <code>seat_preference</code>?"),
+            (
+                f"{FACT}/seat_preference/expire/",
+                'Expire Seat preference <code class="fact-key">seat_preference</code>?',
+            ),
             (f"{FACT}/seat_preference/flag/", "Flag as sensitive"),
             ("/staff/privacy/record/", "<h1>Record a request</h1>"),
             ("/staff/quality/", "<h1>Memory quality</h1>"),
