@@ -80,6 +80,23 @@ GAUGES: dict[str, GaugeSpec] = {
             "Upper bound of the Wilson 95% interval of memory precision.",
             (),
         ),
+        # The page's lines by dimension: `dimension` is category, language, origin, model or
+        # prompt_version; `group` the line's value (e.g. zh-Hant, a prompt version's hash).
+        GaugeSpec(
+            "memoryadmin_memory_precision_by",
+            "Memory precision of one line of the quality page (last 12 weeks).",
+            ("dimension", "group"),
+        ),
+        GaugeSpec(
+            "memoryadmin_memory_precision_by_lower",
+            "Lower bound of the Wilson 95% interval of one line's memory precision.",
+            ("dimension", "group"),
+        ),
+        GaugeSpec(
+            "memoryadmin_memory_precision_by_upper",
+            "Upper bound of the Wilson 95% interval of one line's memory precision.",
+            ("dimension", "group"),
+        ),
         GaugeSpec(
             "memoryadmin_memory_corrected_per_1000",
             "Learned facts the traveller corrected or deleted within 30 days, per 1,000 learned.",

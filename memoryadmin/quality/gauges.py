@@ -1,7 +1,8 @@
 """The memory quality gauges (issue 33), registered with observability from `QualityConfig.
 ready()` and read at most once per METRICS_GAUGE_REFRESH_SECONDS: the same figures as the
-"Memory quality" page's overall line and signals. No sample while nothing is marked (or
-nothing learned), so the alert on the upper bound stays quiet rather than firing on 0."""
+"Memory quality" page's overall line, its lines by category, language, origin, model and
+prompt version, and its signals. No sample while nothing is marked (or nothing learned), so
+the alert on the upper bound stays quiet rather than firing on 0."""
 
 from __future__ import annotations
 
@@ -18,6 +19,17 @@ def _precision(part: str) -> list[Reading]:
     return [((), float(value or 0.0))]
 
 
+def _precision_by(part: str) -> list[Reading]:
+    """One sample per line of the page's tables, labelled by the dimension's column and the
+    line's stored value ("none" for an empty model or prompt version)."""
+    readings: list[Reading] = []
+    for column, lines in quality_report().lines.items():
+        for group, line in lines.items():
+            value = {"value": line.value, "lower": line.lower, "upper": line.upper}[part]
+            readings.append(((column, group or "none"), float(value or 0.0)))
+    return readings
+
+
 def _signal(part: str) -> list[Reading]:
     signals = quality_signals()
     value = getattr(signals, part)
@@ -28,6 +40,9 @@ def register() -> None:
     register_gauge_source("memoryadmin_memory_precision", lambda: _precision("value"))
     register_gauge_source("memoryadmin_memory_precision_lower", lambda: _precision("lower"))
     register_gauge_source("memoryadmin_memory_precision_upper", lambda: _precision("upper"))
+    register_gauge_source("memoryadmin_memory_precision_by", lambda: _precision_by("value"))
+    register_gauge_source("memoryadmin_memory_precision_by_lower", lambda: _precision_by("lower"))
+    register_gauge_source("memoryadmin_memory_precision_by_upper", lambda: _precision_by("upper"))
     register_gauge_source(
         "memoryadmin_memory_corrected_per_1000", lambda: _signal("corrected_per_1000")
     )

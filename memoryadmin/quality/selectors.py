@@ -121,6 +121,8 @@ class QualityReport:
     by: list[tuple[str, str, list[Precision]]] = field(default_factory=list)
     weeks: list[tuple[date, Precision]] = field(default_factory=list)
     reasons: list[tuple[str, int]] = field(default_factory=list)
+    # The same lines keyed by column and stored value, for the gauges' labels.
+    lines: dict[str, dict[str, Precision]] = field(default_factory=dict)
 
 
 # The page's tables, in order: (title, the grouped column).
@@ -202,6 +204,7 @@ def quality_report(now: datetime | None = None) -> QualityReport:
         reasons=[
             (label, reasons[value]) for value, label in WrongReason.choices if reasons.get(value)
         ],
+        lines=lines,
     )
 
 

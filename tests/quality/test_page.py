@@ -21,7 +21,7 @@ from memoryadmin.quality.models import QualitySample, QualitySampleItem
 from memoryadmin.quality.selectors import quality_signals, wilson_interval
 from memoryadmin.quality.services import quality_sample_draw
 from memoryadmin.staff.roles import EDITOR
-from tests.observability.scrape import value
+from tests.observability.scrape import samples, value
 from tests.quality.conftest import learn
 from tests.staff.conftest import make_staff
 
@@ -79,6 +79,24 @@ def test_ten_marks_eight_correct_show_80_percent_on_the_page_and_in_metrics(
     assert round(value(text, "memoryadmin_memory_precision_lower"), 2) == 0.49
     assert round(value(text, "memoryadmin_memory_precision_upper"), 2) == 0.94
     assert value(text, "memoryadmin_memory_corrected_per_1000") == 0.0
+    # The lines by dimension, each against the marks counted here from the rows themselves.
+    scraped = samples(text)
+    for column in ("category", "language", "origin"):
+        marked = QualitySampleItem.objects.exclude(mark="")
+        for group in set(marked.values_list(column, flat=True)):
+            line = marked.filter(**{column: group})
+            correct, total = line.filter(mark="correct").count(), line.count()
+            low, high = wilson_interval(correct, total)
+            labels = (("dimension", column), ("group", group))
+            assert scraped[("memoryadmin_memory_precision_by", labels)] == pytest.approx(
+                correct / total
+            )
+            assert scraped[("memoryadmin_memory_precision_by_lower", labels)] == pytest.approx(low)
+            assert scraped[("memoryadmin_memory_precision_by_upper", labels)] == pytest.approx(high)
+    assert (
+        "memoryadmin_memory_precision_by",
+        (("dimension", "language"), ("group", "zh-Hant")),
+    ) in scraped
 
 
 def test_nothing_marked_gives_no_gauge_and_a_page_that_says_so(editor_client, settings):
