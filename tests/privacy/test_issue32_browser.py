@@ -145,7 +145,7 @@ def test_the_review_queue_masks_until_one_reveal(page, live_server, role):
     check(page, f"issue32-review-revealed-{role}")
     row.get_by_placeholder("Reason", exact=True).fill("Needed for the seat")
     row.get_by_role("button", name="Approve").click()
-    expect(page.locator(".flash")).to_contain_text("Approved pregnancy_note")
+    expect(page.locator(".flash")).to_contain_text("Approved Pregnancy")
 
 
 def test_the_settings_pages_as_a_privacy_admin(page, live_server):

@@ -41,7 +41,7 @@ def test_edit_saves_with_reason_and_actor(client, editor, seat):
         follow=True,
     )
     assert response.redirect_chain[-1][0] == f"{BASE}/#fact-seat"
-    assert "Saved seat" in response.content.decode()
+    assert "Saved Seat." in response.content.decode()
     event = _last_event("seat")
     assert (event.action, event.actor_user, event.reason) == ("updated", editor, "Phone call")
     assert selectors.subject_fact(S, "seat").value == "Prefers window seats"

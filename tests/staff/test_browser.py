@@ -105,7 +105,7 @@ def test_edit_a_fact_and_see_its_history_entry(page, live_server, traveller):
     page.get_by_label("Value").fill("Prefers a window seat")
     page.get_by_label("Reason").fill("Traveller called to correct it")
     page.get_by_role("button", name="Save").click()
-    expect(page.locator(".flash")).to_contain_text("Saved seat_preference")
+    expect(page.locator(".flash")).to_contain_text("Saved Seat preference")
     # the fact reads as its topic, the key beside it in small code; the origin names the editor
     row = page.locator("#fact-seat_preference")
     expect(row.get_by_role("link", name="Seat preference", exact=True)).to_be_visible()
@@ -139,7 +139,7 @@ def test_expire_a_fact_and_the_agent_api_no_longer_serves_it(page, live_server, 
     _open_menu_action(page, "overnight_flight", "Expire now")
     page.get_by_label("Reason").fill("No longer true")
     page.get_by_role("button", name="Expire now").click()
-    expect(page.locator(".flash")).to_contain_text("Expired overnight_flight")
+    expect(page.locator(".flash")).to_contain_text("Expired Overnight flights")
     expect(page.locator("#fact-overnight_flight")).to_contain_text("expired")
     keys = [fact["key"] for fact in page.request.get(api, headers=headers).json()["facts"]]
     assert "overnight_flight" not in keys and "seat_preference" in keys
@@ -200,7 +200,7 @@ def test_approve_and_reject_from_the_review_queue(page, live_server, traveller):
     first = page.locator("table.review tbody tr").nth(0)
     first.get_by_placeholder("Reason", exact=True).fill("Needed for boarding help")
     first.get_by_role("button", name="Approve").click()
-    expect(page.locator(".flash")).to_contain_text("Approved mobility_assistance")
+    expect(page.locator(".flash")).to_contain_text("Approved Mobility assistance")
     remaining = page.locator("table.review tbody tr")
     expect(remaining).to_have_count(1)
     remaining.get_by_placeholder("Why you need to see it").fill("Checking before rejecting")
@@ -209,7 +209,7 @@ def test_approve_and_reject_from_the_review_queue(page, live_server, traveller):
     remaining.get_by_role("button", name="Reject…").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Reject and delete")
     page.get_by_role("button", name="Reject and delete").click()
-    expect(page.locator(".flash")).to_contain_text("Rejected health_note")
+    expect(page.locator(".flash")).to_contain_text("Rejected Health")
     expect(page.get_by_text("Nothing is waiting for review")).to_be_visible()
     assert selectors.subject_fact(S, "mobility_assistance").status == "active"
     assert selectors.subject_fact("FF-100236", "health_note") is None
@@ -310,7 +310,7 @@ def test_a_phone_and_the_keyboard_alone_are_enough(phone_page, live_server, trav
     page.keyboard.press("Tab")
     page.keyboard.type("Keyboard check")
     page.keyboard.press("Enter")
-    expect(page.locator(".flash")).to_contain_text("Saved seat_preference")
+    expect(page.locator(".flash")).to_contain_text("Saved Seat preference")
 
 
 def test_every_staff_page_passes_axe(page, live_server, traveller):

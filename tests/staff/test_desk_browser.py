@@ -94,7 +94,7 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
 
     rows.nth(0).get_by_placeholder("Reason", exact=True).fill("Seat request confirmed by phone")
     rows.nth(0).get_by_role("button", name="Approve").click()
-    expect(page.locator(".flash")).to_contain_text("Approved pregnancy_note")
+    expect(page.locator(".flash")).to_contain_text("Approved Pregnancy")
     actions = list(
         FactEvent.objects.filter(subject_id=S, key="pregnancy_note")
         .order_by("id")
@@ -114,7 +114,7 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     assert selectors.subject_fact(S, "health_note") is not None  # not yet
     _judged(page, f"review-reject-confirm-{size}")
     page.get_by_role("button", name="Reject and delete").click()
-    expect(page.locator(".flash")).to_contain_text("Rejected health_note")
+    expect(page.locator(".flash")).to_contain_text("Rejected Health")
     assert selectors.subject_fact(S, "health_note") is None
     assert occurrences("carries insulin in cabin baggage") == {}
 
@@ -137,7 +137,7 @@ def test_updated_moves_when_a_fact_is_flagged(new_page, live_server, size):
     page.locator("#fact-meal_preference").get_by_role("link", name="Flag sensitive").click()
     page.get_by_label("Reason").fill("Religious diet: special category")
     page.get_by_role("button", name="Flag sensitive").click()
-    expect(page.locator(".flash")).to_contain_text("Flagged meal_preference")
+    expect(page.locator(".flash")).to_contain_text("Flagged Meal preference")
 
     expect(updated).to_have_text("just now")
     assert day(timezone.now()) in updated.get_attribute("title")  # the exact time, on hover

@@ -15,6 +15,7 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactConflict, FactStateError
 from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.topics import topic_label
 
 from ..forms import ReasonForm
 from ..roles import EDITOR
@@ -141,7 +142,7 @@ def fact_action(request: HttpRequest, subject_id: str, key: str, action: str) ->
         return render_action(request, fresh, subject, spec, form, status=409, error=error)
     except FactStateError as exc:
         return render_action(request, fact, subject, spec, form, status=400, error=exc.message)
-    done = spec["done"].format(key=fact.key)
+    done = spec["done"].format(key=topic_label(fact.key))
     if action == "flag":
         flagged = fact_selectors.subject_fact(subject_id, key)
         if (
@@ -179,5 +180,7 @@ def fact_reveal(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     )
     remember_reveal(request, subject_id, fact.key)
     record_access(request, AccessKind.REVEAL, [subject_id])
-    messages.info(request, f"Revealed {fact.key} for 10 minutes. The access is in the history.")
+    messages.info(
+        request, f"Revealed {topic_label(fact.key)} for 10 minutes. The access is in the history."
+    )
     return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))

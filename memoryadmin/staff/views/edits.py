@@ -17,6 +17,7 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactError, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.topics import topic_label
 from memoryadmin.facts.validation import classify_sensitive, normalize_key
 
 from .. import selectors
@@ -67,7 +68,9 @@ def fact_edit(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     except (FactBlocked, FactInvalid) as exc:
         form.add_error("value", exc.message)
         return render(request, "staff/fact_edit.html", context, status=400)
-    messages.success(request, f"Saved {fact.key}. The agent sees the new value from now on.")
+    messages.success(
+        request, f"Saved {topic_label(fact.key)}. The agent sees the new value from now on."
+    )
     return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))
 
 
@@ -125,9 +128,9 @@ def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         context["fact"] = fact_selectors.subject_fact(subject_id, key) or fact
         return render(request, "staff/fact_expiry.html", context, status=409)
     if expires_at:
-        messages.success(request, f"{fact.key} now expires on {format_day(day)}.")
+        messages.success(request, f"{topic_label(fact.key)} now expires on {format_day(day)}.")
     else:
-        messages.success(request, f"{fact.key} follows the retention rules again.")
+        messages.success(request, f"{topic_label(fact.key)} follows the retention rules again.")
     return redirect(next_url_or(request, traveller_url(subject_id, fact.key)))
 
 
@@ -182,9 +185,11 @@ def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
         form.add_error(field, exc.message)
         return render(request, "staff/fact_add.html", context, status=400)
     if data["confirm_sensitive"]:
-        messages.success(request, f"Added {key} as a sensitive fact: masked, never in tier one.")
+        messages.success(
+            request, f"Added {topic_label(key)} as a sensitive fact: masked, never in tier one."
+        )
     else:
-        messages.success(request, f"Added {key}. The agent can use it from now on.")
+        messages.success(request, f"Added {topic_label(key)}. The agent can use it from now on.")
     return redirect(traveller_url(subject_id, key))
 
 

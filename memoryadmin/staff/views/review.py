@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactConflict, FactStateError
+from memoryadmin.facts.topics import topic_label
 
 from .. import selectors
 from ..forms import ReasonForm, ReviewForm
@@ -96,10 +97,12 @@ def review_decide(request: HttpRequest, subject_id: str, key: str) -> HttpRespon
             expected_version=form.cleaned_data["version"],
         )
     except FactConflict:
-        messages.error(request, f"{fact.key} was changed meanwhile; check it and decide again.")
+        messages.error(
+            request, f"{topic_label(fact.key)} was changed meanwhile; check it and decide again."
+        )
         return redirect(queue)
     except FactStateError as exc:
         messages.error(request, exc.message)
         return redirect(queue)
-    messages.success(request, spec["done"].format(key=fact.key))
+    messages.success(request, spec["done"].format(key=topic_label(fact.key)))
     return redirect(queue)
