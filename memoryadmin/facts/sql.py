@@ -273,3 +273,56 @@ WHERE created_at < %(cutoff)s
                       WHERE t.created_at < %(cutoff)s AND NOT ({EVENTS_KEPT_PAST_RETENTION})
                       LIMIT %(limit)s FOR UPDATE SKIP LOCKED))
 """
+
+# --- the memory as of a date (issue 33; staff/selectors.py `staff_memory_as_of`) ----------------
+#
+# Each fact's last snapshot at or before %(at)s, one row per keyed hash, worked out by the server
+# from the traveller's history (the whole history never leaves it): an erasure at or before the
+# moment ends the fact (a later event of the same key starts it again, as the history reads); an
+# event that changed no snapshot is passed over; a redacted snapshot (its fact erased since) is
+# returned blank. `learned_at` is the first event since the last such erasure; `erased_on` and
+# `erased_category` come from the first erasure after the moment (the one that blanked it). The
+# events are read once, narrow (flags, no snapshot); only the winners' snapshots are fetched, by
+# primary key.
+SQL_MEMORY_AS_OF = f"""
+WITH ev AS MATERIALIZED (
+    SELECT e.id, e.key_hash, e.key, e.redacted_at IS NOT NULL AS redacted, e.created_at,
+           coalesce(jsonb_typeof(e.after) = 'object' AND e.after ? 'erased_fact', false)
+               AS is_erasure,
+           coalesce(jsonb_typeof(e.after) = 'object' AND e.after ? 'value', false) AS has_value
+    FROM {FACT_EVENT} e
+    WHERE e.subject_id = %(subject)s AND e.key_hash <> ''
+),
+gone AS (
+    SELECT DISTINCT ON (key_hash) key_hash, created_at, id
+    FROM ev
+    WHERE is_erasure AND created_at <= %(at)s
+    ORDER BY key_hash, created_at DESC, id DESC
+),
+latest AS (
+    SELECT DISTINCT ON (ev.key_hash)
+           ev.key_hash, ev.id, ev.key, ev.redacted, ev.created_at,
+           min(ev.created_at) OVER (PARTITION BY ev.key_hash) AS learned_at
+    FROM ev LEFT JOIN gone g ON g.key_hash = ev.key_hash
+    WHERE NOT ev.is_erasure AND ev.created_at <= %(at)s AND (ev.redacted OR ev.has_value)
+      AND (g.key_hash IS NULL OR (ev.created_at, ev.id) > (g.created_at, g.id))
+    ORDER BY ev.key_hash, ev.created_at DESC, ev.id DESC
+),
+erasures AS (
+    SELECT DISTINCT ON (ev.key_hash) ev.key_hash, ev.created_at AS erased_on,
+           CASE WHEN jsonb_typeof(e.after -> 'erased_fact') = 'object'
+                THEN e.after -> 'erased_fact' ->> 'category' END AS erased_category
+    FROM ev JOIN {FACT_EVENT} e
+      ON e.id = ev.id AND e.created_at = ev.created_at AND e.subject_id = %(subject)s
+    WHERE ev.is_erasure AND ev.created_at > %(at)s
+    ORDER BY ev.key_hash, ev.created_at, ev.id
+)
+SELECT l.key_hash, l.key, l.redacted, l.created_at, l.learned_at,
+       e.after ->> 'value', e.after ->> 'category', e.after ->> 'status',
+       coalesce((e.after ->> 'sensitive')::boolean, false), e.after ->> 'expires_at',
+       (e.after ->> 'version')::integer, x.erased_on, x.erased_category
+FROM latest l
+JOIN {FACT_EVENT} e
+  ON e.id = l.id AND e.created_at = l.created_at AND e.subject_id = %(subject)s
+LEFT JOIN erasures x ON x.key_hash = l.key_hash
+"""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
@@ -24,6 +25,7 @@ from memoryadmin.facts.models import (
     MemoryFact,
     Subject,
 )
+from memoryadmin.facts.sql import SQL_MEMORY_AS_OF
 
 CHART_DAYS = 30
 CREATED_ACTIONS = ("created",)
@@ -257,54 +259,55 @@ class AsOfFact:
 
 
 def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfFact]:
-    """The traveller's memory as it stood at `at`, from the history in one query (every event
-    of the traveller, oldest first, whatever their number): each fact's last snapshot at or
-    before `at`; a fact erased later shows as erased (its snapshots are blank), one erased by
-    then is gone. Tier one as the agent's read ranked it then (active, not sensitive, not
-    expired at `at`; rules first, then the newest), with today's cap."""
-    events = (
-        FactEvent.objects.filter(subject_id=subject_id)
-        .order_by("created_at", "id")
-        .values_list("key_hash", "key", "after", "redacted_at", "created_at")
-    )
-    state: dict[str, AsOfFact] = {}
-    erased: dict[str, tuple[datetime, str]] = {}  # hash -> (when, category) of its erasure
-    for key_hash, key, after, redacted_at, created_at in events.iterator(chunk_size=2000):
-        if not key_hash:
-            continue
-        if isinstance(after, dict) and "erased_fact" in after:
-            summary = after["erased_fact"] if isinstance(after["erased_fact"], dict) else {}
-            erased[key_hash] = (created_at, str(summary.get("category") or ""))
-            if created_at <= at:
-                state.pop(key_hash, None)  # gone by then
-            continue
-        if created_at > at:
-            continue
-        fact = state.get(key_hash)
-        if redacted_at is not None:  # a snapshot blanked by the fact's erasure
-            if fact is None:
-                state[key_hash] = AsOfFact(key_hash=key_hash, learned_at=created_at)
-            else:
-                fact.changed_at = created_at
-            continue
-        if not isinstance(after, dict) or "value" not in after:
-            continue  # an event that changed no snapshot
-        if fact is None:
-            fact = state[key_hash] = AsOfFact(key_hash=key_hash, learned_at=created_at)
-        fact.key = "" if key.startswith("#") else key
-        fact.value = str(after.get("value") or "")
-        fact.category = str(after.get("category") or "")
-        fact.status = str(after.get("status") or "")
-        fact.sensitive = bool(after.get("sensitive"))
-        fact.expires_at = after.get("expires_at")
-        fact.version = after.get("version")
-        fact.changed_at = created_at
-    facts = list(state.values())
-    for fact in facts:
-        if fact.key_hash in erased:
-            fact.erased_on, category = erased[fact.key_hash]
+    """The traveller's memory as it stood at `at`, from the history in one statement
+    (`SQL_MEMORY_AS_OF`: the server keeps each fact's last snapshot at or before `at`, so a page
+    costs one row per fact, not one per event): a fact erased later shows as erased (its
+    snapshots are blank), one erased by then is gone. Tier one as the agent's read ranked it then
+    (active, not sensitive, not expired at `at`; rules first, then the newest), with today's
+    cap."""
+    with connection.cursor() as cursor:
+        cursor.execute(SQL_MEMORY_AS_OF, {"subject": subject_id, "at": at})
+        rows = cursor.fetchall()
+    facts = []
+    for (
+        key_hash,
+        key,
+        redacted,
+        created_at,
+        learned_at,
+        value,
+        category,
+        status,
+        sensitive,
+        expires_at,
+        version,
+        erased_on,
+        erased_category,
+    ) in rows:
+        if redacted:  # its snapshots were blanked by the fact's erasure
+            fact = AsOfFact(
+                key_hash=key_hash,
+                learned_at=learned_at,
+                changed_at=created_at if created_at != learned_at else None,
+            )
+        else:
+            fact = AsOfFact(
+                key_hash=key_hash,
+                key="" if key.startswith("#") else key,
+                value=value or "",
+                category=category or "",
+                status=status or "",
+                sensitive=sensitive,
+                expires_at=expires_at,
+                version=version,
+                learned_at=learned_at,
+                changed_at=created_at,
+            )
+        if erased_on is not None:
+            fact.erased_on = erased_on
             if not fact.key:  # erased: nothing of it but the summary
-                fact.category = fact.category or category
+                fact.category = fact.category or erased_category or ""
+        facts.append(fact)
     _rank_tier_one([f for f in facts if f.key and _servable(f, at)], cap)
     return sorted(facts, key=lambda f: (f.category, f.key or "~", f.learned_at or at))
 

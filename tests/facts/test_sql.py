@@ -51,6 +51,7 @@ SAMPLES: dict[str, Any] = {
     "EVENTS_KEPT_PAST_RETENTION": None,
     "USES_KEPT_PAST_RETENTION": None,
     "SQL_SWEEP_EVENTS": {"cutoff": NOW, "limit": 1000},
+    "SQL_MEMORY_AS_OF": {"subject": "s-1", "at": NOW},
     "SQL_LOCK_SUBJECT": ["s-1"],
     "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],

@@ -104,3 +104,49 @@ def test_a_bad_date_is_a_form_error_and_viewers_are_refused(client, editor, view
     assert client.get(URL, {"at": "2026-01-01T10:00"}).status_code == 403
     page = client.get(f"/staff/travellers/{T}/").content.decode()
     assert "Memory as of" not in page
+
+
+def test_a_fact_erased_then_learned_again_reads_as_the_history_says(client, editor):
+    """Learned 10 days ago, erased 6 days ago, learned again 3 days ago: erased as of 8 days
+    ago (never its old value), gone as of 5 days ago, the new value as of yesterday and not
+    marked erased (the erasure was of the earlier fact)."""
+    now = timezone.now()
+    services.fact_upsert(
+        subject_id=T, actor=Actor.extraction("job 1"), facts=[FactDraft("seat_preference", BEFORE)]
+    )
+    FactEvent.objects.filter(subject_id=T).update(created_at=now - timedelta(days=10))
+    services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
+    FactEvent.objects.filter(subject_id=T, created_at__gt=now - timedelta(days=1)).update(
+        created_at=now - timedelta(days=6)
+    )
+    services.fact_upsert(
+        subject_id=T, actor=Actor.customer(T), facts=[FactDraft("seat_preference", AFTER)]
+    )
+    FactEvent.objects.filter(subject_id=T, created_at__gt=now - timedelta(days=1)).update(
+        created_at=now - timedelta(days=3)
+    )
+    client.force_login(editor)
+
+    erased = client.get(URL, {"at": _at(now - timedelta(days=8))}).content.decode()
+    assert "This fact was erased on" in erased and BEFORE not in erased and AFTER not in erased
+    gone = client.get(URL, {"at": _at(now - timedelta(days=5))}).content.decode()
+    assert "No facts at that moment." in gone and "0 facts" in gone
+    again = client.get(URL, {"at": _at(now - timedelta(days=1))}).content.decode()
+    assert AFTER in again and BEFORE not in again
+    assert "erased since" not in again and "This fact was erased" not in again
+
+
+def test_a_long_memory_is_shown_a_page_at_a_time_keeping_the_moment(client, editor):
+    services.fact_upsert(
+        subject_id=T,
+        actor=Actor.extraction("job 1"),
+        facts=[FactDraft(f"note_{n:02d}", f"Value zq-{n:02d}") for n in range(60)],
+    )
+    client.force_login(editor)
+    at = _at(timezone.now() + timedelta(minutes=1))
+    first = client.get(URL, {"at": at}).content.decode()
+    assert "60 facts" in first and "1–50 of 60" in first
+    assert first.count("zq-") == 50
+    assert f"?at={at.replace(':', '%3A')}&amp;page=2" in first
+    second = client.get(URL, {"at": at, "page": 2}).content.decode()
+    assert second.count("zq-") == 10 and "51–60 of 60" in second

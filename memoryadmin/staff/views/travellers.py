@@ -222,13 +222,15 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
         record_access(request, AccessKind.AS_OF, [subject_id])
     revealed = revealed_keys(request, subject_id)
     categories = dict(Category.choices)
+    # A page at a time, as the traveller page: the history is read whole, the rows rendered 50.
+    page = page_of(request, facts, FACTS_PER_PAGE)
     rows = [
         {
             "fact": fact,
             "category": categories.get(fact.category, fact.category),
             "masked": fact.sensitive and fact.key not in revealed,
         }
-        for fact in facts
+        for fact in page
     ]
     return render(
         request,
@@ -239,8 +241,10 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
             "at_value": timezone.localtime(at).strftime("%Y-%m-%dT%H:%M") if at else raw[:16],
             "error": error,
             "rows": rows,
-            "held": len(rows),
-            "in_tier_one": sum(1 for row in rows if row["fact"].tier_one),
+            "page": page,
+            "qs": urlencode({"at": raw[:16]}) if at else "",
+            "held": len(facts),
+            "in_tier_one": sum(1 for fact in facts if fact.tier_one),
         },
         status=400 if error else 200,
     )
