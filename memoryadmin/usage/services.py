@@ -53,7 +53,7 @@ _Turn = tuple[str, str, list[tuple[str, str, int | None]]]
 
 def item_version(raw: Any) -> int | None:
     """The version a used item names: a positive int (not a bool), else None."""
-    version = raw.get("version") if isinstance(raw, Mapping) else None
+    version = raw.get("version") if type(raw) is dict or isinstance(raw, Mapping) else None
     if type(version) is int and 0 < version <= MAX_VERSION:
         return version
     return None
@@ -78,7 +78,9 @@ def _turns(uses: Iterable[TurnUse]) -> tuple[list[_Turn], set[tuple[str, int | N
             for raw in items[:MAX_KEYS_PER_TURN]:
                 if type(raw) is str:
                     name, version = raw, None
-                elif isinstance(raw, Mapping) and type(raw.get("key")) is str:
+                elif (type(raw) is dict or isinstance(raw, Mapping)) and type(
+                    raw.get("key")
+                ) is str:
                     name, version = raw["key"], item_version(raw)
                 else:
                     continue
