@@ -129,3 +129,20 @@ def test_dot_subject_ids_are_refused(agent, make_agent, subject_id):
 @pytest.mark.parametrize("subject_id", [".a", "a.", "...", "a..b"])
 def test_ids_with_dots_that_are_not_dot_segments_stay_valid(subject_id):
     assert clean_subject_id(subject_id) == subject_id
+
+
+def test_the_depth_limit_is_exact_for_objects_and_lists():
+    """32 levels pass, 33 do not, whatever mix of objects and lists makes them."""
+    from memoryadmin.api.parsers import MAX_JSON_DEPTH, _too_deep
+
+    def nested(levels: int):
+        value: object = "leaf"
+        for n in range(levels):
+            value = {"k": value, "x": 2} if n % 2 else [1, value, "y"]
+        return value
+
+    assert not _too_deep(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH)
+    assert _too_deep(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)
+    assert not _too_deep("just a string", MAX_JSON_DEPTH)
+    assert not _too_deep({"turns": [{"injected": [{"key": "k", "version": 1}]}]}, 5)
+    assert _too_deep({"turns": [{"injected": [{"key": "k", "version": 1}]}]}, 4)
