@@ -63,29 +63,20 @@ AGENT_QUOTES = f"""(SELECT json_agg(json_build_array(f.key, f.evidence) ORDER BY
              AND f.evidence <> '' AND f.updated_at <= j.queued_at
              AND f.updated_at >= j.queued_at - interval '1 hour')"""
 
+# "The model will be called" (above), written once for the three columns it decides.
+CALLS_MODEL = f"""(%(may_call)s
+       AND jsonb_typeof(j.transcript) = 'array'
+       AND jsonb_array_length(j.transcript) > 0
+       AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
+                         WHERE s.subject_id = j.subject_id), false))"""
+
 SQL_BEGIN = f"""
 UPDATE {EXTRACTION_JOB} AS j
 SET status = 'running',
     started_at = %(now)s,
-    attempts = j.attempts + CASE WHEN %(may_call)s
-                                      AND jsonb_typeof(j.transcript) = 'array'
-                                      AND jsonb_array_length(j.transcript) > 0
-                                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
-                                                        WHERE s.subject_id = j.subject_id),
-                                                       false)
-                                 THEN 1 ELSE 0 END,
-    model = CASE WHEN %(may_call)s
-                      AND jsonb_typeof(j.transcript) = 'array'
-                      AND jsonb_array_length(j.transcript) > 0
-                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
-                                        WHERE s.subject_id = j.subject_id), false)
-                 THEN %(model)s ELSE j.model END,
-    prompt_version = CASE WHEN %(may_call)s
-                      AND jsonb_typeof(j.transcript) = 'array'
-                      AND jsonb_array_length(j.transcript) > 0
-                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
-                                        WHERE s.subject_id = j.subject_id), false)
-                 THEN %(prompt_version)s ELSE j.prompt_version END
+    attempts = j.attempts + CASE WHEN {CALLS_MODEL} THEN 1 ELSE 0 END,
+    model = CASE WHEN {CALLS_MODEL} THEN %(model)s ELSE j.model END,
+    prompt_version = CASE WHEN {CALLS_MODEL} THEN %(prompt_version)s ELSE j.prompt_version END
 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush
 WHERE j.id = %(job)s AND j.status NOT IN ('failed', 'skipped', 'succeeded')
 RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j.reason,
@@ -107,25 +98,9 @@ SQL_BEGIN_IN_TRANSACTION = f"""
 UPDATE {EXTRACTION_JOB} AS j
 SET status = 'running',
     started_at = %(now)s,
-    attempts = j.attempts + CASE WHEN %(may_call)s
-                                      AND jsonb_typeof(j.transcript) = 'array'
-                                      AND jsonb_array_length(j.transcript) > 0
-                                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
-                                                        WHERE s.subject_id = j.subject_id),
-                                                       false)
-                                 THEN 1 ELSE 0 END,
-    model = CASE WHEN %(may_call)s
-                      AND jsonb_typeof(j.transcript) = 'array'
-                      AND jsonb_array_length(j.transcript) > 0
-                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
-                                        WHERE s.subject_id = j.subject_id), false)
-                 THEN %(model)s ELSE j.model END,
-    prompt_version = CASE WHEN %(may_call)s
-                      AND jsonb_typeof(j.transcript) = 'array'
-                      AND jsonb_array_length(j.transcript) > 0
-                      AND NOT coalesce((SELECT s.memory_paused FROM {SUBJECT} s
-                                        WHERE s.subject_id = j.subject_id), false)
-                 THEN %(prompt_version)s ELSE j.prompt_version END
+    attempts = j.attempts + CASE WHEN {CALLS_MODEL} THEN 1 ELSE 0 END,
+    model = CASE WHEN {CALLS_MODEL} THEN %(model)s ELSE j.model END,
+    prompt_version = CASE WHEN {CALLS_MODEL} THEN %(prompt_version)s ELSE j.prompt_version END
 WHERE j.id = %(job)s AND j.status NOT IN ('failed', 'skipped', 'succeeded')
 RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j.reason,
           j.proposed, j.stored, j.updated, j.duplicates, j.blocked, j.sent_to_review,

@@ -5,7 +5,6 @@ has not replayed is really not there."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -20,7 +19,7 @@ import pytest
 from tests.client.servers import free_port
 from tests.extraction.worker import ROOT
 from tests.support.gunicorn import Gunicorn
-from tests.support.replication import Cluster, Redis, app_env, run_store
+from tests.support.replication import Cluster, Redis, app_env, run_script, run_store
 
 pytestmark = pytest.mark.integration
 
@@ -209,16 +208,7 @@ print(json.dumps({f.key: f.value for f in selectors.facts_for_agent(sys.argv[1])
 
 def run_selector(env: dict[str, str], subject: str) -> dict[str, str]:
     """`selectors.facts_for_agent` (the API's read, on a thread) in a process of its own."""
-    done = subprocess.run(  # noqa: S603 - fixed argv
-        [sys.executable, "-c", SELECTOR_SCRIPT, subject],
-        cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "memoryadmin.settings", **env},
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_script(env, SELECTOR_SCRIPT, subject)
 
 
 @pytest.mark.parametrize("overlap", ["true", "false"])

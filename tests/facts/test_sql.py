@@ -27,7 +27,8 @@ SUBJECT = {"subject": "s-1", "now": NOW}
 JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m", "prompt_version": "0123456789ab"}
 
 # Module constants that are not statements.
-# (COPY has no plan, tests/usage runs it; AGENT_QUOTES is a part of SQL_BEGIN, planned in it)
+# (COPY has no plan, tests/usage runs it; AGENT_QUOTES and CALLS_MODEL are parts of SQL_BEGIN,
+# planned in it)
 KEEP_CONDITIONS = {
     "EVENTS_OF_HELD_TRAVELLERS": "memory_fact_event",
     "EVENTS_OF_LIVE_FACTS": "memory_fact_event",
@@ -35,7 +36,13 @@ KEEP_CONDITIONS = {
     "USES_KEPT_PAST_RETENTION": "memory_use",
 }
 # (EVENTS_OF_LIVE_FACTS_INDEX is an index's columns and predicate: tests/facts/test_partitions.py)
-NOT_STATEMENTS = {"ERASERS_GO_HERE", "SQL_COPY_USES", "AGENT_QUOTES", "EVENTS_OF_LIVE_FACTS_INDEX"}
+NOT_STATEMENTS = {
+    "ERASERS_GO_HERE",
+    "SQL_COPY_USES",
+    "AGENT_QUOTES",
+    "CALLS_MODEL",
+    "EVENTS_OF_LIVE_FACTS_INDEX",
+}
 
 SAMPLES: dict[str, Any] = {
     "SQL_FACTS": SUBJECT,

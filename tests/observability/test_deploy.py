@@ -64,38 +64,27 @@ def test_every_alert_expression_names_metrics_that_exist():
     assert by_name["MemoryQualityLow"]["expr"] == "memoryadmin_memory_precision_upper < 0.9"
 
 
-def test_promtool_accepts_the_alert_rules():
-    """promtool comes with Debian's `prometheus` package (`bash .ci/run` puts it on PATH)."""
+def _promtool(*args: str, cwd: Path | None = None) -> str:
+    """promtool's output, asserted successful. promtool comes with Debian's `prometheus`
+    package (`bash .ci/run` puts it on PATH)."""
     promtool = os.environ.get("PROMTOOL") or shutil.which("promtool")
     if not promtool:
         pytest.skip("promtool is not installed here; `bash .ci/run` installs it")
     result = subprocess.run(  # noqa: S603 - a fixed argv
-        [promtool, "check", "rules", str(ALERTS)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        [promtool, *args], cwd=cwd, capture_output=True, text=True, timeout=60, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS" in result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def test_promtool_accepts_the_alert_rules():
+    assert "SUCCESS" in _promtool("check", "rules", str(ALERTS))
 
 
 def test_promtool_unit_tests_of_the_alert_rules_pass():
     """alerts_test.yml: MemoryQualityLow fires once the upper bound has stayed under 0.9 for
     an hour, and not for a bound of 0.94."""
-    promtool = os.environ.get("PROMTOOL") or shutil.which("promtool")
-    if not promtool:
-        pytest.skip("promtool is not installed here; `bash .ci/run` installs it")
-    result = subprocess.run(  # noqa: S603 - a fixed argv
-        [promtool, "test", "rules", ALERT_TESTS.name],
-        cwd=ALERT_TESTS.parent,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS" in result.stdout + result.stderr
+    assert "SUCCESS" in _promtool("test", "rules", ALERT_TESTS.name, cwd=ALERT_TESTS.parent)
 
 
 def test_the_dashboard_shows_what_the_issue_asks_over_metrics_that_exist():

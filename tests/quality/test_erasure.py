@@ -3,10 +3,7 @@ quality tables (pg_dump of the committed database), and its mark still counts.""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
-from django.conf import settings
 
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
@@ -17,30 +14,11 @@ from memoryadmin.quality.services import quality_mark_record, quality_sample_dra
 from memoryadmin.staff.roles import EDITOR
 from tests.quality.conftest import learn
 from tests.staff.conftest import make_staff
+from tests.support.pgdump import pg_dump_text
 
 S = "FF-QUALITY-ERASE-1"
 KEY = "zqx_lounge_habit"
 VALUE = "Always waits in the zq9 lounge"
-
-
-def _dump() -> str:
-    db = settings.DATABASES["default"]
-    return subprocess.run(  # noqa: S603 - a fixed argv
-        [  # noqa: S607 - the machine's pg_dump
-            "pg_dump",
-            "-h",
-            db["HOST"] or "127.0.0.1",
-            "-p",
-            str(db["PORT"] or 5432),
-            "-U",
-            db["USER"],
-            "--data-only",
-            db["NAME"],
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def _section(dump: str, table: str) -> str:
@@ -55,11 +33,11 @@ def test_forget_everything_leaves_an_anonymous_mark_and_no_value_key_or_travelle
     quality_mark_record(
         actor=Actor.staff(make_staff("ursula", EDITOR)), item=item, mark="wrong", reason="one_off"
     )
-    before = _section(_dump(), "quality_sample_item")
+    before = _section(pg_dump_text(), "quality_sample_item")
     assert S in before and event_key_hash(S, KEY) in before  # the dump does see the item
 
     services.subject_forget(subject_id=S, actor=Actor.customer(S), reason="forget")
-    dump = _dump()
+    dump = pg_dump_text()
     assert VALUE not in dump and KEY not in dump
     items = _section(dump, "quality_sample_item")
     assert S not in items and event_key_hash(S, KEY) not in items

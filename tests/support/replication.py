@@ -290,10 +290,11 @@ print(json.dumps(asyncio.run(main(json.loads(sys.argv[1])))))
 """
 
 
-def run_store(env: dict[str, str], steps: list[list[str]]) -> list[Any]:
-    """`DjangoMemoryStore` (its native async path) in a process of its own on the cluster."""
+def run_script(env: dict[str, str], script: str, argument: str) -> Any:
+    """A Python script of the app in a process of its own on the cluster (settings from `env`):
+    what its last line printed, as JSON."""
     done = subprocess.run(  # noqa: S603 - fixed argv
-        [sys.executable, "-c", STORE_SCRIPT, json.dumps(steps)],
+        [sys.executable, "-c", script, argument],
         cwd=ROOT,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "memoryadmin.settings", **env},
         check=False,
@@ -304,3 +305,8 @@ def run_store(env: dict[str, str], steps: list[list[str]]) -> list[Any]:
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-3000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_store(env: dict[str, str], steps: list[list[str]]) -> list[Any]:
+    """`DjangoMemoryStore` (its native async path) in a process of its own on the cluster."""
+    return run_script(env, STORE_SCRIPT, json.dumps(steps))

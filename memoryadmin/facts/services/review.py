@@ -28,6 +28,12 @@ def _revealed_to(actor: Actor, fact: MemoryFact) -> bool:
     return fact_revealed_since(fact.subject_id, fact.key, user_id=actor.user.pk, since=since)
 
 
+def _require_seen(actor: Actor, fact: MemoryFact, refusal: str) -> None:
+    """Nobody decides on, or marks, a sensitive value unseen (`FactStateError(refusal)`)."""
+    if fact.sensitive and not _revealed_to(actor, fact):
+        raise FactStateError(refusal)
+
+
 @transaction.atomic
 def fact_review_decide(
     *,
@@ -46,11 +52,12 @@ def fact_review_decide(
     if not clean_reason(reason).strip():
         raise FactInvalid("Give a reason.", fields={"reason": "Required."})
     fact = load_for_update(subject_id, key, expected_version)
-    if fact.sensitive and not _revealed_to(actor, fact):
-        raise FactStateError(
-            "Reveal the value before you decide: a sensitive fact is approved or rejected "
-            "only by someone who has seen it. Reveal it (one click, with a reason), then decide."
-        )
+    _require_seen(
+        actor,
+        fact,
+        "Reveal the value before you decide: a sensitive fact is approved or rejected "
+        "only by someone who has seen it. Reveal it (one click, with a reason), then decide.",
+    )
     decide = fact_approve if decision == "approve" else fact_reject
     decide(
         subject_id=subject_id,
@@ -70,11 +77,12 @@ def fact_quality_mark(*, subject_id: str, key: str, actor: Actor, words: str) ->
     if not clean_reason(words).strip():
         raise FactInvalid("Say what the mark is.", fields={"mark": "Required."})
     fact = load_for_update(subject_id, key, None)
-    if fact.sensitive and not _revealed_to(actor, fact):
-        raise FactStateError(
-            "Reveal the value before you mark it: a sensitive fact is marked only by someone "
-            "who has seen it. Reveal it (one click, with a reason), then mark it."
-        )
+    _require_seen(
+        actor,
+        fact,
+        "Reveal the value before you mark it: a sensitive fact is marked only by someone "
+        "who has seen it. Reveal it (one click, with a reason), then mark it.",
+    )
     record_event(
         subject_id=fact.subject_id,
         key=fact.key,
