@@ -118,14 +118,37 @@ def _measure(n: int) -> list[dict[str, dict[str, float]]]:
         loop.run_until_complete(store.get_facts(SUBJECT))
         settings.DATABASE_REPLICA_READ_OVERLAP = overlap
 
+    from memoryadmin.facts import position_watch, positions
+
+    watch = settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS
+    position_key = (positions.KEY_PREFIX + replicas.subject_key(SUBJECT),)
+
+    def read_unknown() -> None:
+        """The routed read of a traveller this process does not know yet (the watch's miss)."""
+        position_watch.forget(position_key)
+        selectors.facts_for_agent(SUBJECT)
+
+    def read_unwatched() -> None:
+        settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS = 0
+        selectors.facts_for_agent(SUBJECT)
+        settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS = watch
+
+    def store_unwatched() -> None:
+        settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS = 0
+        loop.run_until_complete(store.get_facts(SUBJECT))
+        settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS = watch
+
     cases = {"django read": read_routed if configured else read_direct}
     if configured:
         cases["django read, no replica configured (primary)"] = read_direct
         cases["router decision alone"] = decide
         cases[f"django read, overlap {flipped}"] = read_flipped
+        cases["django read, traveller not known yet"] = read_unknown
+        cases["django read, no position watch (Redis asked)"] = read_unwatched
         cases["store read"] = store_routed
         cases["store read, no replica configured (primary)"] = store_direct
         cases[f"store read, overlap {flipped}"] = store_flipped
+        cases["store read, no position watch (Redis asked)"] = store_unwatched
     for name in raw:
         cases[f"raw SQL {name}"] = raw_read(name)
     for _ in range(50):  # warm up: connections, plans, caches

@@ -61,6 +61,12 @@ DATABASE_READ_YOUR_WRITES_SECONDS = env.int("DATABASE_READ_YOUR_WRITES_SECONDS",
 # sum, where Redis and the replica are other hosts); off: ask Redis first. On the shared
 # 2-core bench machine the two measured the same (bench/RESULTS.md, "Read replicas").
 DATABASE_REPLICA_READ_OVERLAP = env.bool("DATABASE_REPLICA_READ_OVERLAP", default=True)
+# How long this process uses its copy of the positions it has read (facts/position_watch.py:
+# kept true by Redis's invalidation messages) without hearing from Redis (a PING every half of
+# it); 0: no copy, every read of a position asks Redis.
+DATABASE_REPLICA_POSITION_WATCH_SECONDS = env.float(
+    "DATABASE_REPLICA_POSITION_WATCH_SECONDS", default=1.0
+)
 DATABASE_ROUTERS = ["memoryadmin.facts.replicas.ReplicaRouter"] if DATABASE_REPLICAS else []
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -27,12 +27,15 @@ import weakref
 from typing import Any
 
 from django.conf import settings
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from memoryadmin.sharedcache import CACHE_ERRORS, shared_cache_failed, shared_cache_up
 
+from . import position_watch
+
 KEY_PREFIX = "memoryadmin:rw-lsn:"
 SENTINEL = "memoryadmin:rw-lsn-started"
+position_watch.forget_all_on(SENTINEL)
 WHAT = "read-your-writes"
 _IDLE_PER_LOOP = 8  # async connections kept per event loop (more in flight are closed after use)
 
@@ -117,6 +120,13 @@ def _packed(*args: str | int) -> bytes:
     return b"".join(parts)
 
 
+# After a write of positions, one more round trip before the write counts as recorded: Redis
+# answers it in a later turn of its loop than the write, so by then it has sent the write's
+# invalidation messages to every process's watch (`position_watch`), and a reader anywhere
+# that hears of this write afterwards finds the message already there.
+_SETTLE = _packed("PING")
+
+
 def _read_command(script_or_sha: str, names: list[str], verb: str = "EVALSHA") -> bytes:
     return _packed(verb, script_or_sha, len(names), *names, f"{window():g}")
 
@@ -157,21 +167,40 @@ def _failed(conn: Any, exc: BaseException) -> None:
     shared_cache_failed(WHAT, exc)
 
 
+class Known:
+    """The answer this process already had (`position_watch`): no round trip."""
+
+    __slots__ = ("known",)
+
+    def __init__(self, known: int) -> None:
+        self.known: int | None = known
+
+    def answer(self) -> int:
+        return self.known  # type: ignore[return-value]
+
+
 class Pending:
     """A read of positions sent, not yet answered: `answer()` reads the reply (always call it,
     even when the answer no longer matters, so the connection is left clean)."""
 
-    __slots__ = ("conn", "keys")
+    __slots__ = ("conn", "keys", "ticket", "tracked")
+    known = None
 
-    def __init__(self, conn: Any, keys: list[str]) -> None:
+    def __init__(
+        self, conn: Any, keys: list[str], ticket: position_watch.Ticket | None, tracked: bool
+    ) -> None:
         self.conn = conn
         self.keys = keys
+        self.ticket = ticket
+        self.tracked = tracked  # a CLIENT TRACKING went first: its reply comes first
 
     def answer(self) -> int | None:
         """The highest position of the keys (0: none); None: ask the primary (Redis failed, or
         the map is younger than `window()`)."""
-        conn = self.conn
+        conn, ticket = self.conn, self.ticket
         try:
+            if self.tracked:
+                ticket = _tracking_reply(conn.read_response, ticket)
             try:
                 reply = conn.read_response()
             except NoScriptError:  # Redis restarted since the script was loaded
@@ -180,21 +209,51 @@ class Pending:
         except CACHE_ERRORS as exc:
             _failed(conn, exc)
             return None
-        return _decide(reply)
+        return _learned(conn, ticket, self.keys, _decide(reply))
 
 
-def ask(keys: tuple[str, ...]) -> Pending | None:
-    """Send the read of these keys' positions; None if Redis is resting or the send failed."""
+def _tracking_reply(read: Any, ticket: position_watch.Ticket | None) -> Any:
+    """The ticket, or None if the tracking command was refused (the watch went away since)."""
+    try:
+        read()
+    except ResponseError:
+        return None
+    return ticket
+
+
+def _learned(
+    conn: Any, ticket: position_watch.Ticket | None, names: list[str], needed: int | None
+) -> int | None:
+    """`needed`, kept by the watch when the read was tracked to it (one key, map trusted)."""
+    if ticket is not None and needed is not None and position_watch.still_tracking(conn, ticket):
+        position_watch.learn(ticket, tuple(names[1:]), needed)
+    return needed
+
+
+def _tracked_send(conn: Any, ticket: position_watch.Ticket | None) -> bytes:
+    """What goes before the read: tracking pointed at the ticket's watch, if not already."""
+    return position_watch.tracking_prefix(conn, ticket) if ticket else b""
+
+
+def ask(keys: tuple[str, ...]) -> Pending | Known | None:
+    """Send the read of these keys' positions (or answer from what this process knows); None
+    if Redis is resting or the send failed."""
     if not shared_cache_up():
         return None
-    conn = _connection()
     names = _keys(keys)
+    known, ticket = position_watch.lookup(tuple(names[1:]))
+    if known is not None:
+        return Known(known)
+    conn = _connection()
     try:
-        conn.send_packed_command([_read_command(_READ_SHA, names)])
+        if ticket is not None:
+            conn.connect()  # a (re)connect forgets the tracking: before deciding to send it
+        prefix = _tracked_send(conn, ticket)
+        conn.send_packed_command([prefix + _read_command(_READ_SHA, names)])
     except CACHE_ERRORS as exc:
         _failed(conn, exc)
         return None
-    return Pending(conn, names)
+    return Pending(conn, names, ticket, bool(prefix))
 
 
 def needed(keys: tuple[str, ...]) -> int | None:
@@ -211,6 +270,7 @@ def store(keys: tuple[str, ...], lsn: int) -> bool:
     conn = _connection()
     names = _keys(keys)
     args = (len(names), *names, encode(lsn), settings.DATABASE_READ_YOUR_WRITES_SECONDS)
+    position_watch.forget(tuple(names[1:]))
     try:
         try:
             conn.send_command("EVALSHA", _WRITE_SHA, *args)
@@ -218,9 +278,13 @@ def store(keys: tuple[str, ...], lsn: int) -> bool:
         except NoScriptError:
             conn.send_command("EVAL", WRITE_SCRIPT, *args)
             conn.read_response()
+        if position_watch.enabled():  # see _SETTLE
+            conn.send_packed_command([_SETTLE])
+            conn.read_response()
     except CACHE_ERRORS as exc:
         _failed(conn, exc)
         return False
+    position_watch.forget(tuple(names[1:]))
     return True
 
 
@@ -230,6 +294,7 @@ def reset() -> None:
     if conn is not None:
         conn.disconnect()
         _local.conn = None
+    position_watch.reset()
 
 
 # --- a few connections per event loop -----------------------------------------------------------
@@ -278,19 +343,39 @@ async def _failed_async(conn: Any, exc: BaseException) -> None:
     shared_cache_failed(WHAT, exc)
 
 
+class KnownAsync(Known):
+    async def answer(self) -> int:  # type: ignore[override]
+        return self.known  # type: ignore[return-value]
+
+
 class PendingAsync:
     """`Pending` for an event loop: `await answer()` (always), which gives the connection back."""
 
-    __slots__ = ("conn", "keys", "owner")
+    __slots__ = ("conn", "keys", "owner", "ticket", "tracked")
+    known = None
 
-    def __init__(self, owner: _LoopRedis, conn: Any, keys: list[str]) -> None:
+    def __init__(
+        self,
+        owner: _LoopRedis,
+        conn: Any,
+        keys: list[str],
+        ticket: position_watch.Ticket | None,
+        tracked: bool,
+    ) -> None:
         self.owner = owner
         self.conn = conn
         self.keys = keys
+        self.ticket = ticket
+        self.tracked = tracked
 
     async def answer(self) -> int | None:
-        conn = self.conn
+        conn, ticket = self.conn, self.ticket
         try:
+            if self.tracked:
+                try:
+                    await conn.read_response()
+                except ResponseError:  # the watch went away since: not kept
+                    ticket = None
             try:
                 reply = await conn.read_response()
             except NoScriptError:
@@ -302,22 +387,29 @@ class PendingAsync:
         except BaseException:  # cancelled mid-read: the reply may still come; drop the socket
             await conn.disconnect()
             raise
+        needed = _learned(conn, ticket, self.keys, _decide(reply))
         await self.owner.give_back(conn)
-        return _decide(reply)
+        return needed
 
 
-async def ask_async(keys: tuple[str, ...]) -> PendingAsync | None:
+async def ask_async(keys: tuple[str, ...]) -> PendingAsync | KnownAsync | None:
     if not shared_cache_up():
         return None
+    names = _keys(keys)
+    known, ticket = position_watch.lookup(tuple(names[1:]))
+    if known is not None:
+        return KnownAsync(known)
     owner = _loop_redis()
     conn = owner.take()
-    names = _keys(keys)
     try:
-        await conn.send_packed_command([_read_command(_READ_SHA, names)])
+        if ticket is not None:
+            await conn.connect()  # a (re)connect forgets the tracking: before deciding to send it
+        prefix = _tracked_send(conn, ticket)
+        await conn.send_packed_command([prefix + _read_command(_READ_SHA, names)])
     except CACHE_ERRORS as exc:
         await _failed_async(conn, exc)
         return None
-    return PendingAsync(owner, conn, names)
+    return PendingAsync(owner, conn, names, ticket, bool(prefix))
 
 
 async def store_async(keys: tuple[str, ...], lsn: int) -> bool:
@@ -327,6 +419,7 @@ async def store_async(keys: tuple[str, ...], lsn: int) -> bool:
     conn = owner.take()
     names = _keys(keys)
     args = (len(names), *names, encode(lsn), settings.DATABASE_READ_YOUR_WRITES_SECONDS)
+    position_watch.forget(tuple(names[1:]))
     try:
         try:
             await conn.send_command("EVALSHA", _WRITE_SHA, *args)
@@ -334,12 +427,16 @@ async def store_async(keys: tuple[str, ...], lsn: int) -> bool:
         except NoScriptError:
             await conn.send_command("EVAL", WRITE_SCRIPT, *args)
             await conn.read_response()
+        if position_watch.enabled():  # see _SETTLE
+            await conn.send_packed_command([_SETTLE])
+            await conn.read_response()
     except CACHE_ERRORS as exc:
         await _failed_async(conn, exc)
         return False
     except BaseException:
         await conn.disconnect()
         raise
+    position_watch.forget(tuple(names[1:]))
     await owner.give_back(conn)
     return True
 

@@ -226,13 +226,14 @@ def _needed(keys: tuple[str, ...]) -> int | None:
     return max((int(v) for v in found.values()), default=0)
 
 
-def replica_candidate() -> ReplicaState | None:
+def replica_candidate(*, own_connection: bool = False) -> ReplicaState | None:
     """A replica this read may try (up and close enough, by this process's last look; taken in
     turn), or None: the primary (no replica, none usable, inside a transaction on the primary, or
-    this process could not record a write)."""
+    this process could not record a write). `own_connection`: the read does not run on Django's
+    connection (the store's native reads), so a transaction open there does not hold it."""
     if not settings.DATABASE_REPLICAS:
         return None
-    if primary_in_transaction() or time.monotonic() < _pinned_until:
+    if time.monotonic() < _pinned_until or (not own_connection and primary_in_transaction()):
         return None
     usable = [state for state in replica_states() if state.usable]
     if not usable:
@@ -263,7 +264,8 @@ def subject_read(subject_id: str, read: Callable[[str], T]) -> T:
     """`read(alias)` for one traveller's agent read: on a replica that has replayed the
     traveller's last write, else the primary.
 
-    The traveller's position is read from Redis (one script: `positions`), then the read goes to
+    The traveller's position is what this process already knows (`position_watch`: kept true by
+    Redis's invalidations), else read from Redis (one script: `positions`); the read goes to
     the replica if its last look (taken before the query's snapshot, so the rows cannot be older)
     had replayed that position, else (or if Redis cannot say) to the primary; if the replica
     fails, the primary answers. With `DATABASE_REPLICA_READ_OVERLAP` the request for the
@@ -283,6 +285,10 @@ def subject_read(subject_id: str, read: Callable[[str], T]) -> T:
     pending = positions.ask((subject_key(subject_id),))
     if pending is None:
         return read(PRIMARY)
+    if pending.known is not None:  # this process knows the position: no round trip
+        if pending.known > (state.replay_lsn or 0):
+            return read(PRIMARY)
+        return on_replica_or_primary(state.alias, read)
     try:
         rows = read(state.alias)
     except DatabaseError:

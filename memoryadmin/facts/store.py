@@ -260,7 +260,7 @@ async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return await _fetch_on("default", sql, params)
     import psycopg
 
-    state = replicas.replica_candidate()
+    state = replicas.replica_candidate(own_connection=True)
     if state is None:
         return await _fetch_on(replicas.PRIMARY, sql, params)
     if not positions.in_redis():
@@ -284,8 +284,14 @@ async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
             replicas.mark_down(state.alias)
             return await _fetch_on(replicas.PRIMARY, sql, params)
     pending = await positions.ask_async(keys)
-    if pending is None:
+    if pending is None or (pending.known is not None and pending.known > (state.replay_lsn or 0)):
         return await _fetch_on(replicas.PRIMARY, sql, params)
+    if pending.known is not None:  # this process knows the position: no round trip
+        try:
+            return await _fetch_on(state.alias, sql, params)
+        except psycopg.OperationalError:
+            replicas.mark_down(state.alias)
+            return await _fetch_on(replicas.PRIMARY, sql, params)
     try:
         rows = await _fetch_on(state.alias, sql, params)
     except psycopg.OperationalError:
