@@ -20,7 +20,7 @@ def hot_cursor(using: str = DEFAULT_DB_ALIAS) -> Any:
     a prepared statement per statement text, so PostgreSQL plans each once per connection (the
     plan cost more than running these statements). Django turns prepared statements off by
     default for the sake of transaction-mode poolers; `MEMORY_PREPARED_STATEMENTS=false` does
-    the same here.
+    the same here (each statement then goes unnamed, still bound on the server, in binary).
 
     The prepared cursor is a fenced speed trick (`memoryadmin.fastpaths.django_cursor`,
     `FASTPATH_DJANGO_CURSOR`): off, or broken by an upgrade, this is Django's own
@@ -28,9 +28,7 @@ def hot_cursor(using: str = DEFAULT_DB_ALIAS) -> Any:
     broken transaction, as with any Django cursor. `using`: a replica's alias for a read
     (`replicas.read_alias`)."""
     db = connections[using]  # once: each `connection.x` is a thread-local lookup
-    if not settings.MEMORY_PREPARED_STATEMENTS:
-        return db.cursor()
-    cursor = django_cursor.prepared_cursor(db)
+    cursor = django_cursor.prepared_cursor(db, prepare=settings.MEMORY_PREPARED_STATEMENTS)
     return db.cursor() if cursor is None else cursor
 
 

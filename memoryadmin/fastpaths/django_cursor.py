@@ -1,4 +1,5 @@
-"""FASTPATH_DJANGO_CURSOR: the agent's fixed statements on a prepared, binary psycopg cursor,
+"""FASTPATH_DJANGO_CURSOR: the agent's fixed statements on a server-binding, binary psycopg
+cursor, prepared (or, behind a transaction-mode pooler, not: `MEMORY_PREPARED_STATEMENTS`),
 returned bare (without Django's CursorWrapper) when nothing reads the wrapper.
 
 Written against Django 5.2 and psycopg 3.3. The private name it uses is psycopg's
@@ -25,9 +26,11 @@ from . import broken, enabled, fits
 SETTING = "FASTPATH_DJANGO_CURSOR"
 
 
-def prepared_cursor(db: Any) -> Any:
-    """A prepared, binary cursor on Django's connection `db` (PostgreSQL), or None when the
-    trick is off or no longer fits: the caller then uses `db.cursor()`."""
+def prepared_cursor(db: Any, *, prepare: bool = True) -> Any:
+    """A server-binding, binary cursor on Django's connection `db` (PostgreSQL) whose statements
+    are prepared (`prepare`; off behind a transaction-mode pooler, where each statement is sent
+    unnamed, which pgbouncer carries), or None when the trick is off or no longer fits: the
+    caller then uses `db.cursor()`."""
     if not enabled(SETTING):
         return None
     classes = _cursor_classes()
@@ -37,10 +40,11 @@ def prepared_cursor(db: Any) -> Any:
     db.close_if_health_check_failed()
     db.ensure_connection()
     raw = db.connection
-    if raw.prepare_threshold is None:  # Django's default; only server-binding cursors care
+    if prepare and raw.prepare_threshold is None:  # Django's default; only these cursors care
         raw.prepare_threshold = 5
     wrapped = db.queries_logged or bool(db.execute_wrappers)
     cursor = (prepared_class if wrapped else bare_class)(raw)
+    cursor.prepare_statements = prepare
     # Results in binary: the same values, but timestamps are read by psycopg's C loader instead
     # of the text one Django installs (a third of a read's time on this path).
     cursor.format = Format.BINARY
@@ -78,6 +82,8 @@ def _make_classes() -> tuple[type, type] | None:
         return None
 
     class PreparedCursor(ServerBindingCursor):
+        prepare_statements = True
+
         def execute(
             self,
             query: Any,
@@ -86,7 +92,7 @@ def _make_classes() -> tuple[type, type] | None:
             prepare: bool | None = None,
             binary: bool | None = None,
         ) -> Any:
-            result = super().execute(query, params, prepare=True, binary=binary)
+            result = super().execute(query, params, prepare=self.prepare_statements, binary=binary)
             # Django's query log reads the last query from psycopg's private `_query`, which
             # psycopg leaves empty after a prepared execution: keep the statement's text there.
             self._query = _LoggedQuery(query.encode() if isinstance(query, str) else query)

@@ -186,3 +186,23 @@ def test_agent_reads_run_as_prepared_statements_and_are_still_counted(
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = [row[0] for row in cursor.fetchall()]
     assert any("LIMIT greatest(" in text for text in prepared)  # the tier-one statement
+
+
+def test_behind_a_pooler_agent_reads_prepare_nothing_and_read_the_same(settings):
+    """MEMORY_PREPARED_STATEMENTS=false (DATABASE_POOLER=transaction): each statement goes
+    unnamed, still bound on the server and read in binary; pgbouncer 1.18 could not carry a named
+    one to the next transaction (tests/api/test_pgbouncer_live.py runs them through it)."""
+    from django.db import connection
+
+    FactFactory(subject_id="q", key="seat", value="Aisle")
+    prepared_read = [(f.key, f.value, f.updated_at) for f in selectors.facts_for_agent("q")]
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    connection.connection.prepare_threshold = None  # as a new connection behind the pooler
+    settings.MEMORY_PREPARED_STATEMENTS = False
+    for _ in range(8):  # past psycopg's threshold: would prepare if it could
+        plain_read = [(f.key, f.value, f.updated_at) for f in selectors.facts_for_agent("q")]
+    assert plain_read == prepared_read
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone()[0] == 0
