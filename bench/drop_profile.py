@@ -37,6 +37,7 @@ from bench.scale import FACTS_EACH, SQL_OLD_MONTH  # noqa: E402
 from memoryadmin.facts import partitions  # noqa: E402
 
 SQL_WAL_NOW = "SELECT pg_current_wal_insert_lsn()"
+SQL_SET_LOCAL = "SELECT set_config(%s, %s, true)"
 SQL_WAL_SINCE = "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)"
 
 
@@ -51,8 +52,16 @@ def _wal(cursor, since: str) -> int:
     return int(cursor.fetchone()[0])
 
 
-def profile(spec: partitions.Partitioned, month: datetime, *, commit: bool, plain: bool) -> None:
-    """Run the drop's statements of one month in one transaction, each timed."""
+def profile(
+    spec: partitions.Partitioned,
+    month: datetime,
+    *,
+    commit: bool,
+    plain: bool,
+    settings: list[str] = (),
+) -> None:
+    """Run the drop's statements of one month in one transaction, each timed; `settings`
+    (name=value) are set for the transaction after the drop's own, to try one."""
     rows: list[tuple[str, float, int, str]] = []
     with connection.cursor() as cursor:
         cursor.execute(SQL_WAL_NOW)
@@ -64,6 +73,9 @@ def profile(spec: partitions.Partitioned, month: datetime, *, commit: bool, plai
             ("plan settings", partitions.SQL_INDEX_PLANS),
         ):
             rows.append((label, _run(cursor, statement), 0, ""))
+        for setting in settings:
+            name, _, value = setting.partition("=")
+            rows.append((setting, _run(cursor, SQL_SET_LOCAL, [name, value]), 0, ""))
         for step in partitions.drop_steps(spec, month):
             cursor.execute(SQL_WAL_NOW)
             lsn = cursor.fetchone()[0]
@@ -115,13 +127,14 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=4_166_666)
     parser.add_argument("--commit", action="store_true", help="really drop the month")
     parser.add_argument("--plain", action="store_true", help="no EXPLAIN: the statements alone")
+    parser.add_argument("--set", action="append", default=[], help="name=value, for a try")
     args = parser.parse_args()
     spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
     text = args.make or args.month
     month = datetime.strptime(text, "%Y-%m").replace(tzinfo=UTC)
     if args.make:
         make_month(spec, month, args.travellers, args.rows)
-    profile(spec, month, commit=args.commit, plain=args.plain)
+    profile(spec, month, commit=args.commit, plain=args.plain, settings=args.set)
     return 0
 
 

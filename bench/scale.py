@@ -241,14 +241,17 @@ SQL_WAL_SINCE = "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)::bigint
 
 
 def retention_case(
-    travellers: int, rows: int, rounds: int = 1, *, checkpoint: bool = True
+    travellers: int, rows: int, rounds: int = 1, *, checkpoint: bool = True, vacuum: bool = True
 ) -> dict[str, float]:
     """Two identical old months per round; one dropped (`partitions.month_drop`), the other
     swept row by row by the app's own audit sweep (`events_sweep_old`, chunks of 10,000).
     Each round takes the next two months back. Before the drop, the upkeep's index of closed
     months (`partitions.closed_months_index`, which runs months ahead of a drop) is made and
-    timed apart. Then a CHECKPOINT (unless `checkpoint` is false), so both months are on disk
-    as a two-year-old month is in production (a checkpoint since its rows were written: the
+    timed apart. Both months are vacuumed first (unless `vacuum` is false), as a two-year-old
+    month is: else autovacuum, drawn by the four million fresh rows, is still at work on them
+    when the drop comes, and the drop's DETACH waits `deadlock_timeout` (1 s) for it to be
+    cancelled. Then a CHECKPOINT (unless `checkpoint` is false), so both months are on disk as
+    a two-year-old month is in production (a checkpoint since its rows were written: the
     sweep's first change to each page writes the whole page to the WAL, with full_page_writes
     on), and no checkpoint from the load falls by chance into one of the two timings. Returns
     the medians, and each round's ratio."""
@@ -268,6 +271,9 @@ def retention_case(
             params = {"travellers": travellers, "month": month, "rows": rows, "facts": FACTS_EACH}
             _exec(SQL_OLD_MONTH, params)
         _exec("ANALYZE memory_fact_event")
+        if vacuum:
+            for month in (first, second):
+                _exec(f'VACUUM "{partitions.part_name(spec.table, month)}"')
         start = time.perf_counter()  # the upkeep's part, months before the drop: not the drop
         indexed = partitions.closed_months_index()
         indexes.append(time.perf_counter() - start)
@@ -334,6 +340,11 @@ def main() -> int:
         "--rounds", type=int, default=1, help="retention: rounds of drop against row by row"
     )
     parser.add_argument(
+        "--no-vacuum",
+        action="store_true",
+        help="retention: the two fresh months not vacuumed before the timings",
+    )
+    parser.add_argument(
         "--no-checkpoint",
         action="store_true",
         help="retention: no CHECKPOINT between making the two months and timing them",
@@ -353,6 +364,7 @@ def main() -> int:
             rows=max(10_000, int(100_000_000 * args.scale / 24)),
             rounds=args.rounds,
             checkpoint=not args.no_checkpoint,
+            vacuum=not args.no_vacuum,
         )
         print(
             f"median of {args.rounds}: drop {out['drop'] * 1000:.1f} ms, row by row"
@@ -397,6 +409,7 @@ def main() -> int:
         rows=max(10_000, int(100_000_000 * args.scale / 24)),
         rounds=args.rounds,
         checkpoint=not args.no_checkpoint,
+        vacuum=not args.no_vacuum,
     )
     total = time.perf_counter() - began
 
