@@ -350,36 +350,69 @@ def droppable_months(spec: Partitioned, *, now: datetime | None = None) -> list[
     return [month for month in _months(spec) if add_months(month, 1) <= cutoff]
 
 
+@dataclass(frozen=True)
+class DropStep:
+    """One statement of a month's drop, in order; `keeps` marks the copies of kept rows (their
+    row counts are the rows kept). `bench/drop_profile.py` runs the same list under EXPLAIN."""
+
+    label: str
+    statement: str
+    params: dict[str, datetime] | None = None
+    keeps: bool = False
+
+
+def drop_steps(spec: Partitioned, month: datetime) -> list[DropStep]:
+    """The statements of `month_drop` after its plan settings, for one month of `spec`."""
+    month = month_of(month)
+    name = part_name(spec.table, month)
+    kept = f"{name}_kept"
+    check = f"{kept}_bound"
+    bounds = {"lo": month, "hi": add_months(month, 1)}
+    storage = _storage(spec.storage)
+    steps = [
+        DropStep("new table", _sql(SQL_NEW_PART, part=kept, table=spec.table, storage=storage)),
+        DropStep(
+            "bound check",
+            _sql(SQL_BOUND_CHECK, kept=kept, check=check, column=spec.column),
+            bounds,
+        ),
+        DropStep("detach", _sql(SQL_DETACH, table=spec.table, part=name)),
+    ]
+    for n, keep in enumerate(spec.keep):
+        taken = " OR ".join(f"({earlier})" for earlier in spec.keep[:n]) or "false"
+        steps.append(
+            DropStep(
+                f"keep rule {n + 1}",
+                _sql(SQL_KEEP_ROWS, kept=kept, part=name, keep=keep, taken=taken),
+                keeps=True,
+            )
+        )
+    steps += [
+        DropStep("attach", _sql(SQL_ATTACH, table=spec.table, part=kept), bounds),
+        DropStep("drop bound check", _sql(SQL_DROP_CHECK, part=kept, check=check)),
+        DropStep("drop month", _sql(SQL_DROP, part=name)),
+        DropStep("rename", _sql(SQL_RENAME, old=kept, new=name)),
+    ]
+    return steps
+
+
 def month_drop(spec: Partitioned, month: datetime) -> tuple[int, int]:
     """Drop one month of the table, keeping the rows `spec.keep` names: in one transaction
     the month is detached, its kept rows copied into a new partition of the same range, which
     is attached in its place, and the old one dropped. Returns (rows kept, rows dropped as the
     statistics estimate them, -1 when the month was never analyzed): counting them exactly
     would read the month, which the drop otherwise never does."""
-    month = month_of(month)
-    name = part_name(spec.table, month)
-    kept = f"{name}_kept"
-    check = f"{kept}_bound"
-    bounds = {"lo": month, "hi": add_months(month, 1)}
+    name = part_name(spec.table, month_of(month))
     kept_rows = 0
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(SQL_CHECKS_NOW)
         cursor.execute(SQL_INDEX_PLANS)
         cursor.execute(SQL_ESTIMATE, [name])
         estimate = int(cursor.fetchone()[0])
-        cursor.execute(
-            _sql(SQL_NEW_PART, part=kept, table=spec.table, storage=_storage(spec.storage))
-        )
-        cursor.execute(_sql(SQL_BOUND_CHECK, kept=kept, check=check, column=spec.column), bounds)
-        cursor.execute(_sql(SQL_DETACH, table=spec.table, part=name))
-        for n, keep in enumerate(spec.keep):
-            taken = " OR ".join(f"({earlier})" for earlier in spec.keep[:n]) or "false"
-            cursor.execute(_sql(SQL_KEEP_ROWS, kept=kept, part=name, keep=keep, taken=taken))
-            kept_rows += cursor.rowcount
-        cursor.execute(_sql(SQL_ATTACH, table=spec.table, part=kept), bounds)
-        cursor.execute(_sql(SQL_DROP_CHECK, part=kept, check=check))
-        cursor.execute(_sql(SQL_DROP, part=name))
-        cursor.execute(_sql(SQL_RENAME, old=kept, new=name))
+        for step in drop_steps(spec, month):
+            cursor.execute(step.statement, step.params)
+            if step.keeps:
+                kept_rows += cursor.rowcount
     dropped = max(estimate - kept_rows, 0) if estimate >= 0 else -1
     logger.info("%s: dropped (estimated) %d rows, kept %d", name, dropped, kept_rows)
     return kept_rows, dropped

@@ -458,3 +458,30 @@ def test_a_closed_months_index_left_invalid_is_made_again():
     with connection.cursor() as cursor:
         cursor.execute(partitions.SQL_INDEX_VALID, [index])
         assert cursor.fetchone()[0] is True
+
+
+@pytest.mark.django_db
+def test_the_drop_runs_the_listed_steps_in_order_in_one_transaction():
+    """`bench/drop_profile.py` times `partitions.drop_steps`: the drop must run exactly those
+    statements, in that order (the month detached before its rows are copied, the old month
+    dropped only after the kept rows' partition is attached)."""
+    from django.test.utils import CaptureQueriesContext
+
+    spec = next(s for s in partitions.registered() if s.table == "memory_fact_event")
+    month = datetime(2025, 3, 1, tzinfo=UTC)
+    partitions.month_create(spec, month)
+    steps = partitions.drop_steps(spec, month)
+    labels = [step.label for step in steps]
+    assert labels.index("detach") < labels.index("keep rule 1") < labels.index("attach")
+    assert labels.index("attach") < labels.index("drop month") < labels.index("rename")
+    assert [step.label for step in steps if step.keeps] == ["keep rule 1", "keep rule 2"]
+
+    with CaptureQueriesContext(connection) as queries:
+        partitions.month_drop(spec, month)
+
+    heads = [step.statement.split("%(")[0] for step in steps]  # the parameters are filled in
+    ran = [q["sql"] for q in queries.captured_queries]
+    assert [head for head in heads for sql in ran if sql.startswith(head)] == heads
+    assert [sql for sql in ran if any(sql.startswith(h) for h in heads)] == [
+        sql for head in heads for sql in ran if sql.startswith(head)
+    ]  # in the listed order
