@@ -33,12 +33,11 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
-from bench.scale import FACTS_EACH, SQL_OLD_MONTH  # noqa: E402
+from bench.scale import FACTS_EACH, SQL_OLD_MONTH, SQL_WAL_SINCE  # noqa: E402
 from memoryadmin.facts import partitions  # noqa: E402
 
 SQL_WAL_NOW = "SELECT pg_current_wal_insert_lsn()"
 SQL_SET_LOCAL = "SELECT set_config(%s, %s, true)"
-SQL_WAL_SINCE = "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), %s)"
 
 
 def _run(cursor, statement: str, params=None) -> float:

@@ -276,10 +276,12 @@ def reset() -> None:
         _lose_locked()
 
 
-def tracking_prefix(conn: Any, ticket: Ticket) -> bytes:
-    """The command that points `conn`'s tracking at the ticket's watch, if it does not already
-    (b"" if it does). The connection forgets it on every (re)connect (`register_connect_callback`,
-    redis-py's hook for key tracking)."""
+def tracking_prefix(conn: Any, ticket: Ticket | None) -> bytes:
+    """The command that points `conn`'s tracking at the ticket's watch, to send before the read
+    (b"" with no ticket, or if it already does). The connection forgets it on every (re)connect
+    (`register_connect_callback`, redis-py's hook for key tracking)."""
+    if ticket is None:
+        return b""
     state = getattr(conn, "memoryadmin_tracking", None)
     if state is None:
         state = conn.memoryadmin_tracking = _Tracking()

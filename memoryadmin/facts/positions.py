@@ -200,7 +200,10 @@ class Pending:
         conn, ticket = self.conn, self.ticket
         try:
             if self.tracked:
-                ticket = _tracking_reply(conn.read_response, ticket)
+                try:
+                    conn.read_response()
+                except ResponseError:  # the watch went away since: not kept
+                    ticket = None
             try:
                 reply = conn.read_response()
             except NoScriptError:  # Redis restarted since the script was loaded
@@ -212,15 +215,6 @@ class Pending:
         return _learned(conn, ticket, self.keys, _decide(reply))
 
 
-def _tracking_reply(read: Any, ticket: position_watch.Ticket | None) -> Any:
-    """The ticket, or None if the tracking command was refused (the watch went away since)."""
-    try:
-        read()
-    except ResponseError:
-        return None
-    return ticket
-
-
 def _learned(
     conn: Any, ticket: position_watch.Ticket | None, names: list[str], needed: int | None
 ) -> int | None:
@@ -228,11 +222,6 @@ def _learned(
     if ticket is not None and needed is not None and position_watch.still_tracking(conn, ticket):
         position_watch.learn(ticket, tuple(names[1:]), needed)
     return needed
-
-
-def _tracked_send(conn: Any, ticket: position_watch.Ticket | None) -> bytes:
-    """What goes before the read: tracking pointed at the ticket's watch, if not already."""
-    return position_watch.tracking_prefix(conn, ticket) if ticket else b""
 
 
 def ask(keys: tuple[str, ...]) -> Pending | Known | None:
@@ -248,7 +237,7 @@ def ask(keys: tuple[str, ...]) -> Pending | Known | None:
     try:
         if ticket is not None:
             conn.connect()  # a (re)connect forgets the tracking: before deciding to send it
-        prefix = _tracked_send(conn, ticket)
+        prefix = position_watch.tracking_prefix(conn, ticket)
         conn.send_packed_command([prefix + _read_command(_READ_SHA, names)])
     except CACHE_ERRORS as exc:
         _failed(conn, exc)
@@ -270,7 +259,6 @@ def store(keys: tuple[str, ...], lsn: int) -> bool:
     conn = _connection()
     names = _keys(keys)
     args = (len(names), *names, encode(lsn), settings.DATABASE_READ_YOUR_WRITES_SECONDS)
-    position_watch.forget(tuple(names[1:]))
     try:
         try:
             conn.send_command("EVALSHA", _WRITE_SHA, *args)
@@ -404,7 +392,7 @@ async def ask_async(keys: tuple[str, ...]) -> PendingAsync | KnownAsync | None:
     try:
         if ticket is not None:
             await conn.connect()  # a (re)connect forgets the tracking: before deciding to send it
-        prefix = _tracked_send(conn, ticket)
+        prefix = position_watch.tracking_prefix(conn, ticket)
         await conn.send_packed_command([prefix + _read_command(_READ_SHA, names)])
     except CACHE_ERRORS as exc:
         await _failed_async(conn, exc)
@@ -419,7 +407,6 @@ async def store_async(keys: tuple[str, ...], lsn: int) -> bool:
     conn = owner.take()
     names = _keys(keys)
     args = (len(names), *names, encode(lsn), settings.DATABASE_READ_YOUR_WRITES_SECONDS)
-    position_watch.forget(tuple(names[1:]))
     try:
         try:
             await conn.send_command("EVALSHA", _WRITE_SHA, *args)

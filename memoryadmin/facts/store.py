@@ -250,6 +250,22 @@ async def _fetch_on(alias: str, sql: str, params: dict[str, Any]) -> list[tuple[
     raise AssertionError("unreachable")
 
 
+async def _on_replica_or_primary(
+    alias: str, sql: str, params: dict[str, Any]
+) -> list[tuple[Any, ...]]:
+    """The read on `alias`; if that is a replica and it fails there, marked down and the read
+    made on the primary (as `replicas.on_replica_or_primary`)."""
+    import psycopg
+
+    if alias == replicas.PRIMARY:
+        return await _fetch_on(alias, sql, params)
+    try:
+        return await _fetch_on(alias, sql, params)
+    except psycopg.OperationalError:
+        replicas.mark_down(alias)
+        return await _fetch_on(replicas.PRIMARY, sql, params)
+
+
 async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
     """An agent's read of `params["subject"]`: on a replica that has replayed the traveller's
     last write, else the primary (as `replicas.subject_read`: the traveller's position read from
@@ -265,33 +281,19 @@ async def _fetch(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return await _fetch_on(replicas.PRIMARY, sql, params)
     if not positions.in_redis():
         alias = replicas.subject_read_alias(params["subject"])
-        if alias == replicas.PRIMARY:
-            return await _fetch_on(alias, sql, params)
-        try:
-            return await _fetch_on(alias, sql, params)
-        except psycopg.OperationalError:
-            replicas.mark_down(alias)
-            return await _fetch_on(replicas.PRIMARY, sql, params)
+        return await _on_replica_or_primary(alias, sql, params)
     keys = (replicas.subject_key(params["subject"]),)
     if not settings.DATABASE_REPLICA_READ_OVERLAP:  # ask first, then read where it says
         pending = await positions.ask_async(keys)
         needed = None if pending is None else await pending.answer()
         if needed is None or needed > (state.replay_lsn or 0):
             return await _fetch_on(replicas.PRIMARY, sql, params)
-        try:
-            return await _fetch_on(state.alias, sql, params)
-        except psycopg.OperationalError:
-            replicas.mark_down(state.alias)
-            return await _fetch_on(replicas.PRIMARY, sql, params)
+        return await _on_replica_or_primary(state.alias, sql, params)
     pending = await positions.ask_async(keys)
     if pending is None or (pending.known is not None and pending.known > (state.replay_lsn or 0)):
         return await _fetch_on(replicas.PRIMARY, sql, params)
     if pending.known is not None:  # this process knows the position: no round trip
-        try:
-            return await _fetch_on(state.alias, sql, params)
-        except psycopg.OperationalError:
-            replicas.mark_down(state.alias)
-            return await _fetch_on(replicas.PRIMARY, sql, params)
+        return await _on_replica_or_primary(state.alias, sql, params)
     try:
         rows = await _fetch_on(state.alias, sql, params)
     except psycopg.OperationalError:
