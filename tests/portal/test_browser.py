@@ -19,7 +19,13 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
 from memoryadmin.portal.services import portal_link_issue
 from tests.factories import FactFactory
-from tests.support.browser import PHONE, assert_no_serious_axe_violations, dialogs_of, screenshot
+from tests.support.browser import (
+    PHONE,
+    assert_no_serious_axe_violations,
+    assert_one_h1,
+    dialogs_of,
+    screenshot,
+)
 from tests.support.dbscan import occurrences
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -151,7 +157,7 @@ def enter(page, url: str) -> None:
 
 def check(page, name: str) -> None:
     """Every page: one h1, no serious axe finding, a screenshot; and no script ever ran."""
-    assert page.locator("h1").count() == 1
+    assert_one_h1(page)
     assert_no_serious_axe_violations(page)
     screenshot(page, name)
     assert dialogs_of(page) == []

@@ -16,7 +16,13 @@ from playwright.sync_api import expect
 
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.privacy.models import PrivacyRequest, RequestKind
-from tests.support.browser import PHONE, assert_no_serious_axe_violations, dialogs_of, screenshot
+from tests.support.browser import (
+    PHONE,
+    assert_no_serious_axe_violations,
+    assert_one_h1,
+    dialogs_of,
+    screenshot,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -95,7 +101,7 @@ INTERNAL = (
 def check(page, name: str) -> None:
     """Every page: one h1, nothing sideways on the phone, no internal label, no serious axe
     finding, no script ran; then its screenshot."""
-    assert page.locator("h1").count() == 1
+    assert_one_h1(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     main = page.locator("main").inner_text()
     for label in INTERNAL:

@@ -26,6 +26,7 @@ from tests.staff.conftest import PASSWORD, make_staff
 from tests.support.browser import (
     PHONE,
     assert_no_serious_axe_violations,
+    assert_one_h1,
     dialogs_of,
     screenshot,
     staff_login,
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.browser
 
 
 def check(page, name: str) -> None:
-    assert page.locator("h1").count() == 1
+    assert_one_h1(page)
     assert_no_serious_axe_violations(page)
     screenshot(page, name)
     assert dialogs_of(page) == []

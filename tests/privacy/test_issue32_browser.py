@@ -23,6 +23,7 @@ from tests.factories import FactFactory
 from tests.staff.conftest import PASSWORD, make_staff
 from tests.support.browser import (
     assert_no_serious_axe_violations,
+    assert_one_h1,
     dialogs_of,
     screenshot,
     staff_login,
@@ -34,7 +35,7 @@ ROLES = {"viewer": VIEWER, "editor": EDITOR, "privacy_admin": PRIVACY_ADMIN}
 
 
 def check(page, name: str) -> None:
-    assert page.locator("h1").count() == 1
+    assert_one_h1(page)
     assert_no_serious_axe_violations(page)
     screenshot(page, name)
     assert dialogs_of(page) == []

@@ -159,6 +159,16 @@ def authenticator_code(username: str) -> str:
     return f"{totp.token():0{device.digits}d}"
 
 
+def assert_one_h1(page: Any) -> None:
+    """The page a click led to has loaded and has one h1. A click that navigates returns once the
+    new URL is committed, before its document is parsed: a bare count could read an empty page
+    (seen once in CI), so this waits for the load and lets `expect` retry."""
+    from playwright.sync_api import expect
+
+    page.wait_for_load_state()
+    expect(page.locator("h1")).to_have_count(1)
+
+
 def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
     """Save <name>.png in SCREENSHOTS (`make screenshots`: docs/screenshots/, which the README
     shows)."""

@@ -17,6 +17,7 @@ from memoryadmin.usage.services import TurnUse, uses_record
 from tests.support.browser import (
     PHONE,
     assert_no_serious_axe_violations,
+    assert_one_h1,
     dialogs_of,
     screenshot,
     staff_login,
@@ -71,7 +72,7 @@ def learned(subject_id: str, words: dict[str, str]) -> None:
 
 
 def check(page, name: str) -> None:
-    assert page.locator("h1").count() == 1
+    assert_one_h1(page)
     assert_no_serious_axe_violations(page)
     screenshot(page, name)
     assert dialogs_of(page) == []
