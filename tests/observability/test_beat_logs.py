@@ -25,6 +25,8 @@ def test_beat_writes_json_lines():
             "LOG_FORMAT": "json",
             "CELERY_BROKER_URL": os.environ["TEST_BROKER_URL"],
             "DB_CONN_MAX_AGE": "0",
+            # The first task falls due at the shortest interval: 2 s here, not 30.
+            "USAGE_RECORD_INTERVAL_SECONDS": "2",
         }
         with log_path.open("wb") as log:
             process = subprocess.Popen(  # noqa: S603 - fixed argv
