@@ -182,11 +182,11 @@ def _word(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8))
 
 
-def measure(travellers: int, n: int, seed: int) -> dict[str, tuple[float, float]]:
-    """p50 and p99 (ms) of the agent's reads and writes, on random travellers, in turns."""
-    rng = random.Random(seed)
+def agent_ops(rng: random.Random) -> dict:
+    """The agent's reads and writes, each a function of a traveller (bench/scale_compare.py
+    runs the same)."""
     actor = Actor.system("bench")
-    ops = {
+    return {
         "tier one": lambda s: selectors.tier_one(s),
         "list": lambda s: selectors.facts_for_agent(s),
         "get": lambda s: selectors.fact_for_agent(s, "topic_3"),
@@ -202,6 +202,12 @@ def measure(travellers: int, n: int, seed: int) -> dict[str, tuple[float, float]
             actor=actor,
         ),
     }
+
+
+def measure(travellers: int, n: int, seed: int) -> dict[str, tuple[float, float]]:
+    """p50 and p99 (ms) of the agent's reads and writes, on random travellers, in turns."""
+    rng = random.Random(seed)
+    ops = agent_ops(rng)
     times: dict[str, list[float]] = {name: [] for name in ops}
     for _ in range(n):
         for name, op in ops.items():
