@@ -21,10 +21,8 @@ from memoryadmin.portal.services import portal_link_issue
 from tests.factories import FactFactory
 from tests.support.browser import (
     PHONE,
-    assert_no_serious_axe_violations,
-    assert_one_h1,
     dialogs_of,
-    screenshot,
+    page_check,
 )
 from tests.support.dbscan import occurrences
 
@@ -155,14 +153,6 @@ def enter(page, url: str) -> None:
     page.locator("[data-portal-open]").click()
 
 
-def check(page, name: str) -> None:
-    """Every page: one h1, no serious axe finding, a screenshot; and no script ever ran."""
-    assert_one_h1(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, name)
-    assert dialogs_of(page) == []
-
-
 def card(page, value: str):
     return page.locator("li.card").filter(has_text=value)
 
@@ -185,7 +175,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     # open a link: a page with one button, then the secret leaves the address bar
     page.goto(link(live_server, subject))
     expect(page.get_by_role("button").filter(has_text=words["open"])).to_be_visible()
-    check(page, f"portal-open-{lang}")
+    page_check(page, f"portal-open-{lang}")
     page.get_by_role("button").filter(has_text=words["open"]).click()
     assert page.url == f"{live_server.url}/portal/"
     assert page.get_by_role("heading", level=1).inner_text() == words["h1"]
@@ -195,7 +185,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     expect(card(page, "Carries insulin").get_by_text(words["review"])).to_be_visible()
     assert card(page, "onerror").locator(".fact-value").inner_text() == XSS  # text, not HTML
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # no sideways
-    check(page, f"portal-home-{lang}")
+    page_check(page, f"portal-home-{lang}")
 
     # correct one: a blocked value first (the message does not repeat it), then a good one
     card(page, words["values"][0]).get_by_role("link", name=words["change"]).click()
@@ -203,7 +193,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     page.get_by_role("button", name=words["save"], exact=True).click()
     summary = page.locator(".error-summary")
     assert words["blocked"] in summary.inner_text() and "912" not in summary.inner_text()
-    check(page, f"portal-change-error-{lang}")
+    page_check(page, f"portal-change-error-{lang}")
     page.locator("textarea").fill(words["new_value"])
     page.get_by_role("button", name=words["save"], exact=True).click()
     assert words["saved"] in page.locator(".notice").inner_text()
@@ -213,14 +203,14 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     expect(corrected.locator(".topic")).to_have_text(words["topic"])
     expect(corrected).to_contain_text(re.compile(words["corrected"]))
     assert "seat_preference" not in page.locator("main").inner_text()
-    check(page, f"portal-corrected-{lang}")
+    page_check(page, f"portal-corrected-{lang}")
     fact = MemoryFact.objects.get(subject_id=subject, key="seat_preference")
     assert (fact.value, fact.category) == (words["new_value"], "preference")
 
     # delete one, after a confirmation
     card(page, words["values"][2]).get_by_role("link", name=words["dont"]).click()
     assert page.locator("blockquote").inner_text() == words["values"][2]
-    check(page, f"portal-delete-{lang}")
+    page_check(page, f"portal-delete-{lang}")
     page.get_by_role("button", name=words["delete"]).click()
     assert words["deleted"] in page.locator(".notice").inner_text()
     assert occurrences(words["values"][2]) == {}
@@ -262,23 +252,23 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     assert api.get(f"/api/v1/subjects/{subject}/tier-one").json() == {"facts": []}
     expect(card(page, words["new_value"]).get_by_text(words["paused"])).to_be_visible()
     assert not page.get_by_label(words["use"]).is_checked()
-    check(page, f"portal-home-paused-{lang}")
+    page_check(page, f"portal-home-paused-{lang}")
 
     # forget everything: check first, then confirm, then a receipt
     generation = selectors.purge_generation(subject)
     page.get_by_role("link", name=words["forget"]).click()
-    check(page, f"portal-forget-{lang}")
+    page_check(page, f"portal-forget-{lang}")
     page.get_by_role("link", name=words["continue"]).click()
     page.get_by_role("button", name=words["forget"]).click()
     assert words["tick_error"] in page.locator(".error-summary").inner_text()
     assert MemoryFact.objects.filter(subject_id=subject).exists()
-    check(page, f"portal-forget-confirm-{lang}")
+    page_check(page, f"portal-forget-confirm-{lang}")
     page.get_by_label(words["tick"]).check()
     page.get_by_role("button", name=words["forget"]).click()
     number = page.locator(".receipt-number").inner_text()
     assert re.fullmatch(r"R-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}", number)
     assert words["receipt"] in page.locator(".panel").inner_text()
-    check(page, f"portal-receipt-{lang}")
+    page_check(page, f"portal-receipt-{lang}")
     event = FactEvent.objects.get(subject_id=subject, action=EventAction.SUBJECT_CLEARED)
     assert event.after["receipt"] == number and event.after["facts_deleted"] == 4
     assert selectors.purge_generation(subject) == generation + 1
@@ -288,7 +278,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     # sign out
     page.get_by_role("button", name=words["sign_out"]).click()
     assert page.get_by_role("heading", level=1).inner_text() == words["signed_out"]
-    check(page, f"portal-signed-out-{lang}")
+    page_check(page, f"portal-signed-out-{lang}")
     api.close()
 
 
@@ -309,7 +299,7 @@ def test_a_reused_link_is_refused_with_a_way_back(new_page, live_server, lang):
     assert response.status == 410
     assert second.get_by_role("heading", level=1).inner_text() == words["used"]
     assert "Aisle" not in second.content()
-    check(second, f"portal-link-used-{lang}")
+    page_check(second, f"portal-link-used-{lang}")
 
 
 def test_the_language_switcher_works_without_javascript(new_page, live_server):
@@ -338,7 +328,7 @@ def test_the_pages_without_a_session_are_clear_and_accessible(new_page, live_ser
     ):
         response = page.goto(f"{live_server.url}{path}")
         assert response.status == status, path
-        check(page, f"{name}-{lang}")
+        page_check(page, f"{name}-{lang}")
 
 
 # Things a frequent flyer's assistant might have picked up over the years, per language.
@@ -399,10 +389,10 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
     pager.get_by_role("link", name=re.compile("^(Next page|下一頁)$")).click()
-    assert page.url.endswith("/portal/?page=2")
-    assert page.locator("li.card").count() == 20
+    page.wait_for_url("**/portal/?page=2")  # loaded, not the page before it (a race once)
+    expect(page.locator("li.card")).to_have_count(20)
     assert pager.locator("[aria-current=page]").inner_text() == "2"
-    check(page, f"portal-pages-{lang}")
+    page_check(page, f"portal-pages-{lang}")
 
     card(page, "(21)").get_by_role("link", name=words["change"]).click()
     page.locator("textarea").fill(words["new_value"])
@@ -411,8 +401,9 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
     card(page, words["new_value"]).wait_for(state="visible")
 
     pager.get_by_role("link", name=re.compile("^(Page 3|第 3 頁)$")).click()
-    assert page.locator("li.card").count() == 5
+    page.wait_for_url("**/portal/?page=3")
+    expect(page.locator("li.card")).to_have_count(5)
     expect(page.get_by_role("link", name=words["forget"])).to_be_visible()  # still on every page
     pager.get_by_role("link", name=re.compile("^(Previous page|上一頁)$")).click()
-    assert page.url.endswith("/portal/?page=2")
+    page.wait_for_url("**/portal/?page=2")
     assert dialogs_of(page) == []

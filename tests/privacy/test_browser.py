@@ -25,34 +25,24 @@ from tests.factories import FactFactory, UserFactory
 from tests.staff.conftest import PASSWORD, make_staff
 from tests.support.browser import (
     PHONE,
-    assert_no_serious_axe_violations,
-    assert_one_h1,
-    dialogs_of,
-    screenshot,
+    page_check,
     staff_login,
 )
 
 pytestmark = pytest.mark.browser
 
 
-def check(page, name: str) -> None:
-    assert_one_h1(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, name)
-    assert dialogs_of(page) == []
-
-
 def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live_server, tmp_path):
     FactFactory(subject_id="FF-940001", key="seat_preference", value="Prefers aisle seats")
     staff_login(page, live_server, make_staff("eddie", EDITOR), PASSWORD)
     page.goto(f"{live_server.url}/staff/privacy/")
-    check(page, "privacy-requests-empty")
+    page_check(page, "privacy-requests-empty")
     page.get_by_role("link", name="Record a request").click()
     page.get_by_label("Traveller id").fill("FF-940001")
     page.get_by_label("What they asked for").select_option("access")
     page.get_by_label("How it arrived").select_option("phone")
     page.get_by_label("Note").fill("Called the Taipei contact centre, asked for a copy")
-    check(page, "privacy-request-record")
+    page_check(page, "privacy-request-record")
     page.get_by_role("button", name="Record the request").click()
 
     req = PrivacyRequest.objects.get()
@@ -70,7 +60,7 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live
     page.get_by_label("What was done").fill("Sent the file by e-mail")
     page.get_by_role("button", name="Complete with the evidence").click()
     assert page.locator("[data-status]").inner_text().startswith("Completed")
-    check(page, "privacy-request-completed")
+    page_check(page, "privacy-request-completed")
     req.refresh_from_db()
     assert req.status == RequestStatus.COMPLETED and req.evidence == {"sha256": sha}
     assert [s.action for s in req.steps.order_by("id")] == ["received", "exported", "completed"]
@@ -90,11 +80,11 @@ def test_an_overdue_request_on_the_overview(page, live_server):
     stat = page.locator('[data-stat="privacy-overdue"]')
     assert " ".join(stat.inner_text().split()) == "1 privacy requests overdue"
     assert stat.evaluate("e => getComputedStyle(e).backgroundColor") != "rgba(0, 0, 0, 0)"
-    check(page, "overview-privacy-overdue")
+    page_check(page, "overview-privacy-overdue")
     stat.get_by_role("link").click()
     overdue = page.locator("table.requests-overdue")
     assert old.number in overdue.inner_text() and "Overdue" in overdue.inner_text()
-    check(page, "privacy-requests-overdue")
+    page_check(page, "privacy-requests-overdue")
     page.get_by_role("link", name=old.number).first.click()
     assert "Overdue." in page.locator("main").inner_text()
     assert page.get_by_role("link", name="Refuse…").count() == 0  # a viewer reads only
@@ -117,7 +107,7 @@ def test_refusing_a_request_needs_a_ground(page, live_server):
     # the message once, beside its field
     assert "Give the legal ground" not in page.locator(".error-summary").inner_text()
     assert "Give the legal ground" in page.locator(".field.has-error .field-error").inner_text()
-    check(page, "privacy-request-refuse-error")
+    page_check(page, "privacy-request-refuse-error")
     req.refresh_from_db()
     assert req.status == RequestStatus.OPEN
     page.get_by_label("Legal ground").fill("Art. 21(1): compelling legitimate grounds")
@@ -146,7 +136,7 @@ def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(new_
     number = page.locator(".receipt-number").inner_text()
     main = page.locator("main").inner_text()
     assert "Nothing we keep still holds what was erased." in main
-    check(page, "portal-receipt-with-request")
+    page_check(page, "portal-receipt-with-request")
 
     req = PrivacyRequest.objects.get(subject_id="FF-940004")
     assert (req.kind, req.channel, req.status) == ("erasure", "portal", "completed")
@@ -162,7 +152,7 @@ def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(new_
     timeline = staff.locator("main table").last.inner_text()
     assert "The traveller, in the privacy portal" in timeline
     assert "traveller:" not in timeline  # the internal label stays out of sight
-    check(staff, "privacy-request-erasure-from-portal")
+    page_check(staff, "privacy-request-erasure-from-portal")
 
 
 @pytest.mark.parametrize(
@@ -191,7 +181,7 @@ def test_under_legal_hold_the_traveller_is_told_and_nothing_is_erased(
     assert req.number in page.locator("main").inner_text()
     assert req.status == RequestStatus.ON_HOLD and "17(3)(e)" in req.ground
     assert MemoryFact.objects.filter(subject_id=subject).count() == 1
-    check(page, f"portal-forget-held-{lang}")
+    page_check(page, f"portal-forget-held-{lang}")
     assert re.search(r"PR-[0-9A-Z]{4}-[0-9A-Z]{4}", page.locator("main").inner_text())
 
 
@@ -231,7 +221,7 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         told = page.locator("#told").inner_text()  # in the traveller's words, not "CRM"
         assert "Our customer service: confirmed" in told
         assert "Our reports: not confirmed yet" in told and "CRM" not in told
-        check(page, "portal-receipt-systems-told")
+        page_check(page, "portal-receipt-systems-told")
         [got] = [r for r in crm.received if r.payload["type"] == "memory.subject.erased"]
         assert got.verified and "vegan" not in got.body.decode()
 
@@ -251,7 +241,7 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         admin.goto(f"{live_server.url}/staff/")
         stat = admin.locator('[data-stat="failing-recipients"]')
         assert " ".join(stat.inner_text().split()) == "1 webhook recipient failing: Warehouse"
-        check(admin, "overview-failing-recipient")
+        page_check(admin, "overview-failing-recipient")
         stat.get_by_role("link", name="Warehouse").click()
         row = admin.locator(f"#recipient-{failing.pk}")
         assert "Failing" in row.inner_text() and "failures in a row" in row.inner_text()
@@ -265,7 +255,7 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         assert "Replayed: Warehouse answered 200." in admin.locator(".flashes").inner_text()
         last = admin.locator("table tbody tr").last.inner_text()
         assert "Answered 200 (acknowledged)" in last and last.rstrip().endswith("Yes")
-        check(admin, "webhook-delivery-replayed")
+        page_check(admin, "webhook-delivery-replayed")
         assert warehouse.received[-1].verified
         assert warehouse.received[-1].headers["webhook-id"] == erased.event.msg_id
         admin.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")

@@ -169,6 +169,15 @@ def assert_one_h1(page: Any) -> None:
     expect(page.locator("h1")).to_have_count(1)
 
 
+def page_check(page: Any, name: str) -> None:
+    """What every page a browser test visits must pass: one h1 once loaded, no serious axe
+    finding, a screenshot, and no script ran (no dialog)."""
+    assert_one_h1(page)
+    assert_no_serious_axe_violations(page)
+    screenshot(page, name)
+    assert dialogs_of(page) == []
+
+
 def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
     """Save <name>.png in SCREENSHOTS (`make screenshots`: docs/screenshots/, which the README
     shows)."""

@@ -16,10 +16,7 @@ from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.usage.services import TurnUse, uses_record
 from tests.support.browser import (
     PHONE,
-    assert_no_serious_axe_violations,
-    assert_one_h1,
-    dialogs_of,
-    screenshot,
+    page_check,
     staff_login,
 )
 
@@ -71,31 +68,24 @@ def learned(subject_id: str, words: dict[str, str]) -> None:
     )
 
 
-def check(page, name: str) -> None:
-    assert_one_h1(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, name)
-    assert dialogs_of(page) == []
-
-
 def test_staff_see_the_quote_the_uses_and_the_turn(page, live_server, editor):
     learned("T-EVIDENCE", WORDS["en"])
     staff_login(page, live_server, editor, "correct-horse-battery")
     page.goto(f"{live_server.url}/staff/travellers/T-EVIDENCE/")
     row = page.locator("#fact-seat_preference")
     assert row.locator('[data-label="Last used"]').inner_text() != "—"
-    check(page, "usage-staff-traveller")
+    page_check(page, "usage-staff-traveller")
     row.get_by_role("link", name="Seat preference", exact=True).click()  # the topic heads the row
     assert page.locator("q.evidence").inner_text() == f"{WORDS['en']['quote']} {XSS}"
     assert "Used in 2 conversations (injected 1, recalled 1)" in page.content()
-    check(page, "usage-staff-fact")
+    page_check(page, "usage-staff-fact")
     page.get_by_role("link", name="turn-1").click()
     assert page.url.endswith(f"/turns/{session_tag('sess-1')}/turn-1/")
     expect(page.get_by_text(WORDS["en"]["other"])).to_be_visible()
     used = page.locator("td[data-label=Fact]").filter(has_text="seat_preference").first
     expect(used.get_by_role("link", name="Seat preference", exact=True)).to_be_visible()
     expect(used.locator("code.fact-key")).to_have_text("seat_preference")
-    check(page, "usage-staff-turn")
+    page_check(page, "usage-staff-turn")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-hant"])
@@ -113,9 +103,9 @@ def test_a_traveller_on_a_phone_sees_why_and_deletes_with_delete_this(new_page, 
     assert words["used"] in text
     expect(card.locator(".why")).to_be_visible()  # the "why" box is shown, not folded away
     assert "Don't use this" not in text and "不要再使用這筆資料" not in text
-    check(page, f"usage-portal-why-{lang}")
+    page_check(page, f"usage-portal-why-{lang}")
     card.get_by_role("link", name=words["dont"]).click()
-    check(page, f"usage-portal-dont-use-{lang}")
+    page_check(page, f"usage-portal-dont-use-{lang}")
     page.get_by_role("button", name=words["delete"]).click()
     assert words["deleted"] in page.locator(".notice").inner_text()
     assert selectors.subject_fact(subject, "seat_preference") is None

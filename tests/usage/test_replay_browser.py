@@ -18,10 +18,7 @@ from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.usage.services import TurnUse, uses_record
 from tests.support.browser import (
     PHONE,
-    assert_no_serious_axe_violations,
-    assert_one_h1,
-    dialogs_of,
-    screenshot,
+    page_check,
     staff_login,
 )
 
@@ -70,13 +67,6 @@ def a_corrected_turn(subject_id: str, words: dict[str, str]) -> None:
     )
 
 
-def check(page, name: str) -> None:
-    assert_one_h1(page)
-    assert_no_serious_axe_violations(page)
-    screenshot(page, name)
-    assert dialogs_of(page) == []
-
-
 def test_staff_replay_a_turn_and_see_the_memory_as_of_a_date(page, live_server, editor):
     words = WORDS["en"]
     a_corrected_turn("T-REPLAY-B", words)
@@ -85,7 +75,7 @@ def test_staff_replay_a_turn_and_see_the_memory_as_of_a_date(page, live_server, 
     row = page.locator("tr").filter(has_text="seat_preference")
     assert words["had"] in row.locator('[data-label="What the agent had"]').inner_text()
     assert f"now: {words['now']}" in row.locator('[data-label="Since"]').inner_text()
-    check(page, "replay-staff-turn")
+    page_check(page, "replay-staff-turn")
 
     page.goto(f"{live_server.url}/staff/travellers/T-REPLAY-B/")
     moment = timezone.localtime(timezone.now() - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
@@ -95,7 +85,7 @@ def test_staff_replay_a_turn_and_see_the_memory_as_of_a_date(page, live_server, 
     body = page.locator("main").inner_text() if page.locator("main").count() else page.content()
     assert words["had"] in body and words["now"] not in body
     assert "2 facts, 2 in tier one" in body
-    check(page, "replay-staff-as-of")
+    page_check(page, "replay-staff-as-of")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-hant"])
@@ -109,4 +99,4 @@ def test_a_traveller_sees_what_the_assistant_had_in_that_chat(new_page, live_ser
     page.locator("[data-portal-open]").click()
     card = page.locator("li.card").filter(has_text=words["now"])
     assert f"{words['earlier']}{words['had']}" in card.inner_text()
-    check(page, f"replay-portal-why-{lang}")
+    page_check(page, f"replay-portal-why-{lang}")
