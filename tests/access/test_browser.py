@@ -12,7 +12,13 @@ from playwright.sync_api import expect
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN
 from tests.factories import FactFactory, UserFactory
-from tests.support.browser import PHONE, assert_no_serious_axe_violations, screenshot, staff_login
+from tests.support.browser import (
+    PHONE,
+    assert_no_serious_axe_violations,
+    click,
+    screenshot,
+    staff_login,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -37,10 +43,10 @@ def test_an_editors_reads_reach_the_access_record_and_the_traveller(new_page, li
     expect(page.get_by_role("heading", level=1)).to_be_visible()
 
     admin = staff_login(new_page(), live_server, "priya", "correct-horse-battery")
-    admin.get_by_role("link", name="Access record").click()
+    click(admin.get_by_role("link", name="Access record"))
     admin.get_by_label("Traveller id").fill(S)
     with admin.expect_navigation():
-        admin.get_by_role("button", name="Filter").click()
+        click(admin.get_by_role("button", name="Filter"))
     rows = admin.locator("#access-rows tbody tr")
     texts = [rows.nth(index).inner_text() for index in range(rows.count())]
     assert len(texts) == 2, texts
@@ -57,8 +63,8 @@ def test_an_editors_reads_reach_the_access_record_and_the_traveller(new_page, li
         phone = new_page(viewport=PHONE, extra_http_headers={"Accept-Language": header})
         secret = portal_link_issue(subject_id=S, issued_by="browser test").secret
         phone.goto(f"{live_server.url}/portal/open/{secret}")
-        phone.locator("[data-portal-open]").click()  # a GET only shows the button
-        phone.locator("a[href='/portal/looked']").click()
+        click(phone.locator("[data-portal-open]"))  # a GET only shows the button
+        click(phone.locator("a[href='/portal/looked']"))
         items = phone.locator("#looked-days li")
         assert items.count() == 1
         text = items.first.inner_text()

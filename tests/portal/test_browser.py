@@ -21,6 +21,7 @@ from memoryadmin.portal.services import portal_link_issue
 from tests.factories import FactFactory
 from tests.support.browser import (
     PHONE,
+    click,
     dialogs_of,
     page_check,
 )
@@ -150,7 +151,7 @@ def enter(page, url: str) -> None:
     """What a traveller does with the link: open it (a GET that spends nothing), then press the
     one button."""
     page.goto(url)
-    page.locator("[data-portal-open]").click()
+    click(page.locator("[data-portal-open]"))
 
 
 def card(page, value: str):
@@ -176,7 +177,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     page.goto(link(live_server, subject))
     expect(page.get_by_role("button").filter(has_text=words["open"])).to_be_visible()
     page_check(page, f"portal-open-{lang}")
-    page.get_by_role("button").filter(has_text=words["open"]).click()
+    click(page.get_by_role("button").filter(has_text=words["open"]))
     assert page.url == f"{live_server.url}/portal/"
     assert page.get_by_role("heading", level=1).inner_text() == words["h1"]
     assert page.locator("h2[id^=group-]").all_inner_texts() == words["groups"]
@@ -188,14 +189,14 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     page_check(page, f"portal-home-{lang}")
 
     # correct one: a blocked value first (the message does not repeat it), then a good one
-    card(page, words["values"][0]).get_by_role("link", name=words["change"]).click()
+    click(card(page, words["values"][0]).get_by_role("link", name=words["change"]))
     page.locator("textarea").fill("call me on +886 912 345 678")
-    page.get_by_role("button", name=words["save"], exact=True).click()
+    click(page.get_by_role("button", name=words["save"], exact=True))
     summary = page.locator(".error-summary")
     assert words["blocked"] in summary.inner_text() and "912" not in summary.inner_text()
     page_check(page, f"portal-change-error-{lang}")
     page.locator("textarea").fill(words["new_value"])
-    page.get_by_role("button", name=words["save"], exact=True).click()
+    click(page.get_by_role("button", name=words["save"], exact=True))
     assert words["saved"] in page.locator(".notice").inner_text()
     expect(card(page, words["new_value"])).to_be_visible()
     # the card reads as its topic, never its key, and says the traveller wrote these words
@@ -208,16 +209,16 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     assert (fact.value, fact.category) == (words["new_value"], "preference")
 
     # delete one, after a confirmation
-    card(page, words["values"][2]).get_by_role("link", name=words["dont"]).click()
+    click(card(page, words["values"][2]).get_by_role("link", name=words["dont"]))
     assert page.locator("blockquote").inner_text() == words["values"][2]
     page_check(page, f"portal-delete-{lang}")
-    page.get_by_role("button", name=words["delete"]).click()
+    click(page.get_by_role("button", name=words["delete"]))
     assert words["deleted"] in page.locator(".notice").inner_text()
     assert occurrences(words["values"][2]) == {}
 
     # download my data
     with page.expect_download() as download_info:
-        page.get_by_role("link", name=words["download"]).click()
+        click(page.get_by_role("link", name=words["download"]))
     download = download_info.value
     # the traveller's day: the airline's zone in both languages (it may already be tomorrow)
     zone = ZoneInfo("Asia/Taipei")
@@ -231,7 +232,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
 
     # pause learning: a posted turn is then skipped
     page.get_by_label(words["learn"]).uncheck()
-    page.get_by_role("button", name=words["save_choices"]).click()
+    click(page.get_by_role("button", name=words["save_choices"]))
     turn = api.post(
         f"/api/v1/subjects/{subject}/turns",
         json={
@@ -247,7 +248,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     # pause use: the agent's reads return nothing, the facts are kept
     assert api.get(f"/api/v1/subjects/{subject}/facts").json()["facts"]
     page.get_by_label(words["use"]).uncheck()
-    page.get_by_role("button", name=words["save_choices"]).click()
+    click(page.get_by_role("button", name=words["save_choices"]))
     assert api.get(f"/api/v1/subjects/{subject}/facts").json() == {"facts": []}
     assert api.get(f"/api/v1/subjects/{subject}/tier-one").json() == {"facts": []}
     expect(card(page, words["new_value"]).get_by_text(words["paused"])).to_be_visible()
@@ -256,15 +257,15 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
 
     # forget everything: check first, then confirm, then a receipt
     generation = selectors.purge_generation(subject)
-    page.get_by_role("link", name=words["forget"]).click()
+    click(page.get_by_role("link", name=words["forget"]))
     page_check(page, f"portal-forget-{lang}")
-    page.get_by_role("link", name=words["continue"]).click()
-    page.get_by_role("button", name=words["forget"]).click()
+    click(page.get_by_role("link", name=words["continue"]))
+    click(page.get_by_role("button", name=words["forget"]))
     assert words["tick_error"] in page.locator(".error-summary").inner_text()
     assert MemoryFact.objects.filter(subject_id=subject).exists()
     page_check(page, f"portal-forget-confirm-{lang}")
     page.get_by_label(words["tick"]).check()
-    page.get_by_role("button", name=words["forget"]).click()
+    click(page.get_by_role("button", name=words["forget"]))
     number = page.locator(".receipt-number").inner_text()
     assert re.fullmatch(r"R-[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}", number)
     assert words["receipt"] in page.locator(".panel").inner_text()
@@ -276,7 +277,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
         assert occurrences(value) == {}, value
 
     # sign out
-    page.get_by_role("button", name=words["sign_out"]).click()
+    click(page.get_by_role("button", name=words["sign_out"]))
     assert page.get_by_role("heading", level=1).inner_text() == words["signed_out"]
     page_check(page, f"portal-signed-out-{lang}")
     api.close()
@@ -308,11 +309,11 @@ def test_the_language_switcher_works_without_javascript(new_page, live_server):
     enter(page, link(live_server, "FF-SWITCH"))
     assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["en"]["h1"]
 
-    page.get_by_role("button", name="中文").click()
+    click(page.get_by_role("button", name="中文"))
 
     assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["zh-hant"]["h1"]
     assert page.locator("html").get_attribute("lang") == "zh-Hant-TW"
-    page.get_by_role("button", name="English").click()
+    click(page.get_by_role("button", name="English"))
     assert page.get_by_role("heading", level=1).inner_text() == LANGUAGES["en"]["h1"]
 
 
@@ -388,22 +389,22 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
         assert box["height"] >= 44 and box["width"] >= 44, target.inner_text()
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
-    pager.get_by_role("link", name=re.compile("^(Next page|下一頁)$")).click()
+    click(pager.get_by_role("link", name=re.compile("^(Next page|下一頁)$")))
     page.wait_for_url("**/portal/?page=2")  # loaded, not the page before it (a race once)
     expect(page.locator("li.card")).to_have_count(20)
     assert pager.locator("[aria-current=page]").inner_text() == "2"
     page_check(page, f"portal-pages-{lang}")
 
-    card(page, "(21)").get_by_role("link", name=words["change"]).click()
+    click(card(page, "(21)").get_by_role("link", name=words["change"]))
     page.locator("textarea").fill(words["new_value"])
-    page.get_by_role("button", name=words["save"], exact=True).click()
+    click(page.get_by_role("button", name=words["save"], exact=True))
     page.wait_for_url("**/portal/?page=2")  # the redirect after the save, loaded (not racing it)
     card(page, words["new_value"]).wait_for(state="visible")
 
-    pager.get_by_role("link", name=re.compile("^(Page 3|第 3 頁)$")).click()
+    click(pager.get_by_role("link", name=re.compile("^(Page 3|第 3 頁)$")))
     page.wait_for_url("**/portal/?page=3")
     expect(page.locator("li.card")).to_have_count(5)
     expect(page.get_by_role("link", name=words["forget"])).to_be_visible()  # still on every page
-    pager.get_by_role("link", name=re.compile("^(Previous page|上一頁)$")).click()
+    click(pager.get_by_role("link", name=re.compile("^(Previous page|上一頁)$")))
     page.wait_for_url("**/portal/?page=2")
     assert dialogs_of(page) == []

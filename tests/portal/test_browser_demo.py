@@ -20,6 +20,7 @@ from tests.support.browser import (
     PHONE,
     assert_no_serious_axe_violations,
     assert_one_h1,
+    click,
     dialogs_of,
     screenshot,
 )
@@ -116,7 +117,7 @@ def enter(new_page, live_server, subject: str, words: dict):
     secret = portal_link_issue(subject_id=subject, issued_by="browser test").secret
     page.goto(f"{live_server.url}/portal/open/{secret}")
     assert page.title() == words["title"]  # the link page's title, once
-    page.locator("[data-portal-open]").click()
+    click(page.locator("[data-portal-open]"))
     return page
 
 
@@ -144,7 +145,7 @@ def test_the_demo_traveller_sees_every_differentiator_on_a_phone(new_page, live_
     check(page, f"portal-why-used-{lang}")
 
     # Your requests and receipts: each with one number and its status in words
-    page.get_by_role("link", name=words["requests"]).click()
+    click(page.get_by_role("link", name=words["requests"]))
     items = page.locator("ul.requests > li")
     assert items.locator("h2").all_inner_texts() == words["kinds"]
     assert items.locator(".status").all_inner_texts() == [words["done"]] * 3
@@ -156,7 +157,7 @@ def test_the_demo_traveller_sees_every_differentiator_on_a_phone(new_page, live_
 
     # a receipt found again by its number, typed the way people type
     page.get_by_label(re.compile("reference number|編號")).fill(receipt.lower())
-    page.get_by_role("button", name=words["find"]).click()
+    click(page.get_by_role("button", name=words["find"]))
     assert page.url.endswith(f"/portal/receipts/{receipt}")
     assert page.locator(".receipt-number").inner_text() == receipt
     assert words["told"] in page.locator("#told").inner_text()
@@ -166,7 +167,7 @@ def test_the_demo_traveller_sees_every_differentiator_on_a_phone(new_page, live_
 
     # who has looked: which kind of staff, how many times, on which day
     page.goto(f"{live_server.url}/portal/")
-    page.get_by_role("link", name=words["looked"]).click()
+    click(page.get_by_role("link", name=words["looked"]))
     day = page.locator("#looked-days > li").first.inner_text()
     assert words["support"] in day and words["privacy"] in day
     assert "viewer" not in page.content() and "privacy-demo" not in page.content()
@@ -174,7 +175,7 @@ def test_the_demo_traveller_sees_every_differentiator_on_a_phone(new_page, live_
 
     # the readable copy: topics, local times, the traveller's language; printable
     page.goto(f"{live_server.url}/portal/")
-    page.get_by_role("link", name=words["your_data"]).click()
+    click(page.get_by_role("link", name=words["your_data"]))
     assert page.get_by_role("heading", level=1).inner_text() == words["data_h1"]
     main = page.locator("main").inner_text()
     assert words["topic"] in main and words["zone"] in main

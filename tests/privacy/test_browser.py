@@ -25,6 +25,7 @@ from tests.factories import FactFactory, UserFactory
 from tests.staff.conftest import PASSWORD, make_staff
 from tests.support.browser import (
     PHONE,
+    click,
     page_check,
     staff_login,
 )
@@ -37,20 +38,20 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live
     staff_login(page, live_server, make_staff("eddie", EDITOR), PASSWORD)
     page.goto(f"{live_server.url}/staff/privacy/")
     page_check(page, "privacy-requests-empty")
-    page.get_by_role("link", name="Record a request").click()
+    click(page.get_by_role("link", name="Record a request"))
     page.get_by_label("Traveller id").fill("FF-940001")
     page.get_by_label("What they asked for").select_option("access")
     page.get_by_label("How it arrived").select_option("phone")
     page.get_by_label("Note").fill("Called the Taipei contact centre, asked for a copy")
     page_check(page, "privacy-request-record")
-    page.get_by_role("button", name="Record the request").click()
+    click(page.get_by_role("button", name="Record the request"))
 
     req = PrivacyRequest.objects.get()
     assert (req.kind, req.channel, req.status) == ("access", "phone", "open")
     assert req.due_on == clock.add_months(clock.today(), 1)
     assert "Recorded " + req.number in page.locator(".flashes").inner_text()
     with page.expect_download() as download_info:
-        page.get_by_role("button", name="Export for the traveller").click()
+        click(page.get_by_role("button", name="Export for the traveller"))
     path = Path(download_info.value.path())
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     assert "Prefers aisle seats" in path.read_text("utf-8")
@@ -58,7 +59,7 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live
     page.reload()
     assert page.locator('[data-evidence="sha256"]').inner_text() == sha
     page.get_by_label("What was done").fill("Sent the file by e-mail")
-    page.get_by_role("button", name="Complete with the evidence").click()
+    click(page.get_by_role("button", name="Complete with the evidence"))
     assert page.locator("[data-status]").inner_text().startswith("Completed")
     page_check(page, "privacy-request-completed")
     req.refresh_from_db()
@@ -81,11 +82,11 @@ def test_an_overdue_request_on_the_overview(page, live_server):
     assert " ".join(stat.inner_text().split()) == "1 privacy requests overdue"
     assert stat.evaluate("e => getComputedStyle(e).backgroundColor") != "rgba(0, 0, 0, 0)"
     page_check(page, "overview-privacy-overdue")
-    stat.get_by_role("link").click()
+    click(stat.get_by_role("link"))
     overdue = page.locator("table.requests-overdue")
     assert old.number in overdue.inner_text() and "Overdue" in overdue.inner_text()
     page_check(page, "privacy-requests-overdue")
-    page.get_by_role("link", name=old.number).first.click()
+    click(page.get_by_role("link", name=old.number).first)
     assert "Overdue." in page.locator("main").inner_text()
     assert page.get_by_role("link", name="Refuse…").count() == 0  # a viewer reads only
 
@@ -101,8 +102,8 @@ def test_refusing_a_request_needs_a_ground(page, live_server):
     )
     staff_login(page, live_server, make_staff("priya", PRIVACY_ADMIN), PASSWORD)
     page.goto(f"{live_server.url}/staff/privacy/requests/{req.number}/")
-    page.get_by_role("link", name="Refuse…").click()
-    page.get_by_role("button", name="Refuse the request").click()
+    click(page.get_by_role("link", name="Refuse…"))
+    click(page.get_by_role("button", name="Refuse the request"))
     assert "Legal ground" in page.locator(".error-summary").inner_text()
     # the message once, beside its field
     assert "Give the legal ground" not in page.locator(".error-summary").inner_text()
@@ -111,7 +112,7 @@ def test_refusing_a_request_needs_a_ground(page, live_server):
     req.refresh_from_db()
     assert req.status == RequestStatus.OPEN
     page.get_by_label("Legal ground").fill("Art. 21(1): compelling legitimate grounds")
-    page.get_by_role("button", name="Refuse the request").click()
+    click(page.get_by_role("button", name="Refuse the request"))
     assert "Refused" in page.locator(".flashes").inner_text()
     req.refresh_from_db()
     assert (req.status, req.ground) == ("refused", "Art. 21(1): compelling legitimate grounds")
@@ -121,7 +122,7 @@ def _portal(new_page, live_server, subject_id: str, locale: str = "en-GB"):
     page = new_page(viewport=PHONE, locale=locale)
     secret = portal_link_issue(subject_id=subject_id, issued_by="browser test").secret
     page.goto(f"{live_server.url}/portal/open/{secret}")
-    page.locator("[data-portal-open]").click()  # a GET only shows the button
+    click(page.locator("[data-portal-open]"))  # a GET only shows the button
     return page
 
 
@@ -129,10 +130,10 @@ def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(new_
     FactFactory(subject_id="FF-940004", key="meal", value="Asks for a vegan meal")
     FactFactory(subject_id="FF-940004", key="party", value="Travels with two children")
     page = _portal(new_page, live_server, "FF-940004")
-    page.get_by_role("link", name="Forget everything").click()
-    page.get_by_role("link", name="Continue").click()
+    click(page.get_by_role("link", name="Forget everything"))
+    click(page.get_by_role("link", name="Continue"))
     page.get_by_label("I understand that this can't be undone.").check()
-    page.get_by_role("button", name="Forget everything").click()
+    click(page.get_by_role("button", name="Forget everything"))
     number = page.locator(".receipt-number").inner_text()
     main = page.locator("main").inner_text()
     assert "Nothing we keep still holds what was erased." in main
@@ -146,7 +147,7 @@ def test_forget_everything_makes_a_completed_erasure_request_that_staff_see(new_
     staff = new_page()
     staff_login(staff, live_server, make_staff("vera", VIEWER), PASSWORD)
     staff.goto(f"{live_server.url}/staff/privacy/?kind=erasure&status=completed")
-    staff.get_by_role("link", name=req.number).click()
+    click(staff.get_by_role("link", name=req.number))
     assert staff.locator('[data-evidence="receipt"]').inner_text() == number
     assert staff.locator('[data-evidence="rows_remaining"]').inner_text().startswith("0 rows")
     timeline = staff.locator("main table").last.inner_text()
@@ -175,7 +176,7 @@ def test_under_legal_hold_the_traveller_is_told_and_nothing_is_erased(
     page.goto(f"{live_server.url}/portal/forget/confirm")
     confirm = page.locator("form").filter(has=page.locator('input[type="checkbox"]'))
     confirm.locator('input[type="checkbox"]').check()
-    confirm.locator("button[type=submit]").click()
+    click(confirm.locator("button[type=submit]"))
     assert page.get_by_role("heading", level=1).inner_text() == told
     req = PrivacyRequest.objects.get(subject_id=subject)
     assert req.number in page.locator("main").inner_text()
@@ -217,7 +218,7 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         page = _portal(new_page, live_server, "FF-940010")
         page.goto(f"{live_server.url}/portal/forget/confirm")
         page.get_by_label("I understand that this can't be undone.").check()
-        page.get_by_role("button", name="Forget everything").click()
+        click(page.get_by_role("button", name="Forget everything"))
         told = page.locator("#told").inner_text()  # in the traveller's words, not "CRM"
         assert "Our customer service: confirmed" in told
         assert "Our reports: not confirmed yet" in told and "CRM" not in told
@@ -242,16 +243,19 @@ def test_the_receipt_and_the_request_list_each_system_told_and_a_failing_one_is_
         stat = admin.locator('[data-stat="failing-recipients"]')
         assert " ".join(stat.inner_text().split()) == "1 webhook recipient failing: Warehouse"
         page_check(admin, "overview-failing-recipient")
-        stat.get_by_role("link", name="Warehouse").click()
+        click(stat.get_by_role("link", name="Warehouse"))
         row = admin.locator(f"#recipient-{failing.pk}")
         assert "Failing" in row.inner_text() and "failures in a row" in row.inner_text()
 
         warehouse.statuses = []  # it is back: a privacy admin replays the erasure
         erased = pending.get(event__event_type="memory.subject.erased")
-        admin.get_by_role("row").filter(has_text=erased.event.msg_id).filter(
-            has_text="Warehouse"
-        ).get_by_role("link").click()
-        admin.get_by_role("button", name="Replay this delivery now").click()
+        click(
+            admin.get_by_role("row")
+            .filter(has_text=erased.event.msg_id)
+            .filter(has_text="Warehouse")
+            .get_by_role("link")
+        )
+        click(admin.get_by_role("button", name="Replay this delivery now"))
         assert "Replayed: Warehouse answered 200." in admin.locator(".flashes").inner_text()
         last = admin.locator("table tbody tr").last.inner_text()
         assert "Answered 200 (acknowledged)" in last and last.rstrip().endswith("Yes")

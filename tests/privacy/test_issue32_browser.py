@@ -24,6 +24,7 @@ from tests.staff.conftest import PASSWORD, make_staff
 from tests.support.browser import (
     assert_no_serious_axe_violations,
     assert_one_h1,
+    click,
     dialogs_of,
     screenshot,
     staff_login,
@@ -74,16 +75,16 @@ def test_an_erasure_request_with_memory_left(page, live_server, role):
         check(page, "issue32-erasure-request-viewer")
         return
     check(page, f"issue32-erasure-request-{role}")
-    erase.click()
+    click(erase)
     expect(page.get_by_role("heading", level=1)).to_have_text(
         f"Erase {subject}'s memory (12 facts) for request {req.number}"
     )
-    page.get_by_role("button", name="Erase 12 facts").click()  # no reason: one error
+    click(page.get_by_role("button", name="Erase 12 facts"))  # no reason: one error
     expect(page.locator(".field-error")).to_have_count(1)
     expect(page.locator(".error-summary")).not_to_contain_text("Say why")
     check(page, f"issue32-erase-step-error-{role}")
     page.get_by_label("Reason").fill("The traveller phoned on Tuesday")
-    page.get_by_role("button", name="Erase 12 facts").click()
+    click(page.get_by_role("button", name="Erase 12 facts"))
     expect(page.locator("[data-status]")).to_contain_text("Completed")
     timeline = page.get_by_role("table").last
     expect(timeline).to_contain_text("Memory erased")
@@ -106,7 +107,7 @@ def test_a_request_about_a_traveller_we_hold_nothing_about(page, live_server, ro
     check(page, f"issue32-nothing-held-{role}")
     if role == "viewer":
         return
-    page.get_by_role("button", name="Complete with the evidence").click()
+    click(page.get_by_role("button", name="Complete with the evidence"))
     expect(page.locator('[data-evidence="nothing_held"]')).to_contain_text("Nothing held")
     req.refresh_from_db()
     assert req.evidence == {"nothing_held": True}
@@ -139,13 +140,13 @@ def test_the_review_queue_masks_until_one_reveal(page, live_server, role):
         return
     expect(row.get_by_role("button", name="Approve")).to_have_count(0)
     row.get_by_placeholder("Why you need to see it").fill("Deciding on it")
-    row.get_by_role("button", name="Reveal").click()
+    click(row.get_by_role("button", name="Reveal"))
     row = page.locator("table.review tbody tr").first
     expect(row).to_contain_text("Twenty weeks pregnant")
     _eventually(lambda: StaffAccess.objects.exclude(what="sign_in").count() == 1)
     check(page, f"issue32-review-revealed-{role}")
     row.get_by_placeholder("Reason", exact=True).fill("Needed for the seat")
-    row.get_by_role("button", name="Approve").click()
+    click(row.get_by_role("button", name="Approve"))
     expect(page.locator(".flash")).to_contain_text("Approved Pregnancy")
 
 
@@ -158,11 +159,11 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     switch = page.get_by_label("Memory is on for every traveller (untick to turn it off)")
     switch.uncheck()
     page.locator("#id_reason").fill("Incident 44: pause all memory")
-    page.get_by_role("button", name="Save settings").click()
+    click(page.get_by_role("button", name="Save settings"))
     expect(page.locator("[data-affected]")).to_contain_text("This affects 2 travellers")
     check(page, "issue32-memory-off-confirm")
     assert not MemorySettings.objects.filter(memory_enabled=False).exists()  # not yet
-    page.get_by_role("button", name="Turn memory off for everyone").click()
+    click(page.get_by_role("button", name="Turn memory off for everyone"))
     expect(
         page.get_by_label("Memory is off for every traveller (tick to turn it on)")
     ).to_be_visible()
@@ -180,7 +181,7 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     page.get_by_label("Name").fill("Too short")
     page.locator("#id_ttl_days").fill("0")
     page.locator("#id_reason").fill("test")
-    page.get_by_role("button", name="Preview the change").click()
+    click(page.get_by_role("button", name="Preview the change"))
     expect(page.locator(".field-error")).to_have_count(1)
     check(page, "issue32-rule-zero-days")
 
@@ -193,7 +194,7 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     page.get_by_label("System name").fill("Warehouse")
     page.get_by_label("HTTPS address").fill("https://warehouse.example.com/hooks")
     page.get_by_label("Reason for this change").fill("Art. 19")
-    page.get_by_role("button", name=re.compile("Register")).click()
+    click(page.get_by_role("button", name=re.compile("Register")))
     secret = page.locator("#secret")
     assert secret.input_value().startswith("whsec_")
     expect(page.get_by_role("button", name="Copy")).to_be_visible()
@@ -235,7 +236,7 @@ def test_the_other_changed_staff_pages_pass_axe(page, live_server):
     page.get_by_label("Select meal").check()
     page.get_by_label("Action", exact=True).select_option("delete")
     page.get_by_label("Reason", exact=True).fill("Traveller asked")
-    page.get_by_role("button", name="Apply…").click()
+    click(page.get_by_role("button", name="Apply…"))
     confirm = page.locator("table.confirm-facts")
     expect(confirm).to_contain_text("aisle")
     expect(confirm).to_contain_text("vegan")

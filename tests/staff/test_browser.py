@@ -17,6 +17,7 @@ from tests.factories import FactFactory
 from tests.staff.conftest import PASSWORD, make_staff
 from tests.support.browser import (
     assert_no_serious_axe_violations,
+    click,
     dialogs_of,
     screenshot,
     staff_login,
@@ -60,8 +61,8 @@ def _login(page, live_server, role: str):
 
 def _open_menu_action(page, key: str, action: str) -> None:
     row = page.locator(f"#fact-{key}")
-    row.get_by_text("Actions").click()
-    row.get_by_role("link", name=action, exact=True).click()
+    click(row.get_by_text("Actions"))
+    click(row.get_by_role("link", name=action, exact=True))
 
 
 @pytest.mark.parametrize("role", ["viewer", "editor", "privacy_admin"])
@@ -90,11 +91,11 @@ def test_an_account_without_a_role_is_refused(page, live_server):
 def test_search_a_traveller_by_words_and_open_them(page, live_server, traveller):
     _login(page, live_server, "viewer")
     page.get_by_label("Find a traveller").fill("songshan")
-    page.get_by_role("button", name="Search").click()
+    click(page.get_by_role("button", name="Search"))
     rows = page.locator("table.grid tbody tr")
     expect(rows).to_have_count(1)
     screenshot(page, "travellers-search")
-    page.get_by_role("link", name="FF-100235").click()
+    click(page.get_by_role("link", name="FF-100235"))
     expect(page.get_by_role("heading", level=1)).to_have_text("Traveller FF-100235")
 
 
@@ -104,7 +105,7 @@ def test_edit_a_fact_and_see_its_history_entry(page, live_server, traveller):
     _open_menu_action(page, "seat_preference", "Edit")
     page.get_by_label("Value").fill("Prefers a window seat")
     page.get_by_label("Reason").fill("Traveller called to correct it")
-    page.get_by_role("button", name="Save").click()
+    click(page.get_by_role("button", name="Save"))
     expect(page.locator(".flash")).to_contain_text("Saved Seat preference")
     # the fact reads as its topic, the key beside it in small code; the origin names the editor
     row = page.locator("#fact-seat_preference")
@@ -117,7 +118,7 @@ def test_edit_a_fact_and_see_its_history_entry(page, live_server, traveller):
         re.compile(r"^Edited by editor-user on \d{1,2} \w{3} \d{4}$")
     )
     screenshot(page, "traveller-topics")
-    row.get_by_role("link", name="Seat preference", exact=True).click()
+    click(row.get_by_role("link", name="Seat preference", exact=True))
     expect(page.get_by_role("heading", level=1)).to_have_text("Seat preference seat_preference")
     latest = page.locator("table.history tbody tr").first
     expect(latest).to_contain_text("Updated")
@@ -138,7 +139,7 @@ def test_expire_a_fact_and_the_agent_api_no_longer_serves_it(page, live_server, 
     page.goto(f"{live_server.url}/staff/travellers/{S}/")
     _open_menu_action(page, "overnight_flight", "Expire now")
     page.get_by_label("Reason").fill("No longer true")
-    page.get_by_role("button", name="Expire now").click()
+    click(page.get_by_role("button", name="Expire now"))
     expect(page.locator(".flash")).to_contain_text("Expired Overnight flights")
     expect(page.locator("#fact-overnight_flight")).to_contain_text("expired")
     keys = [fact["key"] for fact in page.request.get(api, headers=headers).json()["facts"]]
@@ -153,7 +154,7 @@ def test_flag_sensitive_masks_it_for_a_viewer_and_reveal_is_an_access_event(
     editor_page.goto(f"{live_server.url}/staff/travellers/{S}/")
     _open_menu_action(editor_page, "travel_party", "Flag sensitive")
     editor_page.get_by_label("Reason").fill("Family details")
-    editor_page.get_by_role("button", name="Flag sensitive").click()
+    click(editor_page.get_by_role("button", name="Flag sensitive"))
     expect(editor_page.locator("#fact-travel_party")).not_to_contain_text("spouse")
 
     viewer_page = new_page()
@@ -166,7 +167,7 @@ def test_flag_sensitive_masks_it_for_a_viewer_and_reveal_is_an_access_event(
     expect(editor_page.get_by_role("heading", level=1)).to_contain_text("Reveal")
     screenshot(editor_page, "reveal")
     editor_page.get_by_label("Reason").fill("Booking a family seat block")
-    editor_page.get_by_role("button", name="Reveal").click()
+    click(editor_page.get_by_role("button", name="Reveal"))
     expect(editor_page.locator("#fact-travel_party")).to_contain_text("Usually travels with spouse")
     editor_page.goto(f"{live_server.url}/staff/travellers/{S}/timeline/")
     latest = editor_page.locator("table.history tbody tr").first
@@ -186,9 +187,7 @@ def test_approve_and_reject_from_the_review_queue(page, live_server, traveller):
         value="Diabetic, carries insulin in cabin baggage",
     )
     _login(page, live_server, "editor")
-    page.get_by_role("navigation", name="Dashboard").get_by_role(
-        "link", name="Review queue"
-    ).click()
+    click(page.get_by_role("navigation", name="Dashboard").get_by_role("link", name="Review queue"))
     rows = page.locator("table.review tbody tr")
     expect(rows).to_have_count(2)
     screenshot(page, "review-queue")
@@ -196,19 +195,19 @@ def test_approve_and_reject_from_the_review_queue(page, live_server, traveller):
     expect(first).to_contain_text("mobility_assistance")
     # Sensitive: masked until revealed (one reason), then the decision.
     first.get_by_placeholder("Why you need to see it").fill("Deciding on boarding help")
-    first.get_by_role("button", name="Reveal").click()
+    click(first.get_by_role("button", name="Reveal"))
     first = page.locator("table.review tbody tr").nth(0)
     first.get_by_placeholder("Reason", exact=True).fill("Needed for boarding help")
-    first.get_by_role("button", name="Approve").click()
+    click(first.get_by_role("button", name="Approve"))
     expect(page.locator(".flash")).to_contain_text("Approved Mobility assistance")
     remaining = page.locator("table.review tbody tr")
     expect(remaining).to_have_count(1)
     remaining.get_by_placeholder("Why you need to see it").fill("Checking before rejecting")
-    remaining.get_by_role("button", name="Reveal").click()
+    click(remaining.get_by_role("button", name="Reveal"))
     remaining.get_by_placeholder("Reason", exact=True).fill("Not needed for travel")
-    remaining.get_by_role("button", name="Reject…").click()
+    click(remaining.get_by_role("button", name="Reject…"))
     expect(page.get_by_role("heading", level=1)).to_contain_text("Reject and delete")
-    page.get_by_role("button", name="Reject and delete").click()
+    click(page.get_by_role("button", name="Reject and delete"))
     expect(page.locator(".flash")).to_contain_text("Rejected Health")
     expect(page.get_by_text("Nothing is waiting for review")).to_be_visible()
     assert selectors.subject_fact(S, "mobility_assistance").status == "active"
@@ -222,11 +221,11 @@ def test_bulk_delete_after_a_confirmation(page, live_server, traveller):
     page.get_by_label("Select travel_party").check()
     page.get_by_label("Action", exact=True).select_option("delete")
     page.get_by_label("Reason", exact=True).fill("Traveller asked us to delete these")
-    page.get_by_role("button", name="Apply…").click()
+    click(page.get_by_role("button", name="Apply…"))
     expect(page.get_by_role("heading", level=1)).to_have_text("Delete 2 facts for good?")
     expect(page.get_by_text("their old values are erased from the history too")).to_be_visible()
     screenshot(page, "bulk-confirm")
-    page.get_by_role("button", name="Delete 2 facts").click()
+    click(page.get_by_role("button", name="Delete 2 facts"))
     expect(page.locator(".flash")).to_contain_text("Delete: 2 facts.")
     expect(page.locator("#fact-seat_preference")).to_have_count(0)
     expect(page.locator("#fact-travel_party")).to_have_count(0)
@@ -241,12 +240,12 @@ def test_a_stale_edit_from_a_second_tab_is_refused_and_shown(page, live_server, 
     second_tab.goto(edit_url)
     second_tab.get_by_label("Value").fill("Prefers the bulkhead row")
     second_tab.get_by_label("Reason").fill("First call")
-    second_tab.get_by_role("button", name="Save").click()
+    click(second_tab.get_by_role("button", name="Save"))
     expect(second_tab.locator(".flash")).to_contain_text("Saved")
 
     page.get_by_label("Value").fill("Prefers an exit row")
     page.get_by_label("Reason").fill("Second call")
-    page.get_by_role("button", name="Save").click()
+    click(page.get_by_role("button", name="Save"))
     expect(page.get_by_role("heading", level=1)).to_contain_text("was changed while you were")
     expect(page.get_by_role("region", name="Your version")).to_contain_text("Prefers an exit row")
     expect(page.get_by_role("region", name="Current version")).to_contain_text(
@@ -254,7 +253,7 @@ def test_a_stale_edit_from_a_second_tab_is_refused_and_shown(page, live_server, 
     )
     screenshot(page, "edit-conflict")
     assert selectors.subject_fact(S, "seat_preference").value == "Prefers the bulkhead row"
-    page.get_by_role("link", name="Keep the current version").click()
+    click(page.get_by_role("link", name="Keep the current version"))
     expect(page.locator("#fact-seat_preference")).to_contain_text("Prefers the bulkhead row")
 
 
@@ -271,7 +270,7 @@ def test_a_script_in_a_fact_value_shows_as_text_and_runs_nothing(page, live_serv
 
 def test_logging_out_ends_the_session(page, live_server, traveller):
     _login(page, live_server, "viewer")
-    page.get_by_role("button", name="Log out").click()
+    click(page.get_by_role("button", name="Log out"))
     expect(page).to_have_url(re.compile(r"/login/\?signed_out=1$"))
     expect(page.get_by_role("status")).to_contain_text("You are signed out")
     page.goto(f"{live_server.url}/staff/travellers/{S}/")
@@ -344,14 +343,14 @@ def test_every_staff_page_passes_axe(page, live_server, traveller):
     page.locator("main form").evaluate("form => { form.noValidate = true; }")  # server's check
     page.get_by_label("Reason").fill("")
     page.get_by_label("Value").fill("Prefers the front")
-    page.get_by_role("button", name="Save").click()
+    click(page.get_by_role("button", name="Save"))
     expect(page.locator(".error-summary")).to_be_visible()
     assert_no_serious_axe_violations(page)
     screenshot(page, "form-error")
     page.goto(f"{base}/travellers/{S}/")
     page.get_by_label("Select seat_preference").check()
     page.get_by_label("Reason", exact=True).fill("axe")
-    page.get_by_role("button", name="Apply…").click()
+    click(page.get_by_role("button", name="Apply…"))
     assert_no_serious_axe_violations(page)
     page.set_viewport_size({"width": 390, "height": 844})
     for path in ("/", f"/travellers/{S}/timeline/", "/review/"):
@@ -384,8 +383,8 @@ def test_a_heavy_traveller_is_paged_sorted_and_bulk_edited_in_place(page, live_s
     assert_no_serious_axe_violations(page)
     screenshot(page, "traveller-many-facts")
 
-    page.get_by_role("link", name="key", exact=True).click()
-    page.locator(".pager").get_by_role("link", name="Next ›").click()
+    click(page.get_by_role("link", name="key", exact=True))
+    click(page.locator(".pager").get_by_role("link", name="Next ›"))
     expect(page).to_have_url(re.compile(r"\?sort=key&page=2$"))
     expect(page.locator(".pager")).to_contain_text("51–100 of 120")
     keys = [row.get_attribute("id")[5:] for row in rows.all()]
@@ -394,14 +393,14 @@ def test_a_heavy_traveller_is_paged_sorted_and_bulk_edited_in_place(page, live_s
     page.get_by_label(f"Select {keys[1]}", exact=True).check()
     page.get_by_label("Action", exact=True).select_option("expire")
     page.get_by_label("Reason", exact=True).fill("Traveller says these are out of date")
-    page.get_by_role("button", name="Apply…").click()
-    page.get_by_role("button", name="Expire 2 facts").click()
+    click(page.get_by_role("button", name="Apply…"))
+    click(page.get_by_role("button", name="Expire 2 facts"))
     expect(page.locator(".flash")).to_contain_text("Expire now: 2 facts.")
     expect(page).to_have_url(re.compile(r"\?sort=key&page=2$"))
     expect(page.locator(f"#fact-{keys[0]}")).to_have_class(re.compile("is-expired"))
     _open_menu_action(page, keys[2], "Flag sensitive")
     page.get_by_label("Reason").fill("Health detail")
-    page.get_by_role("button", name="Flag sensitive").click()
+    click(page.get_by_role("button", name="Flag sensitive"))
     expect(page).to_have_url(re.compile(r"\?sort=key&page=2$"))
     expect(page.locator(f"#fact-{keys[2]}")).to_contain_text("sensitive")
 
@@ -429,7 +428,7 @@ def _mark(page, subject_id: str, mark: str, reason: str | None = None) -> None:
     row.get_by_label(mark, exact=True).check()
     if reason:
         row.get_by_label(re.compile("is wrong")).select_option(label=reason)
-    row.get_by_role("button", name=re.compile("Save the mark")).click()
+    click(row.get_by_role("button", name=re.compile("Save the mark")))
     expect(page.locator(".flash")).to_contain_text("Marked.")
 
 
@@ -437,9 +436,9 @@ def test_review_the_quality_sample_sensitive_values_revealed_first(
     page, live_server, learned_sample
 ):
     _login(page, live_server, "editor")
-    page.get_by_role("link", name="Memory quality").click()
+    click(page.get_by_role("link", name="Memory quality"))
     expect(page.get_by_role("heading", level=1)).to_have_text("Memory quality")
-    page.get_by_role("link", name="Review this week’s sample").click()
+    click(page.get_by_role("link", name="Review this week’s sample"))
     expect(page.get_by_role("heading", level=1)).to_have_text("Quality sample")
     expect(page.locator("table.quality-sample tbody tr")).to_have_count(5)
     sensitive = page.locator("tr", has=page.get_by_role("link", name="FF-QB-005"))
@@ -455,19 +454,19 @@ def test_review_the_quality_sample_sensitive_values_revealed_first(
     # Wrong without a reason is refused, with words.
     other = page.locator("tr", has=page.get_by_role("link", name="FF-QB-004"))
     other.get_by_label("Wrong", exact=True).check()
-    other.get_by_role("button", name=re.compile("Save the mark")).click()
+    click(other.get_by_role("button", name=re.compile("Save the mark")))
     expect(page.locator(".flash")).to_contain_text("choose why it is wrong")
 
     sensitive = page.locator("tr", has=page.get_by_role("link", name="FF-QB-005"))
     sensitive.get_by_placeholder("Why you need to see it").fill("weekly quality review")
-    sensitive.get_by_role("button", name=re.compile("^Reveal")).click()
+    click(sensitive.get_by_role("button", name=re.compile("^Reveal")))
     expect(page.get_by_text("Uses a wheelchair at airports")).to_be_visible()
     _mark(page, "FF-QB-005", "Wrong", "Should not be kept (sensitive)")
     assert_no_serious_axe_violations(page)
     screenshot(page, "quality-sample-marked")
     assert FactEvent.objects.filter(subject_id="FF-QB-005", action="quality_marked").count() == 1
 
-    page.get_by_role("link", name="Memory quality").first.click()
+    click(page.get_by_role("link", name="Memory quality").first)
     stat = page.locator('[data-stat="precision"]')
     expect(stat).to_contain_text("33%")
     expect(stat).to_contain_text("1 correct of 3 marked")

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from memoryadmin.staff.roles import VIEWER
 from tests.factories import FactFactory, UserFactory
-from tests.support.browser import assert_no_serious_axe_violations, staff_login
+from tests.support.browser import assert_no_serious_axe_violations, click, staff_login
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +21,7 @@ def test_a_viewer_logs_in_and_sees_the_dashboard(page, live_server):
     staff_login(page, live_server, viewer, "correct-horse-battery")
 
     assert page.get_by_role("heading", level=1).inner_text() == "Overview"
-    page.get_by_role("link", name="Travellers", exact=True).click()
+    click(page.get_by_role("link", name="Travellers", exact=True))
     expect(page.get_by_text("T-SMOKE-1")).to_be_visible()
     expect(page.get_by_text("vera").first).to_be_visible()
     assert_no_serious_axe_violations(page)

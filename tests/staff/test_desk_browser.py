@@ -21,6 +21,7 @@ from tests.support.browser import (
     DESKTOP,
     PHONE,
     assert_no_serious_axe_violations,
+    click,
     screenshot,
     staff_login,
 )
@@ -85,7 +86,7 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     assert not StaffAccess.objects.exclude(what="sign_in").exists()
     _judged(page, f"review-queue-masked-{size}")
     rows.nth(0).get_by_placeholder("Why you need to see it").fill("Seat request confirmed by phone")
-    rows.nth(0).get_by_role("button", name="Reveal").click()
+    click(rows.nth(0).get_by_role("button", name="Reveal"))
     rows = page.locator("table.review tbody tr")
     expect(rows.nth(0)).to_contain_text("Twenty weeks pregnant")
     expect(rows.nth(1)).not_to_contain_text("Diabetic")  # one value, not the page
@@ -93,7 +94,7 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
     _judged(page, f"review-queue-sensitive-{size}")
 
     rows.nth(0).get_by_placeholder("Reason", exact=True).fill("Seat request confirmed by phone")
-    rows.nth(0).get_by_role("button", name="Approve").click()
+    click(rows.nth(0).get_by_role("button", name="Approve"))
     expect(page.locator(".flash")).to_contain_text("Approved Pregnancy")
     actions = list(
         FactEvent.objects.filter(subject_id=S, key="pregnancy_note")
@@ -107,13 +108,13 @@ def test_a_sensitive_fact_is_decided_on_seen_and_reject_is_confirmed(new_page, l
 
     remaining = page.locator("table.review tbody tr")
     remaining.get_by_placeholder("Why you need to see it").fill("Checking before rejecting")
-    remaining.get_by_role("button", name="Reveal").click()
+    click(remaining.get_by_role("button", name="Reveal"))
     remaining.get_by_placeholder("Reason", exact=True).fill("Not needed for travel")
-    remaining.get_by_role("button", name="Reject…").click()
+    click(remaining.get_by_role("button", name="Reject…"))
     expect(page.get_by_role("heading", level=1)).to_contain_text("Reject and delete")
     assert selectors.subject_fact(S, "health_note") is not None  # not yet
     _judged(page, f"review-reject-confirm-{size}")
-    page.get_by_role("button", name="Reject and delete").click()
+    click(page.get_by_role("button", name="Reject and delete"))
     expect(page.locator(".flash")).to_contain_text("Rejected Health")
     assert selectors.subject_fact(S, "health_note") is None
     assert occurrences("carries insulin in cabin baggage") == {}
@@ -133,10 +134,10 @@ def test_updated_moves_when_a_fact_is_flagged(new_page, live_server, size):
     updated = page.locator("#fact-meal_preference td[data-label=Updated] time")
     expect(updated).to_have_text(day(learned))
 
-    page.locator("#fact-meal_preference summary").click()
-    page.locator("#fact-meal_preference").get_by_role("link", name="Flag sensitive").click()
+    click(page.locator("#fact-meal_preference summary"))
+    click(page.locator("#fact-meal_preference").get_by_role("link", name="Flag sensitive"))
     page.get_by_label("Reason").fill("Religious diet: special category")
-    page.get_by_role("button", name="Flag sensitive").click()
+    click(page.get_by_role("button", name="Flag sensitive"))
     expect(page.locator(".flash")).to_contain_text("Flagged Meal preference")
 
     expect(updated).to_have_text("just now")
@@ -173,7 +174,7 @@ def test_forget_everything_leaves_what_support_may_say_of_each_fact(new_page, li
         assert words not in page.content()
     _judged(page, f"timeline-forgotten-{size}")
 
-    page.get_by_role("link", name="deleted fact · preference").first.click()
+    click(page.get_by_role("link", name="deleted fact · preference").first)
     summary = page.locator("[data-deleted-fact]")
     expect(summary).to_contain_text("Preference")
     expect(summary).to_contain_text("“Forget everything”")
@@ -208,7 +209,7 @@ def test_support_can_say_what_was_deleted_without_its_words(new_page, live_serve
     assert "purge_generation" not in page.content() and f"traveller:{S}" not in page.content()
     _judged(page, f"timeline-deleted-{size}")
 
-    page.get_by_role("link", name="deleted fact · preference").first.click()
+    click(page.get_by_role("link", name="deleted fact · preference").first)
     expect(page.get_by_role("heading", level=1)).to_have_text("Deleted fact")
     summary = page.locator("[data-deleted-fact]")
     expect(summary).to_contain_text("Preference")
@@ -231,13 +232,13 @@ def test_a_staff_fact_that_looks_like_health_is_warned_about_then_masked(new_pag
     page.get_by_label("Value").fill("Needs a wheelchair at the gate")
     page.get_by_label("Category").select_option("context")
     page.get_by_label("Reason").fill("Phone call")
-    page.get_by_role("button", name="Add fact").click()
+    click(page.get_by_role("button", name="Add fact"))
     expect(page.locator("#sensitive-warning")).to_contain_text(
         "it will be masked and kept under the sensitive-facts rule"
     )
     assert_no_serious_axe_violations(page)
     screenshot(page, "fact-add-sensitive-warning")
-    page.get_by_role("button", name="Add as a sensitive fact").click()
+    click(page.get_by_role("button", name="Add as a sensitive fact"))
     expect(page.locator(".flash")).to_contain_text("as a sensitive fact")
     fact = selectors.subject_fact(S, "gate_assistance")
     assert fact.sensitive and fact.status == "active"
@@ -255,7 +256,7 @@ def test_the_overview_on_a_phone_every_tile_a_link_and_a_readable_chart(new_page
     label = page.locator("svg.chart-narrow text.tick").last.bounding_box()
     assert label["height"] >= 9, "chart labels shrink below legibility"
     _judged(page, "overview-phone")
-    page.locator("ul.stats a", has_text="sensitive").click()
+    click(page.locator("ul.stats a", has_text="sensitive"))
     expect(page.get_by_role("heading", level=1)).to_have_text("Travellers with sensitive facts")
 
 

@@ -22,6 +22,7 @@ from tests.factories import UserFactory
 from tests.support.browser import (
     PHONE,
     assert_no_serious_axe_violations,
+    click,
     screenshot,
     staff_login,
 )
@@ -81,10 +82,10 @@ def test_change_a_rule_preview_confirm_and_watch_the_recompute_finish(
 
     page.goto(f"{live_server.url}/staff/settings/retention/")
     assert_no_serious_axe_violations(page)
-    page.get_by_role("link", name="Edit Trip context").click()
+    click(page.get_by_role("link", name="Edit Trip context"))
     page.get_by_label("Days after the fact last changed").fill("30")
     page.get_by_label("Reason for this change").fill("DPIA-2026-07: trip context for 30 days")
-    page.get_by_role("button", name="Preview the change").click()
+    click(page.get_by_role("button", name="Preview the change"))
 
     page.get_by_role("heading", name="Check before you save").wait_for()
     expire_now = int(page.locator('[data-preview="expire_now"]').inner_text())
@@ -95,7 +96,7 @@ def test_change_a_rule_preview_confirm_and_watch_the_recompute_finish(
     screenshot(page, "settings-retention-preview")
     assert_no_serious_axe_violations(page)
 
-    page.get_by_role("button", name="Confirm and apply").click()
+    click(page.get_by_role("button", name="Confirm and apply"))
     page.get_by_text("Saved the rule").wait_for()
     status = page.get_by_role("status").filter(has_text="facts checked")
     assert "so far" in status.inner_text()  # the worker has only just begun
@@ -120,7 +121,7 @@ def test_an_invalid_blocked_pattern_is_refused_with_a_message(admin_page, live_s
     assert_no_serious_axe_violations(page)
     page.get_by_label("Extra blocked patterns").fill("loyalty\\s*\\d{6}\n(unclosed")
     page.locator("#id_reason").fill("Block loyalty numbers")  # the settings form's own reason
-    page.get_by_role("button", name="Save settings").click()
+    click(page.get_by_role("button", name="Save settings"))
 
     summary = page.get_by_role("alert")
     assert "There is a problem" in summary.inner_text()
@@ -132,7 +133,7 @@ def test_an_invalid_blocked_pattern_is_refused_with_a_message(admin_page, live_s
     assert_no_serious_axe_violations(page)
 
     page.get_by_label("Sample text").fill("my loyalty 123456")
-    page.get_by_role("button", name="Check").click()
+    click(page.get_by_role("button", name="Check"))
     assert "Allowed." in page.get_by_role("status").inner_text()  # nothing was saved
 
 
@@ -142,21 +143,21 @@ def test_tokens_and_history_pages(admin_page, live_server):
     page.get_by_label("Name", exact=True).fill("booking-agent")
     page.get_by_label("Read a traveller's facts").check()
     page.get_by_label("Reason for this change").fill("New booking agent host")
-    page.get_by_role("button", name="Create token").click()
+    click(page.get_by_role("button", name="Create token"))
     assert page.get_by_label("Secret").input_value().startswith("mat_")
     field = page.get_by_label("Secret").bounding_box()
     card = page.locator(".card").first.bounding_box()
     assert field["width"] > card["width"] * 0.6  # the whole secret is visible, not a stub
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page.get_by_role("button", name="Copy").click()
+    click(page.get_by_role("button", name="Copy"))
     # the clipboard answers asynchronously: wait for the button to say so
     expect(page.get_by_role("button", name="Copied")).to_be_visible()
     screenshot(page, "settings-token-created")
     assert_no_serious_axe_violations(page)
-    page.get_by_role("link", name="Back to service tokens").click()
+    click(page.get_by_role("link", name="Back to service tokens"))
     screenshot(page, "settings-tokens")
     assert_no_serious_axe_violations(page)
-    page.get_by_role("link", name="Policy history").click()
+    click(page.get_by_role("link", name="Policy history"))
     expect(page.get_by_text("New booking agent host")).to_be_visible()
     screenshot(page, "settings-history")
     assert_no_serious_axe_violations(page)
@@ -220,7 +221,7 @@ def test_the_rule_forms_radios_and_checkboxes_sit_beside_their_labels_on_a_phone
     page.get_by_label("Category").select_option("context")
     page.get_by_label("Days after the fact last changed").fill("365")
     page.get_by_label("Reason").fill("policy v3")
-    page.get_by_role("button", name="Preview the change").click()
+    click(page.get_by_role("button", name="Preview the change"))
     expect(page.locator("#sensitive-override")).to_be_visible()
     assert _assert_beside_their_labels(page) >= 1  # the "keep sensitive facts longer" box
     assert_no_serious_axe_violations(page)

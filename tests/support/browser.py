@@ -169,6 +169,18 @@ def assert_one_h1(page: Any) -> None:
     expect(page.locator("h1")).to_have_count(1)
 
 
+def click(locator: Any, **kwargs: Any) -> None:
+    """Click, then wait for the load of the page the click led to, if it led anywhere.
+
+    Playwright's click returns once a navigation it started has committed, before the new
+    document is parsed: a bare count, `all_inner_texts()` or `page.url` check right after it
+    could read a page still empty (CI read [] from the portal's requests list). Every browser
+    test clicks through this, so no test reads too soon. A click that stays on the page (a
+    disclosure, a download) returns at once: its document is already loaded."""
+    locator.click(**kwargs)
+    locator.page.wait_for_load_state()
+
+
 def page_check(page: Any, name: str) -> None:
     """What every page a browser test visits must pass: one h1 once loaded, no serious axe
     finding, a screenshot, and no script ran (no dialog)."""

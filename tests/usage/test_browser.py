@@ -16,6 +16,7 @@ from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.usage.services import TurnUse, uses_record
 from tests.support.browser import (
     PHONE,
+    click,
     page_check,
     staff_login,
 )
@@ -75,11 +76,11 @@ def test_staff_see_the_quote_the_uses_and_the_turn(page, live_server, editor):
     row = page.locator("#fact-seat_preference")
     assert row.locator('[data-label="Last used"]').inner_text() != "—"
     page_check(page, "usage-staff-traveller")
-    row.get_by_role("link", name="Seat preference", exact=True).click()  # the topic heads the row
+    click(row.get_by_role("link", name="Seat preference", exact=True))  # the topic heads the row
     assert page.locator("q.evidence").inner_text() == f"{WORDS['en']['quote']} {XSS}"
     assert "Used in 2 conversations (injected 1, recalled 1)" in page.content()
     page_check(page, "usage-staff-fact")
-    page.get_by_role("link", name="turn-1").click()
+    click(page.get_by_role("link", name="turn-1"))
     assert page.url.endswith(f"/turns/{session_tag('sess-1')}/turn-1/")
     expect(page.get_by_text(WORDS["en"]["other"])).to_be_visible()
     used = page.locator("td[data-label=Fact]").filter(has_text="seat_preference").first
@@ -96,7 +97,7 @@ def test_a_traveller_on_a_phone_sees_why_and_deletes_with_delete_this(new_page, 
     page = new_page(viewport=PHONE, locale=words["locale"])
     secret = portal_link_issue(subject_id=subject, issued_by="browser test").secret
     page.goto(f"{live_server.url}/portal/open/{secret}")
-    page.locator("[data-portal-open]").click()  # a GET only shows the button
+    click(page.locator("[data-portal-open]"))  # a GET only shows the button
     card = page.locator("li.card").filter(has_text=words["value"])
     text = card.inner_text()
     assert words["why"] in text and words["quote"] in text and XSS in text  # shown as text
@@ -104,9 +105,9 @@ def test_a_traveller_on_a_phone_sees_why_and_deletes_with_delete_this(new_page, 
     expect(card.locator(".why")).to_be_visible()  # the "why" box is shown, not folded away
     assert "Don't use this" not in text and "不要再使用這筆資料" not in text
     page_check(page, f"usage-portal-why-{lang}")
-    card.get_by_role("link", name=words["dont"]).click()
+    click(card.get_by_role("link", name=words["dont"]))
     page_check(page, f"usage-portal-dont-use-{lang}")
-    page.get_by_role("button", name=words["delete"]).click()
+    click(page.get_by_role("button", name=words["delete"]))
     assert words["deleted"] in page.locator(".notice").inner_text()
     assert selectors.subject_fact(subject, "seat_preference") is None
     assert page.locator("li.card").filter(has_text=words["value"]).count() == 0

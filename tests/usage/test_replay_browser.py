@@ -18,6 +18,7 @@ from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.usage.services import TurnUse, uses_record
 from tests.support.browser import (
     PHONE,
+    click,
     page_check,
     staff_login,
 )
@@ -80,7 +81,7 @@ def test_staff_replay_a_turn_and_see_the_memory_as_of_a_date(page, live_server, 
     page.goto(f"{live_server.url}/staff/travellers/T-REPLAY-B/")
     moment = timezone.localtime(timezone.now() - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
     page.locator("#as-of-at").fill(moment)
-    page.get_by_role("button", name="Show").click()
+    click(page.get_by_role("button", name="Show"))
     assert "/as-of/?at=" in page.url
     body = page.locator("main").inner_text() if page.locator("main").count() else page.content()
     assert words["had"] in body and words["now"] not in body
@@ -96,7 +97,7 @@ def test_a_traveller_sees_what_the_assistant_had_in_that_chat(new_page, live_ser
     page = new_page(viewport=PHONE, locale=words["locale"])
     secret = portal_link_issue(subject_id=subject, issued_by="browser test").secret
     page.goto(f"{live_server.url}/portal/open/{secret}")
-    page.locator("[data-portal-open]").click()
+    click(page.locator("[data-portal-open]"))
     card = page.locator("li.card").filter(has_text=words["now"])
     assert f"{words['earlier']}{words['had']}" in card.inner_text()
     page_check(page, f"replay-portal-why-{lang}")
