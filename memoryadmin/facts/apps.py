@@ -32,7 +32,7 @@ class FactsConfig(AppConfig):
                 storage=tables.FACT_EVENT_STORAGE,
                 cutoff=events_retention_cutoff,
                 # The audit sweep keeps the same rows (sql.EVENTS_KEPT_PAST_RETENTION).
-                keep=(sql.EVENTS_OF_HELD_TRAVELLERS, sql.EVENTS_OF_LIVE_FACTS),
+                keep=(sql.EVENTS_OF_HELD_TRAVELLERS, sql.EVENTS_OF_LIVE_FACTS_PER_ROW),
                 closed_index=sql.EVENTS_OF_LIVE_FACTS_INDEX,
             )
         )

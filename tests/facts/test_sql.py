@@ -32,6 +32,7 @@ JOB = {"job": 1, "now": NOW, "may_call": True, "model": "m", "prompt_version": "
 KEEP_CONDITIONS = {
     "EVENTS_OF_HELD_TRAVELLERS": "memory_fact_event",
     "EVENTS_OF_LIVE_FACTS": "memory_fact_event",
+    "EVENTS_OF_LIVE_FACTS_PER_ROW": "memory_fact_event",
     "EVENTS_KEPT_PAST_RETENTION": "memory_fact_event",
     "USES_KEPT_PAST_RETENTION": "memory_use",
 }
@@ -55,6 +56,7 @@ SAMPLES: dict[str, Any] = {
     # Conditions on a row `t` (what outlives retention, issue 31): planned in a SELECT.
     "EVENTS_OF_HELD_TRAVELLERS": None,
     "EVENTS_OF_LIVE_FACTS": None,
+    "EVENTS_OF_LIVE_FACTS_PER_ROW": None,
     "EVENTS_KEPT_PAST_RETENTION": None,
     "USES_KEPT_PAST_RETENTION": None,
     "SQL_SWEEP_EVENTS": {"cutoff": NOW, "limit": 1000},
