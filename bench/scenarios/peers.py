@@ -52,6 +52,24 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
                 ],
             )
 
+        # Deletes: each call removes one item made for it beforehand, ours with its history (a
+        # created event, so the erasure has something to redact), theirs with a put.
+        made = max(3, ctx.n // 20) + ctx.n
+        gone = [(subjects[j % len(subjects)], f"bench_gone_{j}") for j in range(made)]
+        for subject, key in gone:
+            await peer.aput(("facts", subject), key, {"value": f"peer {key}"})
+            await store.upsert_facts(subject, [MemoryFact(key=key, value=f"ours {key}")])
+        peer_gone, ours_gone = iter(gone), iter(gone)
+
+        async def peer_delete(i: int) -> object:
+            subject, key = next(peer_gone)
+            return await peer.adelete(("facts", subject), key)
+
+        async def ours_delete(i: int) -> object:
+            subject, key = next(ours_gone)
+            assert await store.delete_fact(subject, key), key
+            return None
+
         async def raw_get(i: int) -> object:
             return await (await ctx.raw.execute(RAW_READ, [subjects[i % len(subjects)]])).fetchall()
 
@@ -62,6 +80,8 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
                 "ours_get": ours_get,
                 "ours_put": ours_put,
                 "raw_get": raw_get,
+                "peer_delete": peer_delete,
+                "ours_delete": ours_delete,
             },
             ctx.n,
         )
@@ -79,5 +99,15 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
                 "DjangoMemoryStore.upsert_facts 3 (audit)",
                 got["ours_put"],
                 baseline=put_base,
+            )
+        )
+        delete_base = Row("7 peers", "LangGraph adelete of one item", got["peer_delete"])
+        rows.append(delete_base)
+        rows.append(
+            Row(
+                "7 peers",
+                "DjangoMemoryStore.delete_fact (erasure)",
+                got["ours_delete"],
+                baseline=delete_base,
             )
         )

@@ -1,0 +1,73 @@
+"""Where the store's upsert spends its time (issue 30's peer comparison): 500 upserts of three
+facts on the native async path, timed, then the same under cProfile, sorted by cumulative time.
+
+    SECRET_KEY=... DATABASE_URL=postgres://.../ma_peers python bench/upsert_profile.py [--n 500]
+
+The database is one `bench/run.py` loaded (it takes its first 200 travellers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryadmin.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+
+from memoryadmin.facts.store import DjangoMemoryStore  # noqa: E402
+from memoryadmin_client.types import MemoryFact  # noqa: E402
+
+KEYS = ("seat_preference", "bench_meal", "bench_party")
+SQL_SUBJECTS = "SELECT subject_id FROM memory_subject ORDER BY subject_id LIMIT 200"
+
+
+async def _upserts(store: DjangoMemoryStore, subjects: list[str], n: int, tag: str) -> float:
+    """Milliseconds an upsert, over n of them."""
+    start = time.perf_counter()
+    for i in range(n):
+        facts = [MemoryFact(key=k, value=f"{tag} {i} {k}") for k in KEYS]
+        await store.upsert_facts(subjects[i % len(subjects)], facts)
+    return (time.perf_counter() - start) / n * 1000
+
+
+async def _main(subjects: list[str], n: int, lines: int) -> None:
+    store = DjangoMemoryStore(native=True)
+    await _upserts(store, subjects, 50, "warm")
+    print(f"{await _upserts(store, subjects, n, 'timed'):.3f} ms an upsert of 3, {n} upserts")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    profiled = await _upserts(store, subjects, n, "profiled")
+    profiler.disable()
+    print(f"{profiled:.3f} ms an upsert under the profiler")
+    pstats.Stats(profiler).sort_stats("cumulative").print_stats(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=500)
+    parser.add_argument("--lines", type=int, default=45)
+    args = parser.parse_args()
+    with connection.cursor() as cursor:
+        cursor.execute(SQL_SUBJECTS)
+        subjects = [row[0] for row in cursor.fetchall()]
+    if not subjects:
+        raise SystemExit("no travellers: load the database with bench/run.py first")
+    asyncio.run(_main(subjects, args.n, args.lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
