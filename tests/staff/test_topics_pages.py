@@ -118,3 +118,16 @@ def test_a_key_that_reads_as_itself_is_shown_once(client, editor):  # noqa: F811
     body = client.get(f"/staff/travellers/{T}/").content.decode()
     assert "座位偏好</a>" in body
     assert '<code class="fact-key">座位偏好</code>' not in body
+
+
+def test_the_fact_pages_titles_name_the_topic_not_the_key(client, editor):  # noqa: F811
+    """The browser tab and the history list read "Seat preference", as the heading does."""
+    _learned(FactDraft("seat_preference", "Prefers aisle seats"))
+    client.force_login(editor)
+    fact = f"/staff/travellers/{T}/facts/seat_preference/"
+    for url in (fact, fact + "edit/", fact + "expiry/", fact + "delete/"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        [title] = re.findall(r"<title>(.*?)</title>", response.content.decode(), flags=re.S)
+        assert "Seat preference" in title, (url, title)
+        assert "seat_preference" not in title, (url, title)
