@@ -240,6 +240,7 @@ LANGUAGE_CODE = "en"
 # The traveller portal speaks both; staff pages and the API are English only.
 LANGUAGES = [("en", "English"), ("zh-hant", "繁體中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+FORMAT_MODULE_PATH = ["memoryadmin.formats"]  # English dates as "5 December 2026"
 TIME_ZONE = "UTC"
 STAFF_TIME_ZONE = STAFF_TIME_ZONE or TIME_ZONE  # noqa: F811 - its default is TIME_ZONE
 ZoneInfo(STAFF_TIME_ZONE)  # an unknown zone stops the start, with its name

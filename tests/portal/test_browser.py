@@ -66,7 +66,7 @@ LANGUAGES = {
         ),
         "new_value": "Prefers a window seat, near the front",
         "topic": "Seat preference",
-        "corrected": r"Corrected by you on \w+\.? \d{1,2}, \d{4}",  # the portal's date format
+        "corrected": r"Corrected by you on \d{1,2} [A-Z][a-z]+ \d{4}",  # "5 December 2026"
     },
     "zh-hant": {
         "locale": "zh-TW",

@@ -18,7 +18,7 @@ from .conftest import A
 pytestmark = pytest.mark.django_db
 
 CORRECTED = {
-    "en": r'Corrected by you on <time datetime="[^"]+">[^<]*2\d{3}</time>',
+    "en": r'Corrected by you on <time datetime="[^"]+">\d{1,2} [A-Z][a-z]+ 2\d{3}</time>',
     "zh-TW": r'您於<time datetime="[^"]+">2\d{3}年\d{1,2}月\d{1,2}日</time>更正',
 }
 SEAT = {"en": "Seat preference", "zh-TW": "座位偏好"}
