@@ -88,6 +88,10 @@ def sync_case(fn: Callable[[int], object]) -> Callable[[int], Awaitable[object]]
     return call
 
 
+# The three facts every write case sends (one already stored per traveller, two bench-only).
+WRITE_KEYS = ("seat_preference", "bench_meal", "bench_party")
+
+
 def make_store(*, native: bool, **kwargs: object) -> object:
     """DjangoMemoryStore on its native async path (or Django's thread when native=False). An
     older checkout without the native path (a "before" run) gets its only path."""

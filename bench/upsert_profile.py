@@ -16,6 +16,7 @@ import pstats
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -27,24 +28,23 @@ django.setup()
 
 from django.db import connection  # noqa: E402
 
-from memoryadmin.facts.store import DjangoMemoryStore  # noqa: E402
+from bench.harness import WRITE_KEYS, make_store  # noqa: E402
 from memoryadmin_client.types import MemoryFact  # noqa: E402
 
-KEYS = ("seat_preference", "bench_meal", "bench_party")
 SQL_SUBJECTS = "SELECT subject_id FROM memory_subject ORDER BY subject_id LIMIT 200"
 
 
-async def _upserts(store: DjangoMemoryStore, subjects: list[str], n: int, tag: str) -> float:
+async def _upserts(store: Any, subjects: list[str], n: int, tag: str) -> float:
     """Milliseconds an upsert, over n of them."""
     start = time.perf_counter()
     for i in range(n):
-        facts = [MemoryFact(key=k, value=f"{tag} {i} {k}") for k in KEYS]
+        facts = [MemoryFact(key=k, value=f"{tag} {i} {k}") for k in WRITE_KEYS]
         await store.upsert_facts(subjects[i % len(subjects)], facts)
     return (time.perf_counter() - start) / n * 1000
 
 
 async def _main(subjects: list[str], n: int, lines: int) -> None:
-    store = DjangoMemoryStore(native=True)
+    store = make_store(native=True)
     await _upserts(store, subjects, 50, "warm")
     print(f"{await _upserts(store, subjects, n, 'timed'):.3f} ms an upsert of 3, {n} upserts")
     profiler = cProfile.Profile()

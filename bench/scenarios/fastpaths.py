@@ -20,7 +20,16 @@ from contextlib import ExitStack
 
 from django.conf import settings
 
-from bench.harness import HTTP_PORT, Context, LeanHttp, Row, gunicorn_server, make_store, take_turns
+from bench.harness import (
+    HTTP_PORT,
+    WRITE_KEYS,
+    Context,
+    LeanHttp,
+    Row,
+    gunicorn_server,
+    make_store,
+    take_turns,
+)
 
 SCENARIO = "fenced speed tricks"
 HTTP_OFF = (
@@ -28,7 +37,6 @@ HTTP_OFF = (
     "FASTPATH_REDIS_CLIENT",
     "FASTPATH_API_LEAN_GET",
 )
-KEYS = ("seat_preference", "bench_meal", "bench_party")
 
 
 def _with(name: str | None, call):
@@ -63,7 +71,7 @@ async def _in_process(ctx: Context, rows: list[Row]) -> None:
 
         facts = [
             MemoryFact(key=k, value=f"fast {i} {k}", category=MemoryCategory.PREFERENCE)
-            for k in KEYS
+            for k in WRITE_KEYS
         ]
         return hop.upsert_facts(subjects[(i + 11) % len(subjects)], facts)
 
@@ -127,7 +135,7 @@ def _facts(client: LeanHttp, subjects: list[str]):
 
 def _put(client: LeanHttp, subjects: list[str]):
     async def call(i: int) -> object:
-        body = {"facts": [{"key": k, "value": f"fast http {i} {k}"} for k in KEYS]}
+        body = {"facts": [{"key": k, "value": f"fast http {i} {k}"} for k in WRITE_KEYS]}
         path = f"/api/v1/subjects/{subjects[(i + 5) % len(subjects)]}/facts"
         return await client.request("PUT", path, json.dumps(body).encode())
 

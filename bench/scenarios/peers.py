@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.harness import Context, Row, make_store, take_turns
+from bench.harness import WRITE_KEYS, Context, Row, make_store, take_turns
 from bench.scenarios.raw import RAW_READ
 
 
@@ -33,12 +33,7 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
 
         async def peer_put(i: int) -> object:
             ns = ("facts", subjects[(i + 11) % len(subjects)])
-            return await peer.abatch(
-                [
-                    PutOp(ns, k, {"value": f"peer {i} {k}"})
-                    for k in ("seat_preference", "bench_meal", "bench_party")
-                ]
-            )
+            return await peer.abatch([PutOp(ns, k, {"value": f"peer {i} {k}"}) for k in WRITE_KEYS])
 
         async def ours_get(i: int) -> object:
             return await store.get_facts(subjects[i % len(subjects)])
@@ -46,10 +41,7 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
         async def ours_put(i: int) -> object:
             return await store.upsert_facts(
                 subjects[(i + 13) % len(subjects)],
-                [
-                    MemoryFact(key=k, value=f"ours {i} {k}")
-                    for k in ("seat_preference", "bench_meal", "bench_party")
-                ],
+                [MemoryFact(key=k, value=f"ours {i} {k}") for k in WRITE_KEYS],
             )
 
         # Deletes: each call removes one item made for it beforehand, ours with its history (a

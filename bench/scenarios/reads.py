@@ -10,6 +10,7 @@ from collections.abc import Callable
 from bench.harness import (
     CLIENTS,
     HTTP_PORT,
+    WRITE_KEYS,
     Context,
     LeanHttp,
     Row,
@@ -102,12 +103,7 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
                 return await client.get(CONSTANT_PATH)
 
             async def put3(i: int) -> object:
-                body = {
-                    "facts": [
-                        {"key": k, "value": f"http value {i} {k}"}
-                        for k in ("seat_preference", "bench_meal", "bench_party")
-                    ]
-                }
+                body = {"facts": [{"key": k, "value": f"http value {i} {k}"} for k in WRITE_KEYS]}
                 return await client.request(
                     "PUT",
                     f"/api/v1/subjects/{subjects[(i + 5) % len(subjects)]}/facts",
@@ -127,7 +123,7 @@ async def scenario_http(ctx: Context, rows: list[Row]) -> None:
                     RAW_UPSERT,
                     [
                         subjects[(i + 7) % len(subjects)],
-                        ["seat_preference", "bench_meal", "bench_party"],
+                        list(WRITE_KEYS),
                         [f"raw {i} {n}" for n in range(3)],
                     ],
                 )

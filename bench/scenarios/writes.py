@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from bench.harness import Context, Row, make_store, sync_case, take_turns
+from bench.harness import WRITE_KEYS, Context, Row, make_store, sync_case, take_turns
 from bench.scenarios.raw import RAW_UPSERT
 
 
@@ -18,7 +18,7 @@ async def scenario_writes(ctx: Context, rows: list[Row]) -> None:
     store = make_store(native=True, session_id="bench")
     actor = Actor.agent("bench")
     subjects = ctx.subjects
-    keys = ["seat_preference", "bench_meal", "bench_party"]
+    keys = list(WRITE_KEYS)
 
     def values(i: int, who: str) -> list[str]:
         return [f"{who} value {i} number {n}" for n in range(3)]
