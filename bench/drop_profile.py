@@ -34,7 +34,7 @@ django.setup()
 from django.db import connection  # noqa: E402
 
 from bench.scale import FACTS_EACH, SQL_OLD_MONTH, SQL_WAL_SINCE  # noqa: E402
-from memoryadmin.facts import partitions  # noqa: E402
+from memoryadmin.db import partitions  # noqa: E402
 
 SQL_WAL_NOW = "SELECT pg_current_wal_insert_lsn()"
 SQL_SET_LOCAL = "SELECT set_config(%s, %s, true)"

@@ -24,7 +24,8 @@ import scale  # noqa: E402  (sets Django up)
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from memoryadmin.facts import partitions, services  # noqa: E402
+from memoryadmin.db import partitions  # noqa: E402
+from memoryadmin.facts import services  # noqa: E402
 from memoryadmin.facts.actors import Actor  # noqa: E402
 from memoryadmin.facts.keyhash import _DIGEST_SALT  # noqa: E402
 

@@ -52,7 +52,8 @@ def _measure(n: int) -> list[dict[str, dict[str, float]]]:
     import psycopg
     from django.conf import settings
 
-    from memoryadmin.facts import replicas, selectors, services
+    from memoryadmin.db import replicas
+    from memoryadmin.facts import selectors, services
     from memoryadmin.facts.actors import Actor
     from memoryadmin.facts.sql import SQL_FACTS
 
@@ -118,7 +119,7 @@ def _measure(n: int) -> list[dict[str, dict[str, float]]]:
         loop.run_until_complete(store.get_facts(SUBJECT))
         settings.DATABASE_REPLICA_READ_OVERLAP = overlap
 
-    from memoryadmin.facts import position_watch, positions
+    from memoryadmin.db import position_watch, positions
 
     watch = settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS
     position_key = (positions.KEY_PREFIX + replicas.subject_key(SUBJECT),)

@@ -66,10 +66,9 @@ async def run_async(ctx: Context, only: set[str]) -> list[Row]:
         if "8" in only:
             await scenario_usage(ctx, rows)
     finally:
-        from memoryadmin.facts import store
+        from memoryadmin.facts.store import DjangoMemoryStore
 
-        if hasattr(store, "close_pools"):
-            await store.close_pools()
+        await DjangoMemoryStore().aclose()
         await ctx.raw.close()
     return rows
 

@@ -42,7 +42,8 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from memoryadmin.facts import partitions, selectors, services  # noqa: E402
+from memoryadmin.db import partitions  # noqa: E402
+from memoryadmin.facts import selectors, services  # noqa: E402
 from memoryadmin.facts.actors import Actor  # noqa: E402
 from memoryadmin.facts.keyhash import _DIGEST_SALT  # noqa: E402
 from memoryadmin.facts.models import MemorySettings  # noqa: E402

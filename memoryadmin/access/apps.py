@@ -7,7 +7,7 @@ class AccessConfig(AppConfig):
     verbose_name = "Staff access record"
 
     def ready(self) -> None:
-        from memoryadmin.facts import partitions
+        from memoryadmin.db import partitions
 
         from . import writer
         from .models import TABLE

@@ -18,7 +18,7 @@ from django.http import HttpResponse
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
-from memoryadmin import fastpaths
+from memoryadmin.db import fastpaths
 from memoryadmin.facts.errors import FactInvalid
 from memoryadmin.facts.validation import clean_subject_id
 

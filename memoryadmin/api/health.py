@@ -24,9 +24,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from kombu import Connection
 
-from memoryadmin.facts.replicas import replica_states
+from memoryadmin.db.fastpaths import redis_client
+from memoryadmin.db.replicas import replica_states
 from memoryadmin.facts.selectors import write_filter_problems
-from memoryadmin.fastpaths import redis_client
 
 logger = logging.getLogger(__name__)
 _PING_KEY = "healthz:ping"

@@ -25,7 +25,7 @@ refused a few requests early (at most a lease per process per window). A limit u
 period is counted request by request, exactly as before.
 
 The script needs redis-py's own client behind Django's cache, a private name of Django's: a
-fenced speed trick (`memoryadmin.fastpaths.redis_client`, FASTPATH_REDIS_CLIENT). Off, or broken
+fenced speed trick (`memoryadmin.db.fastpaths.redis_client`, FASTPATH_REDIS_CLIENT). Off, or broken
 by an upgrade, the throttle counts through Django's public cache API on Redis (`add`, `incr`,
 `decr`: atomic, a round trip or three a request, no leases).
 
@@ -50,8 +50,8 @@ from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from memoryadmin.fastpaths import redis_client
-from memoryadmin.sharedcache import (
+from memoryadmin.db.fastpaths import redis_client
+from memoryadmin.db.redis import (
     CACHE_ERRORS,
     local_cache,
     shared_cache_failed,

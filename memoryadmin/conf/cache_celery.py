@@ -131,6 +131,6 @@ if CACHE_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-# Redis is never what keeps the service up (memoryadmin/sharedcache.py): after a failed call,
+# Redis is never what keeps the service up (memoryadmin/db/redis.py): after a failed call,
 # the throttles count per process and leave Redis alone for this many seconds.
 CACHE_RETRY_SECONDS = env.float("CACHE_RETRY_SECONDS", default=5.0)

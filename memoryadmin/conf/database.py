@@ -32,7 +32,7 @@ _DATABASE["CONN_HEALTH_CHECKS"] = True
 DATABASES = {"default": _DATABASE}
 
 # Read replicas (streaming standbys): their URLs separated by spaces; empty, none. Each becomes
-# the alias `replica1`, `replica2`... (memoryadmin/facts/replicas.py routes the reads that may
+# the alias `replica1`, `replica2`... (memoryadmin/db/replicas.py routes the reads that may
 # go there; tests mirror them onto the test database).
 DATABASE_REPLICAS: tuple[str, ...] = ()
 for _number, _url in enumerate(env.str("DATABASE_REPLICA_URLS", default="").split(), start=1):
@@ -61,13 +61,13 @@ DATABASE_READ_YOUR_WRITES_SECONDS = env.int("DATABASE_READ_YOUR_WRITES_SECONDS",
 # sum, where Redis and the replica are other hosts); off: ask Redis first. On the shared
 # 2-core bench machine the two measured the same (bench/RESULTS.md, "Read replicas").
 DATABASE_REPLICA_READ_OVERLAP = env.bool("DATABASE_REPLICA_READ_OVERLAP", default=True)
-# How long this process uses its copy of the positions it has read (facts/position_watch.py:
+# How long this process uses its copy of the positions it has read (db/position_watch.py:
 # kept true by Redis's invalidation messages) without hearing from Redis (a PING every half of
 # it); 0: no copy, every read of a position asks Redis.
 DATABASE_REPLICA_POSITION_WATCH_SECONDS = env.float(
     "DATABASE_REPLICA_POSITION_WATCH_SECONDS", default=1.0
 )
-DATABASE_ROUTERS = ["memoryadmin.facts.replicas.ReplicaRouter"] if DATABASE_REPLICAS else []
+DATABASE_ROUTERS = ["memoryadmin.db.replicas.ReplicaRouter"] if DATABASE_REPLICAS else []
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # DjangoMemoryStore serves the agent's reads on a native async psycopg pool (no thread hop); the

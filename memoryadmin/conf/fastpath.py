@@ -1,4 +1,4 @@
-"""Fenced speed tricks (memoryadmin/fastpaths/, api/fastpath_drf.py): each shortcut through
+"""Fenced speed tricks (memoryadmin/db/fastpaths/, api/fastpath_drf.py): each shortcut through
 another library's private names can be turned off on its own (FASTPATH_...=false), leaving the
 public, slower path; each also turns itself off when the library is not the version it was
 written against (docs/ARCHITECTURE.md, "Fenced speed tricks")."""

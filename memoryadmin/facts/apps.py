@@ -15,8 +15,9 @@ class FactsConfig(AppConfig):
     def ready(self) -> None:
         # Make the Celery app current in every Django process, so shared_task binds to it.
         from memoryadmin.celery import app  # noqa: F401
+        from memoryadmin.db import partitions
 
-        from . import gauges, partitions, sql, tables
+        from . import gauges, sql, tables
         from .models import MemorySettings, RetentionRule
         from .services.policy import recompute_starter_set
         from .services.retention import events_retention_cutoff

@@ -31,7 +31,8 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from . import replicas
+from memoryadmin.db import replicas
+
 from .actors import Actor
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
 from .models import EventAction

@@ -9,9 +9,9 @@ from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 
+from memoryadmin.db import replicas
 from memoryadmin.observability.gauges import Reading, register_gauge_source
 
-from . import replicas
 from .models import MemoryFact
 
 

@@ -31,8 +31,9 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from . import replicas
-from .db import hot_cursor
+from memoryadmin.db import replicas
+from memoryadmin.db.cursors import hot_cursor
+
 from .keyhash import history_hashes, key_digest
 from .models import (
     EventAction,

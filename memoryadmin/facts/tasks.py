@@ -10,7 +10,9 @@ from collections.abc import Callable
 from celery import shared_task
 from django.conf import settings
 
-from . import partitions, services
+from memoryadmin.db import partitions
+
+from . import services
 
 logger = logging.getLogger(__name__)
 

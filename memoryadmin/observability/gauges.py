@@ -51,7 +51,7 @@ GAUGES: dict[str, GaugeSpec] = {
             "Age of the oldest expired fact the retention sweep has not erased yet (0 when none).",
             (),
         ),
-        # Read replicas (facts/replicas.py), as the process that renders /metrics last saw
+        # Read replicas (db/replicas.py), as the process that renders /metrics last saw
         # them: 1 up and close enough, 0 down or lagging; the seconds its replay is behind.
         GaugeSpec(
             "memoryadmin_database_replica_up",

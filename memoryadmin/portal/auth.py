@@ -17,7 +17,7 @@ from django.shortcuts import render
 from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
-from memoryadmin.facts import replicas
+from memoryadmin.db import replicas
 
 from .middleware import PORTAL_PREFIX
 from .services import portal_session_resume
@@ -72,7 +72,7 @@ def portal_session_required(view: Callable[..., HttpResponse]) -> Callable[..., 
         timezone.activate(traveller_time_zone(session.time_zone))
         try:
             if request.method in ("GET", "HEAD"):
-                # Read from a replica that has this traveller's last write (facts/replicas.py).
+                # Read from a replica that has this traveller's last write (db/replicas.py).
                 response = replicas.page_read(
                     lambda: view(request, *args, **kwargs), replicas.subject_key(session.subject_id)
                 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.core.cache.backends.base import BaseCache
 from django.http import HttpRequest
 
-from memoryadmin.sharedcache import with_fallback
+from memoryadmin.db.redis import with_fallback
 
 _PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
 

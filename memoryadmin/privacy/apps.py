@@ -14,7 +14,7 @@ class PrivacyConfig(AppConfig):
     label = "privacy"
 
     def ready(self) -> None:
-        from memoryadmin.facts import partitions
+        from memoryadmin.db import partitions
         from memoryadmin.facts.corrections import register_correction_listener
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.observability.gauges import register_gauge_source

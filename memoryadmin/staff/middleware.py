@@ -17,7 +17,7 @@ from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from memoryadmin.facts import replicas
+from memoryadmin.db import replicas
 from memoryadmin.middleware import is_api_request
 
 TOUCHED = "_idle_touched"
@@ -69,7 +69,7 @@ class StaffTimeZoneMiddleware:
 
 
 class ReplicaReadsMiddleware:
-    """Staff pages read from a read replica (facts/replicas.py) when it has replayed both this
+    """Staff pages read from a read replica (db/replicas.py) when it has replayed both this
     staff user's last change and, on a traveller's pages, that traveller's last write; after any
     change a staff user posts, their next pages read it back. Last in MIDDLEWARE: it calls the
     view itself (to read the page again from the primary if the replica fails under it)."""

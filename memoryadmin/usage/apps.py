@@ -6,8 +6,8 @@ class UsageConfig(AppConfig):
     label = "usage"
 
     def ready(self) -> None:
+        from memoryadmin.db import partitions
         from memoryadmin.extraction.services import job_uses_taker_set
-        from memoryadmin.facts import partitions
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.facts.store import use_recorder_set
 

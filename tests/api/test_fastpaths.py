@@ -13,8 +13,8 @@ from django.core.cache import caches
 from django.test import override_settings
 from rest_framework.response import Response
 
-from memoryadmin import fastpaths
 from memoryadmin.api import throttling
+from memoryadmin.db import fastpaths
 from tests.support.fastpaths import OFF_SETS, turn_off
 
 from .conftest import db_state, facts_url, subject_url
@@ -150,7 +150,7 @@ def test_the_hot_reads_go_through_drf_when_the_lean_get_is_off(agent, off):
 
 @pytest.mark.parametrize("url", [REDIS_URL, DEAD_URL], ids=["redis-up", "redis-down"])
 def test_healthz_asks_the_shared_cache(client, settings, url, off):
-    from memoryadmin import sharedcache
+    from memoryadmin.db import redis as sharedcache
 
     settings.CELERY_BROKER_URL = ""
     sharedcache.fallback_reset()

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from memoryadmin import sharedcache
 from memoryadmin.api.throttling import throttle_leases_clear
+from memoryadmin.db import redis as sharedcache
 from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.facts.models import MemoryFact
 from tests.client.servers import free_port
@@ -110,7 +110,7 @@ def test_the_agent_api_serves_from_postgresql_while_redis_is_down(
         agent = make_agent("memory:read", "memory:write", "turns:write")
         assert agent.get(subject_url("FF-R1", "tier-one")).status_code == 200
         redis_then_killed()
-        caplog.set_level(logging.WARNING, logger="memoryadmin.sharedcache")
+        caplog.set_level(logging.WARNING, logger="memoryadmin.db.redis")
 
         put = agent.put(facts_url("FF-R1", "seat"), {"value": "Prefers aisle seats"}, format="json")
         assert put.status_code == 201, put.content
@@ -132,7 +132,7 @@ def test_the_agent_api_serves_from_postgresql_while_redis_is_down(
         job = ExtractionJob.objects.get(subject_id="FF-R1", turn_id="t-1")
         assert job.status == "queued" and job.sent_at is None  # the reaper sends it later
 
-    warnings = [r for r in caplog.records if r.name == "memoryadmin.sharedcache"]
+    warnings = [r for r in caplog.records if r.name == "memoryadmin.db.redis"]
     assert len(warnings) == 1  # once a minute, not per request
     assert "Prefers aisle" not in caplog.text and "FF-R1" not in caplog.text
     assert MemoryFact.objects.filter(subject_id="FF-R1", key="seat").exists()

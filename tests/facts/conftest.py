@@ -10,7 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections
 
-from memoryadmin.facts import store as store_module
+from memoryadmin.db import pool as store_pool
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +20,7 @@ def host_loop() -> Iterator[asyncio.AbstractEventLoop]:
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     yield loop
-    asyncio.run_coroutine_threadsafe(store_module.close_pools(), loop).result(10)
+    asyncio.run_coroutine_threadsafe(store_pool.close_pools(), loop).result(10)
     # A stale settings cache is refreshed through sync_to_async, whose thread keeps a Django
     # connection of its own: close it, or the test database cannot be dropped.
     asyncio.run_coroutine_threadsafe(sync_to_async(connections.close_all)(), loop).result(10)

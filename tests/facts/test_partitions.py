@@ -13,7 +13,8 @@ from django.db.utils import DatabaseError
 from django.utils import timezone
 
 from memoryadmin.access.models import StaffAccess
-from memoryadmin.facts import partitions, services
+from memoryadmin.db import partitions
+from memoryadmin.facts import services
 from memoryadmin.facts import sql as facts_sql
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent, MemorySettings

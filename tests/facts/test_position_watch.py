@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from memoryadmin.facts import position_watch, positions
-from memoryadmin.sharedcache import fallback_reset
+from memoryadmin.db import position_watch, positions
+from memoryadmin.db.redis import fallback_reset
 from tests.extraction.worker import ROOT
 from tests.support.replication import Redis
 
@@ -30,7 +30,7 @@ NAME = (positions.KEY_PREFIX + KEY[0],)
 WRITER = """
 import sys, django
 django.setup()
-from memoryadmin.facts import positions
+from memoryadmin.db import positions
 print("ready", flush=True)
 for line in sys.stdin:
     assert positions.store(("s:WATCHED-1",), int(line))

@@ -10,8 +10,8 @@ import os
 import pytest
 import redis
 
-from memoryadmin.facts import positions
-from memoryadmin.sharedcache import fallback_reset
+from memoryadmin.db import positions
+from memoryadmin.db.redis import fallback_reset
 
 URL = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 

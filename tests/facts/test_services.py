@@ -564,7 +564,7 @@ def test_before_commit_runs_in_the_upserts_own_transaction_and_its_error_undoes_
     when it fails, the COMMIT is cancelled and nothing of the write is left."""
     from django.db import DatabaseError, connection
 
-    from memoryadmin.facts.db import hot_cursor
+    from memoryadmin.db.cursors import hot_cursor
 
     seen: list[list[str]] = []
 

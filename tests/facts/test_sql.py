@@ -1,4 +1,4 @@
-"""Every hand-written statement (facts/, extraction/, usage/ and quality/sql.py) is valid SQL
+"""Every hand-written statement (db/, facts/, extraction/, usage/ and quality/sql.py) is valid SQL
 against the real schema: PostgreSQL plans each one (EXPLAIN, never ANALYZE, so the writes write
 nothing) with sample parameters. A new statement without a sample fails here until it has one."""
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
+from memoryadmin.db import sql as db_sql
 from memoryadmin.extraction import sql as extraction_sql
 from memoryadmin.extraction import tables as extraction_tables
 from memoryadmin.extraction.models import FINISHED_STATUSES, ExtractionJob
@@ -148,6 +149,7 @@ def _statements(module: ModuleType) -> dict[str, str]:
 
 
 STATEMENTS = {
+    **_statements(db_sql),
     **_statements(facts_sql),
     **_statements(extraction_sql),
     **_statements(usage_sql),

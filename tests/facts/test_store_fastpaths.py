@@ -10,8 +10,8 @@ from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 from django.db.backends.utils import CursorWrapper
 
-from memoryadmin import fastpaths
-from memoryadmin.facts.db import hot_cursor
+from memoryadmin.db import fastpaths
+from memoryadmin.db.cursors import hot_cursor
 from memoryadmin.facts.store import DjangoMemoryStore
 from tests.support.fastpaths import ALL_OFF, TRICKS, turn_off
 
@@ -63,7 +63,7 @@ def test_a_trick_found_broken_takes_the_public_path_and_says_so_once(settings, c
     """What an upgrade that breaks a trick does: the library at another major version than the
     trick was written for (django 99 is not installed) turns it off, with one warning."""
     settings.FASTPATH_DJANGO_CURSOR = True
-    with caplog.at_level("WARNING", logger="memoryadmin.fastpaths"):
+    with caplog.at_level("WARNING", logger="memoryadmin.db.fastpaths"):
         assert not fastpaths.fits("FASTPATH_DJANGO_CURSOR", "django", 99)
         assert not fastpaths.fits("FASTPATH_DJANGO_CURSOR", "django", 99)
     assert [r.getMessage() for r in caplog.records] == [

@@ -20,9 +20,9 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection, connections
 
+from memoryadmin.db.pool import _natives as store_loops
 from memoryadmin.facts.errors import FactBlocked
 from memoryadmin.facts.store import DjangoMemoryStore
-from memoryadmin.facts.store import _natives as store_loops
 
 from .store_contract import fact
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryadmin import fastpaths
+from memoryadmin.db import fastpaths
 
 TRICKS = (
     "FASTPATH_DJANGO_CURSOR",

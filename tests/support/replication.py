@@ -233,7 +233,7 @@ class Redis:
         memoryadmin/facts/positions.py)."""
         import redis
 
-        from memoryadmin.facts.positions import SENTINEL
+        from memoryadmin.db.positions import SENTINEL
 
         client = redis.Redis.from_url(self.url)
         try:

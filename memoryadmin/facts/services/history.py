@@ -11,7 +11,9 @@ from typing import Any
 
 from django.utils import timezone
 
-from .. import replicas, retention
+from memoryadmin.db import replicas
+
+from .. import retention
 from ..actors import Actor
 from ..errors import FactConflict, FactNotFound
 from ..models import (

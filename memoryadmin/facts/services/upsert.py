@@ -13,12 +13,12 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
+from memoryadmin.db import replicas
+from memoryadmin.db.cursors import hot_cursor, in_own_pipelined_transaction, pipelined
 from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
-from .. import replicas
 from ..actors import Actor
 from ..counting import actor_label, count_blocked
-from ..db import hot_cursor, in_own_pipelined_transaction, pipelined
 from ..errors import (
     FactBlocked,
     FactConflict,

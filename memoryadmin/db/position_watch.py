@@ -41,7 +41,7 @@ from typing import Any
 import hiredis
 from django.conf import settings
 
-from memoryadmin.sharedcache import shared_cache_failed, shared_cache_up
+from memoryadmin.db.redis import shared_cache_failed, shared_cache_up
 
 WHAT = "read-your-writes watch"
 MAX_KNOWN = 100_000  # positions kept; past that the copy starts again (forgetting is safe)

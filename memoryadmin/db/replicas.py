@@ -42,7 +42,7 @@ from django.core.cache import caches
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.sharedcache import CACHE_ERRORS, shared_cache_failed
+from memoryadmin.db.redis import CACHE_ERRORS, shared_cache_failed
 
 from . import positions
 from .sql import SQL_CURRENT_LSN, SQL_REPLICA_STATE

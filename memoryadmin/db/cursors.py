@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.fastpaths import django_cursor
+from memoryadmin.db.fastpaths import django_cursor
 
 
 def hot_cursor(using: str = DEFAULT_DB_ALIAS) -> Any:
@@ -22,7 +22,7 @@ def hot_cursor(using: str = DEFAULT_DB_ALIAS) -> Any:
     default for the sake of transaction-mode poolers; `MEMORY_PREPARED_STATEMENTS=false` does
     the same here (each statement then goes unnamed, still bound on the server, in binary).
 
-    The prepared cursor is a fenced speed trick (`memoryadmin.fastpaths.django_cursor`,
+    The prepared cursor is a fenced speed trick (`memoryadmin.db.fastpaths.django_cursor`,
     `FASTPATH_DJANGO_CURSOR`): off, or broken by an upgrade, this is Django's own
     `connection.cursor()`. Errors are Django's either way, and a statement refuses to run in a
     broken transaction, as with any Django cursor. `using`: a replica's alias for a read

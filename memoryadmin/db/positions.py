@@ -29,7 +29,7 @@ from typing import Any
 from django.conf import settings
 from redis.exceptions import NoScriptError, ResponseError
 
-from memoryadmin.sharedcache import CACHE_ERRORS, shared_cache_failed, shared_cache_up
+from memoryadmin.db.redis import CACHE_ERRORS, shared_cache_failed, shared_cache_up
 
 from . import position_watch
 

@@ -1,0 +1,27 @@
+"""The statements of the database layer itself: where the primary's WAL stands, and what a
+replica has replayed. Plain SQL constants, as in `facts/sql.py`; `tests/facts/test_sql.py` runs
+EXPLAIN on them too.
+"""
+
+from __future__ import annotations
+
+# --- read replicas (replicas.py) -----------------------------------------------------------------
+
+# On the primary, just after a write committed: a WAL position at or past its commit record,
+# as a number of bytes (comparable with the replicas' below). The insert position, not the write
+# position: with `synchronous_commit = off` a commit returns before its record is written out,
+# and `pg_current_wal_lsn()` could then still be short of it.
+SQL_CURRENT_LSN = """
+SELECT pg_current_wal_insert_lsn() - '0/0'::pg_lsn
+"""
+
+# On a replica: is it a standby, how far has it replayed (bytes, as above), and how many seconds
+# behind is its replay (0 when it has replayed all it received).
+SQL_REPLICA_STATE = """
+SELECT pg_is_in_recovery(),
+       pg_last_wal_replay_lsn() - '0/0'::pg_lsn,
+       CASE WHEN pg_last_wal_receive_lsn() IS NULL
+              OR pg_last_wal_receive_lsn() <= pg_last_wal_replay_lsn() THEN 0
+            ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
+       END
+"""
