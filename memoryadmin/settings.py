@@ -264,7 +264,7 @@ STORAGES = {
 MEMORY_CONFIG_CACHE_SECONDS = env.float("MEMORY_CONFIG_CACHE_SECONDS", default=5.0)
 API_TOKEN_CACHE_SECONDS = env.float("API_TOKEN_CACHE_SECONDS", default=5.0)
 # Per service token; a token's own rate (ServiceToken.throttle_rate) overrides it.
-API_THROTTLE_RATE = env.str("API_THROTTLE_RATE", default="600/min")
+API_THROTTLE_RATE = env.rate("API_THROTTLE_RATE", default="600/min")
 # On Redis a process may take up to this many numbers of a token's count at once (never more than
 # 1% of its limit), so a busy token does not pay a Redis round trip per request; 1: every request.
 API_THROTTLE_LEASE_MAX = env.int("API_THROTTLE_LEASE_MAX", default=50)

@@ -1,8 +1,10 @@
 """Per-token rate limit, so one runaway agent host cannot starve the others.
 
 The rate is the token's own `throttle_rate`, else settings.API_THROTTLE_RATE (read on every
-request, not frozen at import). Counts live in the default Django cache, which is Redis whenever
-more than one process serves (settings.CACHES), so all gunicorn workers count against one limit.
+request, not frozen at import), both in the one rate grammar (`memoryadmin.conf.env.parse_rate`:
+the setting is checked when settings load, a token's rate when it is issued). Counts live in the
+default Django cache, which is Redis whenever more than one process serves (settings.CACHES), so
+all gunicorn workers count against one limit.
 
 DRF's SimpleRateThrottle keeps a list of timestamps and writes it back after reading it: two
 processes that read at once both write, and one request goes uncounted. Here each request takes
@@ -37,7 +39,6 @@ minute. The agent API goes on answering from PostgreSQL.
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 from collections.abc import Callable
@@ -50,6 +51,7 @@ from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from memoryadmin.conf.env import rate_of
 from memoryadmin.db.fastpaths import redis_client
 from memoryadmin.db.redis import (
     CACHE_ERRORS,
@@ -59,16 +61,6 @@ from memoryadmin.db.redis import (
 )
 
 from .models import ServiceToken
-
-_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-@functools.lru_cache(maxsize=64)
-def parse_rate(rate: str) -> tuple[int, int]:
-    """ "600/min" -> (600, 60): DRF's notation, the period read from its first letter."""
-    count, period = rate.split("/")
-    return int(count), _PERIODS[period.strip()[0]]
-
 
 # KEYS: this window's counter, the previous window's. ARGV: the limit, the share of the previous
 # window still in view, the counter's lifetime in seconds, how many numbers the caller would like.
@@ -208,7 +200,7 @@ class TokenRateThrottle(BaseThrottle):
         token = request.auth
         if not isinstance(token, ServiceToken):
             return True  # unauthenticated requests are refused before throttling
-        limit, period = parse_rate(token.throttle_rate or settings.API_THROTTLE_RATE)
+        limit, period = rate_of(token.throttle_rate or settings.API_THROTTLE_RATE)
         now = time.time()
         window = int(now // period)
         overlap = 1.0 - (now - window * period) / period  # share of the previous window in view

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 import threading
 import time
@@ -28,6 +27,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memoryadmin.conf.env import RATE_FORMS, parse_rate
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import PolicyAction
 from memoryadmin.facts.services import policy_record
@@ -87,16 +87,17 @@ def clean_scopes(scopes: Iterable[str]) -> list[str]:
     return [scope for scope in Scope.values if scope in wanted]
 
 
-_RATE = re.compile(r"([1-9][0-9]{0,8})/(s|sec|second|m|min|minute|h|hour|d|day)")
-
-
 def clean_throttle_rate(rate: str) -> str:
-    """ "" (use the API_THROTTLE_RATE setting) or DRF's "<count>/<period>" form."""
+    """ "" (use the API_THROTTLE_RATE setting) or a rate in the one grammar the settings use
+    (`parse_rate`), so a stored rate always parses when the throttle reads it."""
     rate = (rate or "").strip()
-    if rate and not _RATE.fullmatch(rate):
-        raise ValidationError(
-            {"throttle_rate": "Write it as requests per period, e.g. 600/min, 20/s or 10000/day."}
-        )
+    if rate:
+        try:
+            parse_rate(rate)
+        except ValueError:
+            raise ValidationError(
+                {"throttle_rate": f"Write it as requests per period: {RATE_FORMS}; e.g. 600/min."}
+            ) from None
     return rate
 
 

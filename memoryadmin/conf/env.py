@@ -9,13 +9,20 @@ of a bare ValueError from deep inside a cast. Three differences from django-envi
 - booleans and numbers are strict: `SECURE_COOKIES=ture` or `WEBHOOK_TIMEOUT_SECONDS=10s` is an
   error, not False or 10.0 (django-environ reads any unknown word as False and drops letters
   from floats).
+
+Rates (`API_THROTTLE_RATE`, `PORTAL_REDEEM_RATE`, a service token's own rate) have one grammar,
+`parse_rate`: `N/second`, `N/minute`, `N/hour` or `N/day`, with the short forms `s` and `sec`,
+`m` and `min`, `h`, `d`; N a whole number from 1 to 999999999; lower case, no spaces, no plurals.
+Anything else (`600/mango`, `10/mins`, `0/min`, `10/Minute`) is refused, never guessed at.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import environ
@@ -28,6 +35,47 @@ DATABASE_URL_MISSING = (
     "Set DATABASE_URL (a PostgreSQL URL); `make run` and `make test` start an embedded "
     "PostgreSQL and set it for you."
 )
+
+
+class Rate(NamedTuple):
+    """Requests allowed per period: `600/min` is Rate(count=600, seconds=60)."""
+
+    count: int
+    seconds: int
+
+
+RATE_PERIODS = {
+    "second": 1,
+    "sec": 1,
+    "s": 1,
+    "minute": 60,
+    "min": 60,
+    "m": 60,
+    "hour": 3600,
+    "h": 3600,
+    "day": 86400,
+    "d": 86400,
+}
+RATE_FORMS = (
+    "N/second, N/minute, N/hour or N/day, N a whole number from 1 "
+    "(short forms: s or sec, m or min, h, d)"
+)
+_RATE = re.compile(r"([1-9][0-9]{0,8})/([a-z]+)")
+
+
+@functools.lru_cache(maxsize=256)
+def parse_rate(text: str) -> Rate:
+    """The one rate grammar: "600/min" -> Rate(600, 60). Cached: a token's stored rate is read
+    on every request it makes."""
+    match = _RATE.fullmatch(text.strip())
+    if match is None or match[2] not in RATE_PERIODS:
+        raise ValueError(f"is not a rate: write {RATE_FORMS}")
+    return Rate(int(match[1]), RATE_PERIODS[match[2]])
+
+
+def rate_of(value: Rate | str) -> Rate:
+    """A setting's Rate as it is; a string (a token's stored rate, a test's override) parsed."""
+    return value if isinstance(value, Rate) else parse_rate(value)
 
 
 def _bool(raw: str) -> bool:
@@ -114,6 +162,15 @@ class Env(environ.Env):
             if value.lower() == choice.lower():
                 return choice
         raise ImproperlyConfigured(f"{var}={value!r} is not one of {', '.join(choices)}.")
+
+    def rate(self, var: str, default: str) -> Rate:
+        """A request rate in the one grammar (`parse_rate`), checked when settings load; empty is
+        the default."""
+        raw = self.str(var, default=default).strip() or default
+        try:
+            return parse_rate(raw)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{var}={raw!r} {exc}.") from None
 
     def url_str(self, var: str, default: str = "") -> str:
         """A URL kept as the string it is (Celery, Redis and the HTTP clients take strings),

@@ -6,7 +6,7 @@ from memoryadmin.conf.security import DEBUG
 # --- The traveller portal.
 PORTAL_LINK_TTL_MINUTES = env.int("PORTAL_LINK_TTL_MINUTES", default=15)
 PORTAL_SESSION_IDLE_MINUTES = env.int("PORTAL_SESSION_IDLE_MINUTES", default=30)
-PORTAL_REDEEM_RATE = env.str("PORTAL_REDEEM_RATE", default="10/min")  # link openings per address
+PORTAL_REDEEM_RATE = env.rate("PORTAL_REDEEM_RATE", default="10/min")  # link openings per address
 # Where travellers reach the portal, when it differs from the host the airline's backend calls.
 PORTAL_BASE_URL = env.url_str("PORTAL_BASE_URL", default="").rstrip("/")
 PORTAL_COOKIE_SECURE = env.bool("PORTAL_COOKIE_SECURE", default=not DEBUG)

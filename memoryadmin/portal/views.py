@@ -16,6 +16,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from memoryadmin.conf.env import rate_of
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
@@ -82,7 +83,7 @@ def open_link(request: HttpRequest, secret: str) -> HttpResponse:
     in an e-mail with a GET, so a GET must never use up the traveller's link."""
     if not throttle.hit(request, scope="redeem", rate=settings.PORTAL_REDEEM_RATE):
         response = render(request, "portal/link_throttled.html", status=429)
-        response["Retry-After"] = str(throttle.parse_rate(settings.PORTAL_REDEEM_RATE)[1])
+        response["Retry-After"] = str(rate_of(settings.PORTAL_REDEEM_RATE).seconds)
         return response
     previous, _ended = portal_session_resume(request.COOKIES.get(COOKIE_NAME))
     try:

@@ -168,7 +168,7 @@ def test_workers_sharing_a_token_admit_exactly_its_limit_together(settings, rate
     more (atomic counting) and, when they keep asking, no less (no lease is left unused)."""
     import multiprocessing
 
-    from memoryadmin.api.throttling import parse_rate
+    from memoryadmin.conf.env import parse_rate
 
     backend = _redis_cache(settings, "throttle-workers")
     limit, _ = parse_rate(rate)
