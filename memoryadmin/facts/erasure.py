@@ -22,6 +22,7 @@ Callers are the services (`facts.services`), which hold the locks; nothing else 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -30,13 +31,14 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
+from psycopg.sql import SQL, Identifier
 
 from memoryadmin.db import replicas
 
 from .actors import Actor
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
 from .models import EventAction
-from .sql import ERASERS_GO_HERE, SQL_ERASE_FACTS, SQL_ERASE_SUBJECT
+from .sql import SQL_ERASE_FACTS, SQL_ERASE_SUBJECT
 
 __all__ = [
     "DIGEST_PREFIX",
@@ -126,13 +128,24 @@ def registered_erasers() -> frozenset[str]:
 # --- one statement ------------------------------------------------------------------------------
 
 
-def _with_erasers(statement: str, registrations: list[_Registration]) -> str:
-    """One of the erasing statements of `facts/sql.py` with the erasers' SQL spliced in: the
-    one part of them composed at run time, since the apps above `facts` register it."""
-    parts = "".join(
-        f", eraser_{i} AS ({registration.sql})\n" for i, registration in enumerate(registrations)
+_ERASER_PART = SQL(", {name} AS ({part})\n")
+
+
+@functools.lru_cache(maxsize=32)
+def erasing_statement(statement: str, parts: tuple[str, ...]) -> str:
+    """One of the erasing statements of `facts/sql.py` with the erasers' SQL composed (psycopg.sql)
+    where its `{erasers}` placeholder stands, as `eraser_0 AS (...)`, ...: the one part of them
+    composed at run time, since the apps above `facts` register it. Returned as the string
+    Django's cursor and its execute wrappers take; cached, since the parts rarely change."""
+    erasers = SQL("").join(
+        _ERASER_PART.format(name=Identifier(f"eraser_{n}"), part=SQL(part))
+        for n, part in enumerate(parts)
     )
-    return statement.replace(ERASERS_GO_HERE, parts)
+    return SQL(statement).format(erasers=erasers).as_string()
+
+
+def _with_erasers(statement: str, registrations: list[_Registration]) -> str:
+    return erasing_statement(statement, tuple(r.sql for r in registrations if r.sql))
 
 
 def _params_erase_facts(
@@ -256,9 +269,9 @@ def erase_subject(subject_id: str) -> list[tuple[str, str, datetime, int]]:
     the key only so that the caller can hash it."""
     now = timezone.now()
     in_sql, in_python = _split(on_facts=False)
-    sql = _with_erasers(SQL_ERASE_SUBJECT, in_sql)
+    statement = _with_erasers(SQL_ERASE_SUBJECT, in_sql)
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"subject": subject_id, "now": now})
+        cursor.execute(statement, {"subject": subject_id, "now": now})
         gone = [tuple(row) for row in cursor.fetchall()]
     erased = Erased(cleared_subjects=(subject_id,))
     for eraser in in_python:

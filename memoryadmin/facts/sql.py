@@ -152,15 +152,13 @@ ORDER BY r.n
 
 # --- erasure (erasure.py) ------------------------------------------------------------------------
 #
-# The two erasing statements, complete as they run when no eraser gave its SQL. The erasers'
-# SQL may read `erased_subjects(subject_id)` (the travellers touched) and
+# The two erasing statements, each a psycopg.sql template with one named placeholder,
+# `{erasers}`, where the erasers' parts go (`, eraser_0 AS (...)`, registered at run time by the
+# apps above `facts`): the one piece composed at run time (erasure.erasing_statement), after
+# `erased_subjects`, which they read. With no eraser the placeholder is empty. The erasers' SQL
+# may read `erased_subjects(subject_id)` (the travellers touched) and
 # `erased_facts(subject_id, key_hash)` (every history hash of each fact that went; empty on
-# "forget everything", where everything of `erased_subjects` goes). The erasers'
-# parts (`, eraser_0 AS (...)`, registered at run time by the apps above `facts`) are the one
-# piece composed at run time: erasure.py puts them where ERASERS_GO_HERE stands, after
-# `erased_subjects`, which they read.
-
-ERASERS_GO_HERE = "-- the erasers' parts go here\n"
+# "forget everything", where everything of `erased_subjects` goes).
 
 # Delete the facts named in `v`, blank and hash their history (found by subject and each
 # candidate hash in `m`), record one erasure event per fact that went, run the erasers' SQL.
@@ -200,7 +198,7 @@ recorded AS (INSERT INTO {FACT_EVENT} (subject_id, key, key_hash, action, actor_
 erased_subjects AS (SELECT DISTINCT subject_id FROM gone),
 erased_facts AS (SELECT m.subject_id, m.hash AS key_hash
                  FROM gone JOIN m ON m.subject_id = gone.subject_id AND m.key = gone.key)
-{ERASERS_GO_HERE}SELECT subject_id, key FROM gone
+{{erasers}}SELECT subject_id, key FROM gone
 """
 
 # Forget everything about one traveller: every fact, and every event still showing a key.
@@ -214,7 +212,7 @@ redacted AS (UPDATE {FACT_EVENT}
              WHERE subject_id = %(subject)s AND key <> '' AND key <> key_hash),
 erased_subjects AS (SELECT %(subject)s::text AS subject_id),
 erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE false)
-{ERASERS_GO_HERE}SELECT key, category, created_at, version FROM gone
+{{erasers}}SELECT key, category, created_at, version FROM gone
 """
 
 # --- retention of the history: one rule for the row sweep and the drop by month ---------------

@@ -1,8 +1,8 @@
 """The privacy app's hand-written statements, one named constant each.
 
-The two outbox parts are spliced into facts' erasing statements (facts/sql.py's
-ERASERS_GO_HERE): they write the erasure events in the statement that erases, and only when a
-recipient wants them (no recipient, no rows)."""
+The two outbox parts are composed into facts' erasing statements (where facts/sql.py's
+`{erasers}` placeholder stands): they write the erasure events in the statement that erases,
+and only when a recipient wants them (no recipient, no rows)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,6 @@ KEEP_CONDITIONS = {
 }
 # (EVENTS_OF_LIVE_FACTS_INDEX is an index's columns and predicate: tests/facts/test_partitions.py)
 NOT_STATEMENTS = {
-    "ERASERS_GO_HERE",
     "SQL_COPY_USES",
     "AGENT_QUOTES",
     "CALLS_MODEL",
@@ -128,6 +127,8 @@ ERASER_PARTS = {
     "USAGE_ERASE_SUBJECTS_SQL": "SQL_ERASE_SUBJECT",
     "USAGE_ERASE_WAITING_SQL": "SQL_ERASE_FACTS",
 }
+# The erasing statements: psycopg.sql templates with the erasers' `{erasers}` placeholder.
+ERASING_STATEMENTS = {"SQL_ERASE_FACTS", "SQL_ERASE_SUBJECT"}
 
 
 def _statements(module: ModuleType) -> dict[str, str]:
@@ -172,9 +173,10 @@ def test_every_statement_has_a_sample():
 @pytest.mark.parametrize("name", sorted(STATEMENTS))
 def test_postgresql_plans_the_statement(name):
     sql = STATEMENTS[name]
-    if name in ERASER_PARTS:
-        host = STATEMENTS[ERASER_PARTS[name]]
-        sql = host.replace(facts_sql.ERASERS_GO_HERE, f", eraser_0 AS ({sql})\n")
+    if name in ERASER_PARTS:  # planned inside its erasing statement, as its only eraser
+        sql = erasure.erasing_statement(STATEMENTS[ERASER_PARTS[name]], (sql,))
+    elif name in ERASING_STATEMENTS:  # with no eraser: its placeholder empty
+        sql = erasure.erasing_statement(sql, ())
     if name in KEEP_CONDITIONS:
         sql = f"SELECT 1 FROM {KEEP_CONDITIONS[name]} AS t WHERE {sql}"
     assert _explain(sql, SAMPLES[name])
@@ -188,7 +190,8 @@ def test_the_erasing_statements_plan_with_every_registered_eraser(name):
     registrations, _python = erasure._split(on_facts=name == "SQL_ERASE_FACTS")
     assert registrations, "the apps register their erasers' SQL"
     sql = erasure._with_erasers(STATEMENTS[name], registrations)
-    assert facts_sql.ERASERS_GO_HERE not in sql
+    assert "{erasers}" not in sql
+    assert all(f'"eraser_{n}" AS ({r.sql})' in sql for n, r in enumerate(registrations))
     assert _explain(sql, SAMPLES[name])
 
 
