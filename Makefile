@@ -64,8 +64,7 @@ worker: $(BIN)/.installed
 	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) worker --loglevel=INFO
 
 beat: $(BIN)/.installed
-	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) beat --loglevel=INFO \
-		--schedule=$${BEAT_SCHEDULE_FILE:-/tmp/memoryadmin-celerybeat-schedule}
+	DEBUG=false $(BIN)/celery -A memoryadmin $(CELERY_QUIET) beat --loglevel=INFO
 
 # The tests run on TEST_DATABASE_URL when given (CI: the machine's PostgreSQL 15), else on the
 # embedded PostgreSQL 18; in parallel (pytest-xdist, PYTEST_WORKERS processes: each has its own

@@ -16,6 +16,7 @@ from memoryadmin.conf.cache_celery import (
     CACHE_URL,
     CACHES,
     CELERY_BEAT_SCHEDULE,
+    CELERY_BEAT_SCHEDULE_FILENAME,
     CELERY_BROKER_CONNECTION_TIMEOUT,
     CELERY_BROKER_TRANSPORT_OPTIONS,
     CELERY_BROKER_URL,
@@ -72,6 +73,8 @@ from memoryadmin.conf.observability import (
     METRICS_ALLOWED_NETWORKS,
     METRICS_GAUGE_REFRESH_SECONDS,
     METRICS_TOKEN,
+    METRICS_WORKER_BIND,
+    METRICS_WORKER_PORT,
 )
 from memoryadmin.conf.privacy import (
     MEMORY_USE_RETENTION_DAYS,

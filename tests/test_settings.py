@@ -203,6 +203,19 @@ def test_the_defaults_with_nothing_set():
     assert result.stdout.split() == ["True"] * 4 + ["60", "True", "[]"]
 
 
+def test_beat_keeps_its_schedule_outside_the_source_tree():
+    """Celery's own default is `celerybeat-schedule` in the working directory (the checkout)."""
+    code = "from django.conf import settings as s; print(s.CELERY_BEAT_SCHEDULE_FILENAME)"
+
+    default = run_python({"DEBUG": "true"}, code)
+    chosen = run_python({"DEBUG": "true", "BEAT_SCHEDULE_FILE": "/srv/beat/schedule"}, code)
+
+    assert default.returncode == 0, default.stderr
+    path = Path(default.stdout.strip())
+    assert path.is_absolute() and not path.is_relative_to(ROOT), path
+    assert chosen.stdout.strip() == "/srv/beat/schedule"
+
+
 def test_empty_numbers_mean_unset_and_values_are_taken_literally():
     env = Env(
         {

@@ -161,12 +161,3 @@ class ErrorDetailSerializer(serializers.Serializer):
 
 class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
-
-
-class HealthSerializer(serializers.Serializer):
-    database = serializers.ChoiceField(choices=["ok", "error"])
-    broker = serializers.ChoiceField(choices=["ok", "eager", "error"])
-    write_filter = serializers.ChoiceField(
-        choices=["ok", "error"],
-        help_text="error: a stored blocked pattern is unusable, so every save is refused.",
-    )

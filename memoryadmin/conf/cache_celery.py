@@ -4,6 +4,9 @@ No CELERY_BROKER_URL: tasks run eagerly in the web process (one process, nothing
 and the cache is process-local memory.
 """
 
+import tempfile
+from pathlib import Path
+
 from memoryadmin.conf.env import env
 from memoryadmin.conf.extraction import (
     ANTHROPIC_RETRY_BACKOFF_MAX_SECONDS,
@@ -50,6 +53,13 @@ RETENTION_SWEEP_PAUSE_SECONDS = env.float("RETENTION_SWEEP_PAUSE_SECONDS", defau
 EXTRACTION_REAP_INTERVAL_SECONDS = env.float("EXTRACTION_REAP_INTERVAL_SECONDS", default=60.0)
 USAGE_RECORD_INTERVAL_SECONDS = env.float("USAGE_RECORD_INTERVAL_SECONDS", default=30.0)
 
+# Where beat keeps when each task last ran: outside the source tree (Celery's own default is
+# `celerybeat-schedule` in the working directory), unless BEAT_SCHEDULE_FILE or `--schedule`
+# says where.
+CELERY_BEAT_SCHEDULE_FILENAME = env.str(
+    "BEAT_SCHEDULE_FILE",
+    default=str(Path(tempfile.gettempdir()) / "memoryadmin-celerybeat-schedule"),
+)
 # `celery -A memoryadmin beat` runs these; each task is batched and safe to re-run.
 CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-records": {

@@ -19,3 +19,7 @@ METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # The database gauges (facts, queue age, sweep lag, privacy requests due) are read at most this
 # often, however many scrapes come (shared through the cache).
 METRICS_GAUGE_REFRESH_SECONDS = env.int("METRICS_GAUGE_REFRESH_SECONDS", default=60)
+# The Celery worker serves its own /metrics on this port (0: it does not), bound to this address
+# (memoryadmin/observability/worker.py; the worker reads the port before Django starts).
+METRICS_WORKER_PORT = env.int("METRICS_WORKER_PORT", default=0)
+METRICS_WORKER_BIND = env.str("METRICS_WORKER_BIND", default="127.0.0.1")

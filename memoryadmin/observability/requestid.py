@@ -32,10 +32,6 @@ AGENT_PREFIX = "/api/v1/"
 _current: ContextVar[str] = ContextVar("memoryadmin_request_id", default=NONE)
 
 
-def current_request_id() -> str:
-    return _current.get()
-
-
 def usable_request_id(given: str | None) -> str:
     if given and _USABLE.fullmatch(given):
         return given

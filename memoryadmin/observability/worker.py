@@ -23,10 +23,15 @@ logger = logging.getLogger(__name__)
 _server: WSGIServer | None = None
 
 
-def prepare_environment() -> None:
-    """For a worker with METRICS_WORKER_PORT: a fresh multiprocess directory, unless one is
-    given. Runs before Django and prometheus-client are imported."""
-    if os.environ.get("METRICS_WORKER_PORT") and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+def prepare_environment(*, serves_metrics: bool) -> None:
+    """For a worker that serves metrics (METRICS_WORKER_PORT, which memoryadmin/celery.py reads
+    through the typed settings): a fresh multiprocess directory, unless one is given. Runs
+    before Django and prometheus-client are imported.
+
+    PROMETHEUS_MULTIPROC_DIR is prometheus-client's own switch, read from the process's
+    environment by the client itself and set here or by gunicorn.conf.py at run time: it is
+    process state, not a setting, so it is read and written in `os.environ`."""
+    if serves_metrics and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="memoryadmin-worker-")
 
 
@@ -61,12 +66,13 @@ def metrics_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
 
 def start_server(**_: Any) -> None:
     """Serve /metrics on METRICS_WORKER_BIND:METRICS_WORKER_PORT from a daemon thread."""
+    from django.conf import settings
+
     global _server
-    port = os.environ.get("METRICS_WORKER_PORT", "")
+    port, bind = settings.METRICS_WORKER_PORT, settings.METRICS_WORKER_BIND
     if not port or _server is not None:
         return
-    bind = os.environ.get("METRICS_WORKER_BIND", "127.0.0.1")
-    _server = make_server(bind, int(port), metrics_app, handler_class=_QuietHandler)
+    _server = make_server(bind, port, metrics_app, handler_class=_QuietHandler)
     threading.Thread(target=_server.serve_forever, name="metrics", daemon=True).start()
     logger.info("worker metrics on %s:%s/metrics", bind, port)
 

@@ -27,6 +27,7 @@ from .services import (
     privacy_request_hold,
     privacy_request_note,
     privacy_request_record,
+    privacy_request_start,
 )
 
 HOLD_GROUND = "GDPR Art. 17(3)(e): kept for the establishment, exercise or defence of legal claims"
@@ -71,10 +72,11 @@ def privacy_export_record(
         return privacy_request_finish(
             request, actor=actor, evidence={"sha256": sha256}, note="export handed to the traveller"
         )
-    request = _own_request(request_id, subject_id, RequestKind.ACCESS)
-    request.status = RequestStatus.IN_PROGRESS
+    request = privacy_request_start(
+        _own_request(request_id, subject_id, RequestKind.ACCESS), actor=actor
+    )
     request.evidence = {**request.evidence, "sha256": sha256}
-    request.save(update_fields=["status", "evidence", "updated_at"])
+    request.save(update_fields=["evidence", "updated_at"])
     privacy_request_note(request, action="exported", actor=actor, detail={"sha256": sha256})
     return request
 
@@ -86,6 +88,7 @@ class ForgetOutcome:
 
 
 def _erase(request: PrivacyRequest, *, actor: Actor, reason: str) -> ClearReceipt:
+    privacy_request_start(request, actor=actor)
     receipt = fact_services.subject_forget(
         subject_id=request.subject_id, actor=actor, reason=reason
     )
@@ -99,14 +102,13 @@ def _erase(request: PrivacyRequest, *, actor: Actor, reason: str) -> ClearReceip
         note=reason,
         detail={"receipt": receipt.number, "facts_erased": receipt.facts_erased},
     )
-    request.status = RequestStatus.IN_PROGRESS
     request.evidence = {
         **request.evidence,
         "receipt": receipt.number,
         "facts_erased": receipt.facts_erased,
         "erased_at": receipt.cleared_at.isoformat(),
     }
-    request.save(update_fields=["status", "evidence", "updated_at"])
+    request.save(update_fields=["evidence", "updated_at"])
     return receipt
 
 
@@ -250,7 +252,7 @@ def privacy_legal_hold_set(
     if waiting:
         _erase(waiting[0], actor=actor, reason="carried out when the legal hold was lifted")
         for later in waiting[1:]:  # one erasure answers them all
+            privacy_request_start(later, actor=actor)
             later.evidence = dict(waiting[0].evidence)
-            later.status = RequestStatus.IN_PROGRESS
-            later.save(update_fields=["evidence", "status", "updated_at"])
+            later.save(update_fields=["evidence", "updated_at"])
     return waiting

@@ -124,10 +124,11 @@ def privacy_request_record(
     return request
 
 
-@transaction.atomic
-def privacy_request_start(*, request_id: int, actor: Actor) -> PrivacyRequest:
-    request = _locked(request_id)
-    if request.status != RequestStatus.OPEN:
+def privacy_request_start(request: PrivacyRequest, *, actor: Actor) -> PrivacyRequest:
+    """Inside a caller's transaction (which holds the request): work on it starts (an export
+    handed over, an erasure carried out, a legal hold lifted), so an open or held request is in
+    progress, with its "started" step in the timeline. One already in progress is left as it is."""
+    if request.status not in (RequestStatus.OPEN, RequestStatus.ON_HOLD):
         return request
     request.status = RequestStatus.IN_PROGRESS
     request.handled_by = _staff_user(actor) or request.handled_by

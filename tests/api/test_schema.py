@@ -17,6 +17,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from schemathesis import GenerationMode, checks
 
+import tests.support.hypothesis_home  # noqa: F401 - before any Hypothesis test runs
 from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
 from tests.factories import FactFactory

@@ -56,7 +56,7 @@ def test_client_sources_import_nothing_server_side():
                 continue
             for name in names:
                 top = name.split(".")[0]
-                if top in SERVER_SIDE:  # the server package itself included, old shim and all
+                if top in SERVER_SIDE:  # the server package itself included
                     offenders.append(f"{path.name}: {name}")
     assert offenders == []
 
@@ -98,34 +98,13 @@ def test_client_modules_import_one_another_without_a_cycle():
         visit(module, ())
 
 
-def test_old_import_path_imports_without_django():
-    code = (
-        "import json, sys\n"
-        "import memoryadmin.client, memoryadmin.client.mcp, memoryadmin.client.prompt\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('django', 'celery', 'rest_framework'))))\n"
-    )
-    env = {name: value for name, value in os.environ.items() if name != "DJANGO_SETTINGS_MODULE"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == []
-    assert "DeprecationWarning" in done.stderr and "import memoryadmin_client" in done.stderr
-
-
-def test_every_server_module_is_forbidden_the_old_client_path_and_the_test_doubles():
+def test_every_server_module_is_forbidden_the_test_doubles():
     """The import-linter contract lists the server's top-level modules one by one (all of
-    memoryadmin but the two forbidden packages): a module added later must join the list."""
+    memoryadmin but the forbidden package): a module added later must join the list."""
     import memoryadmin
 
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     (forbidden,) = [c for c in contracts["contracts"] if c["type"] == "forbidden"]
-    assert forbidden["forbidden_modules"] == ["memoryadmin.client", "memoryadmin.testing"]
+    assert forbidden["forbidden_modules"] == ["memoryadmin.testing"]
     children = {f"memoryadmin.{m.name}" for m in pkgutil.iter_modules(memoryadmin.__path__)}
     assert set(forbidden["source_modules"]) == children - set(forbidden["forbidden_modules"])

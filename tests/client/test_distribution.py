@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import venv
 from pathlib import Path
@@ -49,6 +50,13 @@ def test_client_installs_alone_and_talks_to_a_live_server(live_server, api_token
     home = tmp_path / "agent-host"
     venv.EnvBuilder(with_pip=True).create(home)
     python = str(home / "bin" / "python")
+    # A copy to build from: pip builds a source directory in place (build/, *.egg-info), and no
+    # test writes into the source tree.
+    source = shutil.copytree(
+        ROOT / "client",
+        tmp_path / "client-source",
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
+    )
     done = run(
         [
             python,
@@ -57,7 +65,7 @@ def test_client_installs_alone_and_talks_to_a_live_server(live_server, api_token
             "install",
             "--quiet",
             "--disable-pip-version-check",
-            f"{ROOT / 'client'}[mcp]",
+            f"{source}[mcp]",
         ],
         tmp_path,
         300,

@@ -89,13 +89,14 @@ def _text(node: ast.AST) -> str | None:
     return "".join(parts)
 
 
-def _offences(path: Path) -> list[str]:
+def _offences(path: Path, root: Path = ROOT) -> list[str]:
     """Lines that call a mutating method on something that names MemoryFact or `.facts`, hold
-    SQL that writes memory_fact, or name one of facts/sql.py's statements that write it."""
+    SQL that writes memory_fact, or name one of facts/sql.py's statements that write it (named
+    relative to `root`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
-        where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
+        where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
         is_mutator_call = (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -151,24 +152,22 @@ def test_facts_sql_executes_nothing():
 
 
 def test_the_static_scan_notices_an_offence(tmp_path):
-    bad = ROOT / "memoryadmin" / "_scan_probe_tmp.py"
+    bad = tmp_path / "scan_probe.py"  # not in the source tree: no test writes there
     bad.write_text("def f(x):\n    MemoryFact.objects.filter(pk=1).delete()\n")
-    try:
-        assert _offences(bad)
-        bad.write_text(
-            "from memoryadmin.facts.tables import MEMORY_FACT\n"
-            "SQL = f'DELETE FROM {MEMORY_FACT} WHERE id = %s'\n"
-        )
-        assert _offences(bad)
-        bad.write_text(
-            "from memoryadmin.facts import sql\n"
-            "def f(cursor):\n    cursor.execute(sql.SQL_UPDATE_FACTS, [])\n"
-        )
-        assert _offences(bad)
-        bad.write_text(
-            "from memoryadmin.facts.tables import MEMORY_FACT\n"
-            "SQL = f'UPDATE j SET n = 1 FROM {MEMORY_FACT} f WHERE f.id = j.id'\n"
-        )
-        assert not _offences(bad)  # reading memory_fact in a write to another table is fine
-    finally:
-        bad.unlink()
+    assert _offences(bad, root=tmp_path)
+    bad.write_text(
+        "from memoryadmin.facts.tables import MEMORY_FACT\n"
+        "SQL = f'DELETE FROM {MEMORY_FACT} WHERE id = %s'\n"
+    )
+    assert _offences(bad, root=tmp_path)
+    bad.write_text(
+        "from memoryadmin.facts import sql\n"
+        "def f(cursor):\n    cursor.execute(sql.SQL_UPDATE_FACTS, [])\n"
+    )
+    assert _offences(bad, root=tmp_path)
+    bad.write_text(
+        "from memoryadmin.facts.tables import MEMORY_FACT\n"
+        "SQL = f'UPDATE j SET n = 1 FROM {MEMORY_FACT} f WHERE f.id = j.id'\n"
+    )
+    # reading memory_fact in a write to another table is fine
+    assert not _offences(bad, root=tmp_path)

@@ -39,8 +39,8 @@ def test_forget_everything_is_a_completed_erasure_request_with_receipt_and_verif
     assert request.evidence["receipt"] == outcome.receipt.number
     assert request.evidence["rows_remaining"] == 0
     steps = [step.action for step in selectors.request_steps(request)]
-    assert steps == ["received", "erased", "completed"]
-    assert PolicyEvent.objects.filter(action="privacy_request", target=request.number).count() == 3
+    assert steps == ["received", "started", "erased", "completed"]  # each status change a step
+    assert PolicyEvent.objects.filter(action="privacy_request", target=request.number).count() == 4
     assert occurrences(VALUE) == {}
     assert occurrences("legroom") == {}
 
@@ -78,7 +78,7 @@ def test_under_legal_hold_the_request_waits_and_lifting_the_hold_carries_it_out(
     assert done.status == RequestStatus.COMPLETED
     assert done.evidence["rows_remaining"] == 0 and done.evidence["receipt"].startswith("R-")
     actions = [step.action for step in selectors.request_steps(done)]
-    assert actions == ["received", "on_hold", "hold_lifted", "erased", "completed"]
+    assert actions == ["received", "on_hold", "hold_lifted", "started", "erased", "completed"]
 
 
 def test_a_download_is_a_completed_access_request_with_its_sha256():
@@ -136,6 +136,27 @@ def _phone_request(**kwargs) -> PrivacyRequest:
         actor=editor,
         note="called in",
     )
+
+
+def test_staff_exporting_for_a_recorded_request_starts_it_once_in_its_timeline():
+    request = _phone_request()
+    staff = Actor.staff(UserFactory(username="ada"))
+
+    for sha256 in ("ab" * 32, "cd" * 32):  # exported twice: started once
+        request = flows.privacy_export_record(
+            subject_id=S, sha256=sha256, actor=staff, request_id=request.pk
+        )
+
+    request.refresh_from_db()
+    assert request.status == RequestStatus.IN_PROGRESS
+    assert request.evidence == {"sha256": "cd" * 32}
+    steps = [(step.action, step.actor_label) for step in selectors.request_steps(request)]
+    assert steps == [
+        ("received", "eddie"),
+        ("started", "ada"),
+        ("exported", "ada"),
+        ("exported", "ada"),
+    ]
 
 
 def test_refusing_needs_a_ground():

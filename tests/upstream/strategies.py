@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+import tests.support.hypothesis_home  # noqa: F401 - before any Hypothesis test runs
+
 from .reference import SENSITIVE_WORDS, Candidate
 
 KEYS = [

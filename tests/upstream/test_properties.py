@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tests.support.hypothesis_home  # noqa: F401 - before any Hypothesis test runs
 from memoryadmin.extraction.dedup import Verdict, judge
 from memoryadmin.facts.errors import FactInvalid
 from memoryadmin.facts.validation import MemoryWriteFilter, normalize_value, validate_fact

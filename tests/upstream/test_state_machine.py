@@ -24,6 +24,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
+import tests.support.hypothesis_home  # noqa: F401 - before any Hypothesis test runs
 from memoryadmin.api.models import Scope
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.facts import erasure
