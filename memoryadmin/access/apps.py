@@ -15,7 +15,7 @@ class AccessConfig(AppConfig):
         from .sql import SQL_SWEEP_MODE
 
         writer.connect()
-        # Partitioned by month (issue 31): a month goes whole once all of it is past the
+        # Partitioned by month: a month goes whole once all of it is past the
         # retention; its strays leave the default partition as the sweep's rows do.
         partitions.register(
             partitions.Partitioned(

@@ -50,7 +50,7 @@ _ETAG_VERSION = re.compile(r'"([0-9]{1,9})"')
 
 def wire_fact(fact: AgentFact | FactState) -> dict[str, Any]:
     """The upstream shape {key, value, category, updated_at, source_session_id} and the
-    fact's `version` (issue 33: the host names it back in its use receipts). Built directly
+    fact's `version` (the host names it back in its use receipts). Built directly
     (JSON types, ISO time as pydantic writes it) on the agent's hot path."""
     updated_at = fact.updated_at.isoformat()
     return {

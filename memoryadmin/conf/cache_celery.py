@@ -82,7 +82,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memoryadmin.facts.tasks.sweep_expired",
         "schedule": RETENTION_SWEEP_INTERVAL_SECONDS,
     },
-    # The append-only tables' month partitions (issue 31): made three months ahead, strays
+    # The append-only tables' month partitions: made three months ahead, strays
     # moved out of the default partition, months past their retention dropped.
     "partitions-upkeep": {
         "task": "memoryadmin.facts.tasks.partitions_upkeep_task",
@@ -117,7 +117,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memoryadmin.privacy.tasks.webhook_log_sweep_task",
         "schedule": 86400.0,
     },
-    # Issue 33: the weekly sample of learned facts for reviewers to mark.
+    # The weekly sample of learned facts for reviewers to mark.
     "quality-sample-draw": {
         "task": "memoryadmin.quality.tasks.quality_draw_task",
         "schedule": QUALITY_DRAW_INTERVAL_SECONDS,

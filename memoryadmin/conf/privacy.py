@@ -30,6 +30,6 @@ WEBHOOK_RETRY_GRACE_SECONDS = env.float("WEBHOOK_RETRY_GRACE_SECONDS", default=1
 # deliveries are settled); an erasure request keeps each recipient's outcome in its evidence.
 WEBHOOK_LOG_RETENTION_DAYS = env.int("WEBHOOK_LOG_RETENTION_DAYS", default=90)
 
-# --- Use receipts (issue 21): which facts the agent had in which turn. Kept this many days by
+# --- Use receipts: which facts the agent had in which turn. Kept this many days by
 # default (a privacy admin changes it on the memory settings page), swept hourly.
 MEMORY_USE_RETENTION_DAYS = env.int("MEMORY_USE_RETENTION_DAYS", default=90)

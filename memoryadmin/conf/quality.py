@@ -1,4 +1,4 @@
-"""Memory quality in production (issue 33): the weekly sample reviewers mark."""
+"""Memory quality in production: the weekly sample reviewers mark."""
 
 from memoryadmin.conf.env import env
 

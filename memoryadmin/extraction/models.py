@@ -91,7 +91,7 @@ class ExtractionJob(models.Model):
     used = models.JSONField(
         null=True, blank=True, help_text="Use receipts waiting to be recorded (usage app)."
     )
-    # Issue 33: the version of the extraction prompt (`prompts.PROMPT_VERSION`, a short hash of
+    # The version of the extraction prompt (`prompts.PROMPT_VERSION`, a short hash of
     # its text) the model was called with, named with the model: a prompt change shows up on
     # the "Memory quality" page as its own line. Last, so JOB_COLUMNS keeps the model's order.
     prompt_version = models.CharField(

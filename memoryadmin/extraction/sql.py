@@ -50,7 +50,7 @@ JOB_COLUMNS = (
 # traveller's purge generation and learning switch, and every held fact as one JSON text. The
 # attempt is counted and the model named only when the model will be called: the airline-wide
 # checks passed (%(may_call)s), there is a transcript, and learning is not paused (exactly
-# when runtime._extract goes on to the call), with the extraction prompt's version (issue 33).
+# when runtime._extract goes on to the call), with the extraction prompt's version.
 #
 # set_config(..., true) lasts until the end of the statement's own transaction (autocommit),
 # whose commit then does not wait for the WAL flush (see services.job_begin). Inside a caller's

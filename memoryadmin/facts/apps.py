@@ -25,7 +25,7 @@ class FactsConfig(AppConfig):
 
         recompute_starter_set(recompute_expiry.delay)
         gauges.register()  # facts by category/status and the sweep's lag, for /metrics
-        # The history, partitioned by month (issue 31): kept up and dropped by month on beat.
+        # The history, partitioned by month: kept up and dropped by month on beat.
         partitions.register(
             partitions.Partitioned(
                 table=tables.FACT_EVENT,

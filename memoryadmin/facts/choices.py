@@ -62,7 +62,7 @@ class EventAction(models.TextChoices):
     LEGAL_HOLD_PLACED = "legal_hold_placed", "Legal hold placed"
     LEGAL_HOLD_LIFTED = "legal_hold_lifted", "Legal hold lifted"
     VALUE_REVEALED = "value_revealed", "Sensitive value revealed"
-    # Issue 33: a reviewer's mark on a fact drawn for the weekly quality sample (correct, or
+    # A reviewer's mark on a fact drawn for the weekly quality sample (correct, or
     # wrong with one reason, in words in the event's reason). No value, changes no version.
     QUALITY_MARKED = "quality_marked", "Quality checked"
 

@@ -98,7 +98,7 @@ class MemoryFact(models.Model):
         default=False, help_text="expires_at was set by a person; retention rules leave it alone."
     )
     version = models.PositiveIntegerField(default=1)
-    # Why the current version is known (issue 21): the traveller's own words it was learned from
+    # Why the current version is known: the traveller's own words it was learned from
     # (checked against the turn, at most 200 characters, through the write filter), "" when
     # none; and who wrote this version (an Origin), which the pages say instead of a quote for
     # facts entered by staff, corrected by the traveller or imported. Database defaults: the
@@ -109,7 +109,7 @@ class MemoryFact(models.Model):
     evidence_origin = models.CharField(
         max_length=16, choices=Origin.choices, blank=True, default="", db_default=""
     )
-    # Who rewrote the current value, when a person did (issue 32): "staff" with the staff
+    # Who rewrote the current value, when a person did: "staff" with the staff
     # member's display name, or "customer" (never the traveller's id); "" when the agent,
     # extraction or an import wrote it, which is what `origin` then says. Set by `fact_edit` and
     # a person's upsert, cleared by any other writer of a new value.

@@ -260,7 +260,7 @@ WHERE created_at < %(cutoff)s
                       LIMIT %(limit)s FOR UPDATE SKIP LOCKED))
 """
 
-# --- the memory as of a date (issue 33; staff/selectors.py `staff_memory_as_of`) ----------------
+# --- the memory as of a date (staff/selectors.py `staff_memory_as_of`) --------------------------
 #
 # Each fact's last snapshot at or before %(at)s, one row per keyed hash, worked out by the server
 # from the traveller's history (the whole history never leaves it): an erasure at or before the

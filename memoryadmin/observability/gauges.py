@@ -63,7 +63,7 @@ GAUGES: dict[str, GaugeSpec] = {
             "Seconds a read replica's replay is behind (absent while it does not answer).",
             ("replica",),
         ),
-        # Issue 33: memory quality (quality/gauges.py), the "Memory quality" page's overall
+        # Memory quality (quality/gauges.py), the "Memory quality" page's overall
         # figures; no sample while nothing is marked.
         GaugeSpec(
             "memoryadmin_memory_precision",
@@ -107,7 +107,7 @@ GAUGES: dict[str, GaugeSpec] = {
             "Learned facts staff rejected or edited, per 1,000 learned.",
             (),
         ),
-        # Issue 22 (privacy requests) registers its source; until then the gauge has no sample.
+        # The privacy app registers its source (privacy/apps.py); until then no sample.
         GaugeSpec(
             "memoryadmin_privacy_requests_due",
             "Open privacy requests due within 7 days, and overdue.",

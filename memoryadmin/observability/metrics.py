@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-# The agent's operations, by (URL name, method). `api-usage` is issue 21's endpoint (use
-# receipts): it is counted as soon as a route of that name exists.
+# The agent's operations, by (URL name, method). `api-usage` is the use receipts' endpoint: it
+# is counted as soon as a route of that name exists.
 OPERATIONS: dict[tuple[str, str], str] = {
     ("api-tier-one", "GET"): "tier_one",
     ("api-facts", "GET"): "list",
@@ -126,7 +126,7 @@ def count_write_filter_blocked(source: str, amount: int = 1) -> None:
 
 
 def count_webhook_delivery(outcome: str) -> None:
-    """For the webhooks of issue 22: call once per delivery attempt, with "delivered",
+    """For the erasure webhooks: call once per delivery attempt, with "delivered",
     "failed" (will be retried) or "gave_up" (no retry left)."""
     WEBHOOK_DELIVERIES.labels(_known(outcome, WEBHOOK_OUTCOMES)).inc()
 

@@ -121,7 +121,7 @@ def when_html(moment: datetime) -> str:
     )
 
 
-# Who rewrote the current words, when a person did (the fact's own columns, issue 32): the
+# Who rewrote the current words, when a person did (the fact's own columns): the
 # traveller reads "you", never a staff member's name.
 _REWRITTEN = {
     ActorKind.CUSTOMER: _("Corrected by you on %(date)s"),

@@ -25,7 +25,7 @@ class PrivacyConfig(AppConfig):
         from .tasks import outbox_dispatch_task
 
         register_gauge_source("memoryadmin_privacy_requests_due", _requests_due_reading)
-        # The delivery log is partitioned by month (issue 31): a month past the log's
+        # The delivery log is partitioned by month: a month past the log's
         # retention is dropped, keeping the attempts of deliveries still kept.
         partitions.register(
             partitions.Partitioned(

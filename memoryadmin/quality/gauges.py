@@ -1,4 +1,4 @@
-"""The memory quality gauges (issue 33), registered with observability from `QualityConfig.
+"""The memory quality gauges, registered with observability from `QualityConfig.
 ready()` and read at most once per METRICS_GAUGE_REFRESH_SECONDS: the same figures as the
 "Memory quality" page's overall line, its lines by category, language, origin, model and
 prompt version, and its signals. No sample while nothing is marked (or nothing learned), so

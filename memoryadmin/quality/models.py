@@ -1,4 +1,4 @@
-"""The weekly quality sample (issue 33): which learned facts were drawn for review, and each
+"""The weekly quality sample: which learned facts were drawn for review, and each
 reviewer's mark. An item keeps no value and no key: the fact is read through `fact` while it
 lives; when it is erased the item is anonymised in the erasing statement (`sql.py`): its
 traveller, hash and link go, its mark and the figures' dimensions stay for the precision."""

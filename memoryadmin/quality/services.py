@@ -1,4 +1,4 @@
-"""Every write of the quality app (issue 33): drawing the weekly sample and recording a
+"""Every write of the quality app: drawing the weekly sample and recording a
 reviewer's mark, which also goes into the fact's history (`facts.services.fact_quality_mark`)."""
 
 from __future__ import annotations

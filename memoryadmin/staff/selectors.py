@@ -235,7 +235,7 @@ def staff_events(
     return events.order_by("-created_at", "-id")
 
 
-# --- memory as of a date (issue 33) -------------------------------------------------------------
+# --- memory as of a date ------------------------------------------------------------------------
 
 
 @dataclass

@@ -20,7 +20,7 @@ class UsageConfig(AppConfig):
         )
         from .tables import MEMORY_USE
 
-        # Receipts are partitioned by month (issue 31), dropped by month past their retention.
+        # Receipts are partitioned by month, dropped by month past their retention.
         partitions.register(
             partitions.Partitioned(
                 table=MEMORY_USE,

@@ -19,7 +19,7 @@ class WhyKnown:
 
 def why_known(fact: MemoryFact) -> WhyKnown:
     """The current version's source: its quote when it has one, else its writer. Facts from
-    before issue 21 have no `evidence_origin`; their `origin` stands in."""
+    before evidence was kept have no `evidence_origin`; their `origin` stands in."""
     origin = fact.evidence_origin or fact.origin
     on = fact.updated_at
     if origin == Origin.STAFF:

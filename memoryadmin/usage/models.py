@@ -33,7 +33,7 @@ class MemoryUse(models.Model):
     turn_id = models.CharField(max_length=TURN_ID_MAX_LENGTH, blank=True, default="")
     how = models.CharField(max_length=8, choices=UseHow.choices)
     used_at = models.DateTimeField()
-    # The fact's version the agent had (issue 33): as the host reported it, or, when it named
+    # The fact's version the agent had: as the host reported it, or, when it named
     # none (or one the fact never reached), the version current at recording, and then
     # `version_assumed` says so. Empty only for receipts recorded before versions were kept.
     version = models.PositiveIntegerField(null=True, blank=True)

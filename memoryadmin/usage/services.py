@@ -28,8 +28,8 @@ MAX_KEYS_PER_TURN = 200  # more than any prompt holds; the rest of a longer list
 MAX_VERSION = 2_147_483_647  # a version is a PostgreSQL integer
 
 
-# One item of `injected` / `recalled`: a key, as before issue 33, or the key with the fact's
-# version the host saw ({"key": ..., "version": n}).
+# One item of `injected` / `recalled`: a key (as hosts sent before versions were kept), or the
+# key with the fact's version the host saw ({"key": ..., "version": n}).
 UsedItem = str | Mapping[str, Any]
 
 

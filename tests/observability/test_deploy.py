@@ -87,7 +87,7 @@ def test_promtool_unit_tests_of_the_alert_rules_pass():
     assert "SUCCESS" in _promtool("test", "rules", ALERT_TESTS.name, cwd=ALERT_TESTS.parent)
 
 
-def test_the_dashboard_shows_what_the_issue_asks_over_metrics_that_exist():
+def test_the_dashboard_shows_its_panels_over_metrics_that_exist():
     dashboard = json.loads(DASHBOARD.read_text())
     names = exported_names()
     titles = [panel["title"] for panel in dashboard["panels"]]

@@ -78,7 +78,7 @@ def test_a_forwarded_address_is_not_believed():
     assert response.status_code == 403
 
 
-def test_every_metric_of_the_issue_is_exported():
+def test_every_operator_metric_is_exported():
     text = scrape()
     for name in (
         "memoryadmin_agent_request_seconds",

@@ -74,7 +74,7 @@ class MemorySettingsForm(forms.Form):
 
 
 class UseRetentionForm(forms.Form):
-    """How long use receipts are kept; its own form and policy event (issue 21)."""
+    """How long use receipts are kept; its own form and policy event."""
 
     days = forms.IntegerField(
         min_value=1,

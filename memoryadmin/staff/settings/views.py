@@ -331,7 +331,7 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         hold = form.cleaned_data["hold"] == "place"
         try:
-            # Lifting it carries out the erasure requests that waited for it (issue 22).
+            # Lifting it carries out the erasure requests that waited for it.
             carried = privacy_flows.privacy_legal_hold_set(
                 subject_id=subject_id,
                 hold=hold,

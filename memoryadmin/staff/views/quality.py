@@ -1,4 +1,4 @@
-"""Memory quality (issue 33): the precision page and the weekly sample reviewers mark. Editors
+"""Memory quality: the precision page and the weekly sample reviewers mark. Editors
 and up. The sample masks sensitive values as the review queue does: one reveal (one reason,
 one access row) shows a value, and only then can it be marked."""
 

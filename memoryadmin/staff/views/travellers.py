@@ -206,7 +206,7 @@ def _moment(raw: str) -> datetime | None:
 
 @staff_required(EDITOR)
 def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
-    """The traveller's memory as it stood at a moment (issue 33), rebuilt from the history:
+    """The traveller's memory as it stood at a moment, rebuilt from the history:
     which facts existed, with which values, which were in tier one; erased ones as erased.
     On the access record like any look. Queries: the traveller, the history, the settings."""
     subject = subject_or_404(subject_id)

@@ -1,8 +1,9 @@
-"""Issue 32 in Chromium at 1280 pixels, as each staff role: a privacy request's record is true
-(the count left and the erase step, completion refused, the erase reason on the timeline,
-"nothing held" without a 404), the review queue masked until one reveal, and the settings pages
-(memory off for everyone, the retention form's radios, the webhook secret, the legal hold, the
-policy history, the delivery log). Every page passes axe and leaves a screenshot."""
+"""The privacy staff pages in Chromium at 1280 pixels, as each staff role: a privacy request's
+record is true (the count left and the erase step, completion refused, the erase reason on the
+timeline, "nothing held" without a 404), the review queue masked until one reveal, and the
+settings pages (memory off for everyone, the retention form's radios, the webhook secret, the
+legal hold, the policy history, the delivery log). Every page passes axe and leaves a
+screenshot."""
 
 from __future__ import annotations
 
@@ -72,9 +73,9 @@ def test_an_erasure_request_with_memory_left(page, live_server, role):
     erase = page.get_by_role("link", name=f"Erase {subject}'s memory (12 facts)…")
     if role == "viewer":
         expect(erase).to_have_count(0)
-        check(page, "issue32-erasure-request-viewer")
+        check(page, "privacy-erasure-request-viewer")
         return
-    check(page, f"issue32-erasure-request-{role}")
+    check(page, f"privacy-erasure-request-{role}")
     click(erase)
     expect(page.get_by_role("heading", level=1)).to_have_text(
         f"Erase {subject}'s memory (12 facts) for request {req.number}"
@@ -82,7 +83,7 @@ def test_an_erasure_request_with_memory_left(page, live_server, role):
     click(page.get_by_role("button", name="Erase 12 facts"))  # no reason: one error
     expect(page.locator(".field-error")).to_have_count(1)
     expect(page.locator(".error-summary")).not_to_contain_text("Say why")
-    check(page, f"issue32-erase-step-error-{role}")
+    check(page, f"privacy-erase-step-error-{role}")
     page.get_by_label("Reason").fill("The traveller phoned on Tuesday")
     click(page.get_by_role("button", name="Erase 12 facts"))
     expect(page.locator("[data-status]")).to_contain_text("Completed")
@@ -90,7 +91,7 @@ def test_an_erasure_request_with_memory_left(page, live_server, role):
     expect(timeline).to_contain_text("Memory erased")
     expect(timeline).to_contain_text("The traveller phoned on Tuesday")
     expect(page.locator('[data-evidence="rows_remaining"]')).to_contain_text("0 rows")
-    check(page, f"issue32-erasure-completed-{role}")
+    check(page, f"privacy-erasure-completed-{role}")
     req.refresh_from_db()
     assert req.status == RequestStatus.COMPLETED and req.evidence["rows_remaining"] == 0
 
@@ -104,7 +105,7 @@ def test_a_request_about_a_traveller_we_hold_nothing_about(page, live_server, ro
     for href in {link.get_attribute("href") for link in page.locator("main a[href^='/']").all()}:
         response = page.request.get(f"{live_server.url}{href}")
         assert response.status == 200, href
-    check(page, f"issue32-nothing-held-{role}")
+    check(page, f"privacy-nothing-held-{role}")
     if role == "viewer":
         return
     click(page.get_by_role("button", name="Complete with the evidence"))
@@ -134,7 +135,7 @@ def test_the_review_queue_masks_until_one_reveal(page, live_server, role):
     expect(row).not_to_contain_text("Twenty weeks pregnant")
     time.sleep(0.3)
     assert not StaffAccess.objects.exclude(what="sign_in").exists()
-    check(page, f"issue32-review-masked-{role}")
+    check(page, f"privacy-review-masked-{role}")
     if role == "viewer":
         expect(row.get_by_role("button", name="Reveal")).to_have_count(0)
         return
@@ -144,7 +145,7 @@ def test_the_review_queue_masks_until_one_reveal(page, live_server, role):
     row = page.locator("table.review tbody tr").first
     expect(row).to_contain_text("Twenty weeks pregnant")
     _eventually(lambda: StaffAccess.objects.exclude(what="sign_in").count() == 1)
-    check(page, f"issue32-review-revealed-{role}")
+    check(page, f"privacy-review-revealed-{role}")
     row.get_by_placeholder("Reason", exact=True).fill("Needed for the seat")
     click(row.get_by_role("button", name="Approve"))
     expect(page.locator(".flash")).to_contain_text("Approved Pregnancy")
@@ -161,7 +162,7 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     page.locator("#id_reason").fill("Incident 44: pause all memory")
     click(page.get_by_role("button", name="Save settings"))
     expect(page.locator("[data-affected]")).to_contain_text("This affects 2 travellers")
-    check(page, "issue32-memory-off-confirm")
+    check(page, "privacy-memory-off-confirm")
     assert not MemorySettings.objects.filter(memory_enabled=False).exists()  # not yet
     click(page.get_by_role("button", name="Turn memory off for everyone"))
     expect(
@@ -169,7 +170,7 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     ).to_be_visible()
     page.goto(f"{live_server.url}/staff/")
     expect(page.locator("[data-memory-off]")).to_contain_text("Memory is off for every traveller")
-    check(page, "issue32-overview-memory-off")
+    check(page, "privacy-overview-memory-off")
 
     page.goto(f"{live_server.url}/staff/settings/retention/add/")
     for label in ("Delete after a number of days", "Keep until deleted"):
@@ -183,12 +184,12 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     page.locator("#id_reason").fill("test")
     click(page.get_by_role("button", name="Preview the change"))
     expect(page.locator(".field-error")).to_have_count(1)
-    check(page, "issue32-rule-zero-days")
+    check(page, "privacy-rule-zero-days")
 
     page.goto(f"{live_server.url}/staff/settings/legal-hold/FF-950200/")
     expect(page.locator("main")).to_contain_text('"forget everything"')
     expect(page.get_by_role("link", name="Cancel")).to_be_visible()
-    check(page, "issue32-legal-hold")
+    check(page, "privacy-legal-hold")
 
     page.goto(f"{live_server.url}/staff/privacy/webhooks/")
     page.get_by_label("System name").fill("Warehouse")
@@ -198,13 +199,13 @@ def test_the_settings_pages_as_a_privacy_admin(page, live_server):
     secret = page.locator("#secret")
     assert secret.input_value().startswith("whsec_")
     expect(page.get_by_role("button", name="Copy")).to_be_visible()
-    check(page, "issue32-webhook-secret")
+    check(page, "privacy-webhook-secret")
 
     page.goto(f"{live_server.url}/staff/settings/history/?kind=settings")
     expect(page.locator("main table")).to_contain_text("Memory settings changed")
     expect(page.locator("main table")).not_to_contain_text("Webhook recipient changed")
     expect(page.locator("[data-zone]")).to_have_count(1)
-    check(page, "issue32-policy-history-settings")
+    check(page, "privacy-policy-history-settings")
 
 
 def test_the_other_changed_staff_pages_pass_axe(page, live_server):
@@ -224,13 +225,13 @@ def test_the_other_changed_staff_pages_pass_axe(page, live_server):
     base = f"{live_server.url}/staff/travellers/FF-950300"
     page.goto(f"{base}/timeline/")
     expect(page.locator("[data-zone]")).to_have_count(1)
-    check(page, "issue32-timeline")
+    check(page, "privacy-timeline")
     page.goto(f"{base}/facts/meal/flag/")
     expect(page.locator("[data-sooner]")).to_contain_text("it will now be deleted on")
-    check(page, "issue32-flag-sooner")
+    check(page, "privacy-flag-sooner")
     page.goto(f"{live_server.url}/staff/access/")
     expect(page.locator("[data-zone]")).to_have_count(1)
-    check(page, "issue32-access-record")
+    check(page, "privacy-access-record")
     page.goto(f"{base}/")
     page.get_by_label("Select seat").check()
     page.get_by_label("Select meal").check()
@@ -240,4 +241,4 @@ def test_the_other_changed_staff_pages_pass_axe(page, live_server):
     confirm = page.locator("table.confirm-facts")
     expect(confirm).to_contain_text("aisle")
     expect(confirm).to_contain_text("vegan")
-    check(page, "issue32-bulk-confirm")
+    check(page, "privacy-bulk-confirm")

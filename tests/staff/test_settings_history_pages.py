@@ -1,6 +1,6 @@
-"""Issue 32, the staff pages as people read them: memory off for everyone asks first with the
-count and the overview says so; one error for "0 days"; the webhook secret whole with a Copy
-button; the legal hold page's warning and Cancel; the policy history by kind and paged; the
+"""The staff settings and history pages as people read them: memory off for everyone asks first
+with the count and the overview says so; one error for "0 days"; the webhook secret whole with a
+Copy button; the legal hold page's warning and Cancel; the policy history by kind and paged; the
 delivery log in words; flagging sensitive says when a rule shortens the expiry; a history row
 never shows a value changing to itself; times in STAFF_TIME_ZONE, the zone named once; roles
 and actors in words."""
