@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group
 
 from memoryadmin.api.models import ServiceToken
 from memoryadmin.api.tokens import token_authenticate
+from memoryadmin.conf.env import RATE_FORMS
 from memoryadmin.facts.models import (
     EventAction,
     FactEvent,
@@ -304,6 +305,23 @@ def test_a_token_secret_is_shown_once_and_works(admin_client):
     assert PolicyEvent.objects.filter(action=PolicyAction.TOKEN_REVOKED).count() == 1
     listing = admin_client.get(BASE + "tokens/").content.decode()
     assert "Revoked" in listing and "booking-agent" in listing
+
+
+def test_a_token_rate_is_checked_by_the_settings_grammar_on_its_field(admin_client):
+    form = {"name": "booking-agent", "scopes": ["memory:read"], "reason": "new host"}
+
+    refused = admin_client.post(BASE + "tokens/", {**form, "throttle_rate": "600/mango"})
+
+    assert refused.status_code == 400
+    assert refused.context["form"].errors["throttle_rate"] == [
+        f"Write it as requests per period: {RATE_FORMS}; e.g. 600/min."
+    ]
+    assert not ServiceToken.objects.exists()
+
+    created = admin_client.post(BASE + "tokens/", {**form, "throttle_rate": "1200/minute"})
+
+    assert created.status_code == 201
+    assert ServiceToken.objects.get().throttle_rate == "1200/minute"
 
 
 def test_a_token_needs_a_scope_and_a_name(admin_client):

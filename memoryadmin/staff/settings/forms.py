@@ -184,6 +184,14 @@ class TokenForm(forms.Form):
         label="Scopes",
         help_text="Give each host only what it needs.",
     )
+    # Checked by `token_issue` with the settings' rate grammar; its error lands on this field.
+    throttle_rate = forms.CharField(
+        required=False,
+        max_length=32,
+        label="Requests allowed (optional)",
+        help_text="Per second, minute, hour or day, e.g. 1200/min or 20/s. Empty: the "
+        "API_THROTTLE_RATE setting.",
+    )
     reason = reason_field()
 
 

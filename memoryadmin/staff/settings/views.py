@@ -377,6 +377,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 scopes=form.cleaned_data["scopes"],
                 created_by=request.user,
+                throttle_rate=form.cleaned_data["throttle_rate"],
                 actor=_actor(request),
                 reason=form.cleaned_data["reason"],
             )
