@@ -59,12 +59,15 @@ _ACTIONS = {
     EventAction.EXPIRY_CHANGED: gettext_lazy("the date it will be deleted changed"),
     EventAction.FLAGGED_SENSITIVE: gettext_lazy("marked as sensitive"),
     EventAction.UNFLAGGED_SENSITIVE: gettext_lazy("no longer marked as sensitive"),
-    EventAction.APPROVED: gettext_lazy("checked by our team"),
+    # A reviewer let a fact be used; nobody confirmed its value with the traveller.
+    EventAction.APPROVED: gettext_lazy("approved for use by our team"),
     EventAction.PREFERENCES_CHANGED: gettext_lazy("your choices changed"),
     EventAction.LEGAL_HOLD_PLACED: gettext_lazy("kept for a legal reason"),
     EventAction.LEGAL_HOLD_LIFTED: gettext_lazy("no longer kept for a legal reason"),
     EventAction.VALUE_REVEALED: gettext_lazy("our support team looked at it"),
-    EventAction.QUALITY_MARKED: gettext_lazy("checked by our team"),
+    # A quality sample's mark says how well the agent learned, not whether the value is true:
+    # no verdict reaches the traveller, and never the word "confirmed".
+    EventAction.QUALITY_MARKED: gettext_lazy("looked at by our team in a routine check"),
 }
 
 
