@@ -78,7 +78,9 @@ def quality_draw(request: HttpRequest) -> HttpResponse:
     sample = quality_sample_draw(actor=Actor.staff(request.user))
     taken = sample.items.count()
     messages.success(
-        request, f"Drew {taken} of the {sample.candidates} facts learned in the last 7 days."
+        request,
+        f"Drew {taken} of the {sample.candidates} facts learned in the last 7 days"
+        " and not yet sampled this week.",
     )
     return redirect("staff:quality_sample")
 
