@@ -8,7 +8,6 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_http_methods, require_POST
 
 from memoryadmin.api.models import ServiceToken
 from memoryadmin.api.tokens import token_issue, token_revoke, tokens_list
@@ -17,6 +16,7 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
+from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.staff import selectors as staff_selectors
 from memoryadmin.staff.roles import PRIVACY_ADMIN
@@ -49,7 +49,7 @@ def _run_context(run: RetentionRun | None) -> dict[str, object]:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def memory_settings(request: HttpRequest) -> HttpResponse:
     row = selectors.memory_settings()
     form = MemorySettingsForm(request.POST or None, initial=MemorySettingsForm.initial_from(row))
@@ -102,7 +102,7 @@ def _use_form(row: object) -> UseRetentionForm:
 
 
 @admin_required
-@require_POST
+@post_only
 def use_retention(request: HttpRequest) -> HttpResponse:
     """How long use receipts are kept: a form of its own on the memory settings page."""
     row = selectors.memory_settings()
@@ -137,7 +137,7 @@ def use_retention(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
-@require_POST
+@post_only
 def try_pattern(request: HttpRequest) -> HttpResponse:
     """Says whether a sample would be blocked. The sample is not stored or logged."""
     row = selectors.memory_settings()
@@ -169,6 +169,7 @@ def try_pattern(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def retention_rules(request: HttpRequest) -> HttpResponse:
     rules = retention.retention_rules()
     enabled = [rule for rule in rules if rule.enabled]
@@ -192,7 +193,7 @@ def _rule_or_404(rule_id: int) -> RetentionRule:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> HttpResponse:
     """GET: the form. POST "preview": validate and show what the change would do. POST
     "confirm": save, start the recompute, back to the list to watch it."""
@@ -265,7 +266,7 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
     rule = _rule_or_404(rule_id)
     form = ReasonForm(request.POST or None)
@@ -291,6 +292,7 @@ def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def retention_run(request: HttpRequest, run_id: int) -> HttpResponse:
     """Progress of a recompute, for the page's script (JSON)."""
     run = retention.retention_run_get(run_id)
@@ -320,7 +322,7 @@ def _traveller_url(subject_id: str) -> str:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = selectors.subject_get(subject_id)
     if subject is None:
@@ -368,7 +370,7 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def tokens(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -395,6 +397,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def token_created(request: HttpRequest, token_id: int) -> HttpResponse:
     token = ServiceToken.objects.filter(pk=token_id).first()
     if token is None:
@@ -417,7 +420,7 @@ def _token_created_page(
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
     token = ServiceToken.objects.filter(pk=token_id).first()
     if token is None:
@@ -439,6 +442,7 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def history(request: HttpRequest) -> HttpResponse:
     kind = request.GET.get("kind", "")
     kind = kind if kind in selectors.POLICY_KINDS else ""

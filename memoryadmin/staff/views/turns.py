@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memoryadmin.facts.models import MemoryFact
+from memoryadmin.http_methods import read_only
 from memoryadmin.usage import selectors as usage_selectors
 from memoryadmin.usage.models import MemoryUse, UseHow
 
@@ -48,6 +49,7 @@ def _row(
 
 
 @staff_required(VIEWER)
+@read_only
 def turn(request: HttpRequest, subject_id: str, session_tag: str, turn_id: str) -> HttpResponse:
     """Four queries whatever the turn: the traveller, the receipts, the traveller's facts, the
     history snapshots of the versions the agent had."""
