@@ -3,6 +3,8 @@ Every view requires the privacy_admin role; every change is a POST that redirect
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -18,6 +20,7 @@ from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
 from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import flows as privacy_flows
+from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.staff import selectors as staff_selectors
 from memoryadmin.staff.roles import PRIVACY_ADMIN
 from memoryadmin.staff.views.common import page_of, staff_required
@@ -441,12 +444,40 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 # --- history -----------------------------------------------------------------------------------
 
 
+def _recipients_now(events: Any) -> None:
+    """An erasure's webhook recipients as the request's page reads them (the delivery log, else
+    what the request kept), in place of the snapshot taken when the step was recorded: the
+    history then says where each acknowledgement stands, as the request's page does."""
+    receipts = [
+        (event.after or {}).get("receipt", "")
+        for event in events
+        if "recipients" in (event.after or {})
+    ]
+    live = privacy_selectors.receipts_deliveries(receipts)
+    for event in events:
+        after = event.after or {}
+        if "recipients" in after and after.get("receipt") in live:
+            event.after = {
+                **after,
+                "recipients": {
+                    row["recipient"]: {
+                        "acknowledged": row["acknowledged"],
+                        "status": row["status"],
+                        "at": row["at"],
+                        "attempts": row["attempts"],
+                    }
+                    for row in live[after["receipt"]]
+                },
+            }
+
+
 @admin_required
 @read_only
 def history(request: HttpRequest) -> HttpResponse:
     kind = request.GET.get("kind", "")
     kind = kind if kind in selectors.POLICY_KINDS else ""
     page = page_of(request, selectors.policy_history(kind=kind), HISTORY_PER_PAGE)
+    _recipients_now(page.object_list)
     return render(
         request,
         "staff/settings/history.html",
