@@ -2,7 +2,7 @@
 
 Built on request and never stored, so erasure has no copy to chase. Written for the traveller,
 in their language and time zone: the switches by the names the portal gives them, a deleted
-fact as "a fact you deleted on ...", and why each change happened in plain words (never a
+fact as "a fact you deleted", and why each change happened in plain words (never a
 staff member's reason or a turn number, which are internal).
 
 Built here, below both faces, because the portal hands it to the traveller and staff hand it
@@ -81,9 +81,9 @@ def _what(event: FactEvent) -> str:
         EventAction.FORGOTTEN,
     )
     if deleted and event.actor_kind == ActorKind.CUSTOMER:
-        return _("a fact you deleted on %(date)s") % {"date": _day(event.created_at)}
+        return _("a fact you deleted")  # the entry's own time says when
     if deleted:
-        return _("a fact deleted on %(date)s") % {"date": _day(event.created_at)}
+        return _("a fact was deleted")
     return str(_ACTIONS.get(event.action, gettext_lazy("changed")))
 
 

@@ -35,7 +35,7 @@ LANGUAGES = {
     "en": {
         "locale": "en-GB",
         "open": "Continue to your memory",
-        "deleted_on": "a fact you deleted on",
+        "deleted_on": "a fact you deleted",
         "h1": "What our assistant remembers about you",
         "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
         "change": "This is wrong",
@@ -71,7 +71,7 @@ LANGUAGES = {
     "zh-hant": {
         "locale": "zh-TW",
         "open": "查看我的記憶",
-        "deleted_on": "您於",
+        "deleted_on": "您刪除了一筆記憶",
         "h1": "AI 客服記得您哪些事",
         "groups": ["您的偏好", "您的旅行限制", "關於您和您的旅程"],
         "change": "內容有誤",

@@ -99,7 +99,7 @@ def test_a_sensitive_value_the_agent_had_is_masked_until_revealed(client, editor
     "language, earlier",
     [
         ("en", "In that chat the assistant had an earlier version: “"),
-        ("zh-hant", "在那次對話中，AI 客服用的是先前的版本：「"),
+        ("zh-hant", "那次對話時，AI 客服用的還是之前的內容：「"),
     ],
 )
 def test_the_portal_card_says_what_the_assistant_had_in_that_chat(
