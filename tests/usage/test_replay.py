@@ -56,7 +56,8 @@ def test_the_turn_view_shows_the_value_the_agent_had_and_an_erased_one_nowhere(
     given, recalled = body.split("Recalled by a memory tool")
     assert HAD in given  # what the agent had, not what the fact says now
     assert "Changed" in given and f'now: <span class="value">{NOW}</span>' in given
-    assert "Vegetarian" in recalled and "the agent host did not name one" in recalled
+    assert "Vegetarian" in recalled and "The agent host did not name the version" in recalled
+    assert body.count("did not name the version") == 1  # one note under the table, not per row
 
     services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
     after = client.get(URL).content.decode()

@@ -102,5 +102,6 @@ def access_record(request: HttpRequest) -> HttpResponse:
 def _limits() -> dict[str, int]:
     return {
         "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
+        "unusual_days": settings.STAFF_ACCESS_UNUSUAL_DAYS,
         "retention_days": settings.STAFF_ACCESS_RETENTION_DAYS,
     }

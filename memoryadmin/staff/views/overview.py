@@ -32,6 +32,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             # Privacy admins see who opened unusually many travellers (one query, theirs only).
             "unusual_access": access_selectors.unusual_access(limit=10) if privacy_admin else None,
             "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
+            "unusual_days": settings.STAFF_ACCESS_UNUSUAL_DAYS,
             "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
             "privacy": privacy_selectors.privacy_requests_due_counts(),
             "failing_recipients": privacy_selectors.failing_recipients(),

@@ -79,6 +79,10 @@ def turn(request: HttpRequest, subject_id: str, session_tag: str, turn_id: str) 
             "turn_id": turn_id,
             "injected": sections[UseHow.INJECTED],
             "recalled": sections[UseHow.RECALLED],
+            # One note under a table whose receipts name no version, not one on every row.
+            "assumed": {
+                how: any(r["use"].version_assumed for r in rows) for how, rows in sections.items()
+            },
             "found": bool(uses),
         },
         status=200 if uses else 404,
