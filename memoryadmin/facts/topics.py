@@ -166,6 +166,18 @@ def topic_for(key: str) -> Topic | None:
     return _BY_KEY.get(key)
 
 
+def keys_for_word(word: str) -> set[str]:
+    """The catalogue's keys (and aliases) whose label in either language contains `word`, so a
+    search by topic ("seat", 「座位」) finds facts stored under any spelling of the key."""
+    word = word.casefold()
+    return {
+        name
+        for topic in CATALOGUE
+        if word in topic.en.casefold() or word in topic.zh_hant
+        for name in (topic.key, *topic.aliases)
+    }
+
+
 def topic_label(key: str) -> str:
     """The key as people read it, in the active language."""
     known = _BY_KEY.get(key)

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
 
 from memoryadmin.access import selectors as access_selectors
+from memoryadmin.http_methods import read_only
 
 from .auth import portal_session_required
 
 
-@require_GET
+@read_only
 @portal_session_required
 def looked(request: HttpRequest) -> HttpResponse:
     days = access_selectors.traveller_looks_by_day(request.portal_subject_id)

@@ -15,9 +15,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_GET
 
 from memoryadmin.facts.topics import topic_label
+from memoryadmin.http_methods import read_only
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export
 from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
@@ -93,7 +93,7 @@ def request_items(subject_id: str) -> list[RequestItem]:
     return items
 
 
-@require_GET
+@read_only
 @portal_session_required
 def requests_page(request: HttpRequest) -> HttpResponse:
     items = request_items(request.portal_subject_id)
@@ -119,7 +119,7 @@ def _moment(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-@require_GET
+@read_only
 @portal_session_required
 def export_page(request: HttpRequest) -> HttpResponse:
     """The download as a page: the same content as the JSON, in the traveller's language and

@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryadmin.conf.env import rate_of
 from memoryadmin.facts import selectors as fact_selectors
@@ -22,6 +21,7 @@ from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
+from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export_bytes
@@ -76,7 +76,7 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> HttpResp
 # --- getting in ----------------------------------------------------------------------------------
 
 
-@require_http_methods(["GET", "POST"])
+@form_page
 def open_link(request: HttpRequest, secret: str) -> HttpResponse:
     """A GET only looks at the link and shows one button; the button's POST spends it, starts
     the session, and leaves the address with the secret behind. Mail scanners open every link
@@ -106,7 +106,7 @@ def open_link(request: HttpRequest, secret: str) -> HttpResponse:
     return response
 
 
-@require_GET
+@read_only
 def link_refused(request: HttpRequest, reason: str) -> HttpResponse:
     if reason not in _REFUSED_STATUS:
         return not_found(request)
@@ -115,7 +115,7 @@ def link_refused(request: HttpRequest, reason: str) -> HttpResponse:
     )
 
 
-@require_POST
+@post_only
 @portal_session_required
 def sign_out(request: HttpRequest) -> HttpResponse:
     """End the session, then redirect: a refresh of the next page re-sends nothing."""
@@ -125,7 +125,7 @@ def sign_out(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@require_GET
+@read_only
 def signed_out_page(request: HttpRequest) -> HttpResponse:
     """Where sign-out lands. It names nobody, so it needs no session."""
     return render(request, "portal/signed_out.html", {"signed_out": True})
@@ -134,7 +134,7 @@ def signed_out_page(request: HttpRequest) -> HttpResponse:
 # --- seeing --------------------------------------------------------------------------------------
 
 
-@require_GET
+@read_only
 @portal_session_required
 def home(request: HttpRequest) -> HttpResponse:
     context = traveller_view(request.portal_subject_id, page=request.GET.get("page"))
@@ -147,7 +147,7 @@ def home(request: HttpRequest) -> HttpResponse:
 # --- correcting and deleting ---------------------------------------------------------------------
 
 
-@require_http_methods(["GET", "POST"])
+@form_page
 @portal_session_required
 def fact_edit(request: HttpRequest, key: str) -> HttpResponse:
     fact = _own_fact(request, key)
@@ -200,7 +200,7 @@ def fact_edit(request: HttpRequest, key: str) -> HttpResponse:
     )
 
 
-@require_http_methods(["GET", "POST"])
+@form_page
 @portal_session_required
 def fact_delete(request: HttpRequest, key: str) -> HttpResponse:
     fact = _own_fact(request, key)
@@ -223,7 +223,7 @@ def fact_delete(request: HttpRequest, key: str) -> HttpResponse:
 # --- the two switches ----------------------------------------------------------------------------
 
 
-@require_POST
+@post_only
 @portal_session_required
 def choices(request: HttpRequest) -> HttpResponse:
     form = ChoicesForm(request.POST)
@@ -266,7 +266,7 @@ def choices(request: HttpRequest) -> HttpResponse:
 # --- export --------------------------------------------------------------------------------------
 
 
-@require_GET
+@read_only
 @portal_session_required
 def export(request: HttpRequest) -> HttpResponse:
     body = traveller_export_bytes(request.portal_subject_id)
@@ -285,7 +285,7 @@ def export(request: HttpRequest) -> HttpResponse:
 # --- forget everything ---------------------------------------------------------------------------
 
 
-@require_GET
+@read_only
 @portal_session_required
 def forget(request: HttpRequest) -> HttpResponse:
     """Step one: what will go and what will not."""
@@ -295,7 +295,7 @@ def forget(request: HttpRequest) -> HttpResponse:
     return render(request, "portal/forget.html", {"fact_count": overview.total, "legal_hold": held})
 
 
-@require_http_methods(["GET", "POST"])
+@form_page
 @portal_session_required
 def forget_confirm(request: HttpRequest) -> HttpResponse:
     """Step two: the one red button (not offered when nothing is remembered)."""
@@ -319,7 +319,7 @@ def forget_confirm(request: HttpRequest) -> HttpResponse:
     return render(request, "portal/forget_confirm.html", {"form": form, "fact_count": count})
 
 
-@require_GET
+@read_only
 @portal_session_required
 def receipt(request: HttpRequest, number: str) -> HttpResponse:
     found = fact_selectors.clear_receipt_get(number, subject_id=request.portal_subject_id)
@@ -345,7 +345,7 @@ def receipt(request: HttpRequest, number: str) -> HttpResponse:
 # --- language ------------------------------------------------------------------------------------
 
 
-@require_POST
+@post_only
 def set_language(request: HttpRequest) -> HttpResponse:
     """The switcher on every page: a plain form, so it works without JavaScript."""
     form = LanguageForm(request.POST)

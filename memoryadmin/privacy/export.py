@@ -2,7 +2,7 @@
 
 Built on request and never stored, so erasure has no copy to chase. Written for the traveller,
 in their language and time zone: the switches by the names the portal gives them, a deleted
-fact as "a fact you deleted on ...", and why each change happened in plain words (never a
+fact as "a fact you deleted", and why each change happened in plain words (never a
 staff member's reason or a turn number, which are internal).
 
 Built here, below both faces, because the portal hands it to the traveller and staff hand it
@@ -59,12 +59,15 @@ _ACTIONS = {
     EventAction.EXPIRY_CHANGED: gettext_lazy("the date it will be deleted changed"),
     EventAction.FLAGGED_SENSITIVE: gettext_lazy("marked as sensitive"),
     EventAction.UNFLAGGED_SENSITIVE: gettext_lazy("no longer marked as sensitive"),
-    EventAction.APPROVED: gettext_lazy("checked by our team"),
+    # A reviewer let a fact be used; nobody confirmed its value with the traveller.
+    EventAction.APPROVED: gettext_lazy("approved for use by our team"),
     EventAction.PREFERENCES_CHANGED: gettext_lazy("your choices changed"),
     EventAction.LEGAL_HOLD_PLACED: gettext_lazy("kept for a legal reason"),
     EventAction.LEGAL_HOLD_LIFTED: gettext_lazy("no longer kept for a legal reason"),
     EventAction.VALUE_REVEALED: gettext_lazy("our support team looked at it"),
-    EventAction.QUALITY_MARKED: gettext_lazy("checked by our team"),
+    # A quality sample's mark says how well the agent learned, not whether the value is true:
+    # no verdict reaches the traveller, and never the word "confirmed".
+    EventAction.QUALITY_MARKED: gettext_lazy("looked at by our team in a routine check"),
 }
 
 
@@ -78,9 +81,9 @@ def _what(event: FactEvent) -> str:
         EventAction.FORGOTTEN,
     )
     if deleted and event.actor_kind == ActorKind.CUSTOMER:
-        return _("a fact you deleted on %(date)s") % {"date": _day(event.created_at)}
+        return _("a fact you deleted")  # the entry's own time says when
     if deleted:
-        return _("a fact deleted on %(date)s") % {"date": _day(event.created_at)}
+        return _("a fact was deleted")
     return str(_ACTIONS.get(event.action, gettext_lazy("changed")))
 
 

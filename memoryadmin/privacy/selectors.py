@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import defaultdict
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
@@ -89,47 +91,60 @@ def request_steps(request: PrivacyRequest) -> list:
 def receipt_deliveries(receipt: str) -> list[dict[str, object]]:
     """Each recipient of a forget-everything receipt and whether it acknowledged (2xx): from the
     delivery log while it is kept, then from the erasure request's evidence (`retention`)."""
-    if not receipt:
-        return []
+    return receipts_deliveries([receipt]).get(receipt, [])
+
+
+def receipts_deliveries(receipts: Iterable[str]) -> dict[str, list[dict[str, object]]]:
+    """`receipt_deliveries` of many receipts at once, for a page listing several (three
+    queries whatever their number)."""
+    wanted = sorted({receipt for receipt in receipts if receipt})
+    if not wanted:
+        return {}
+    found: dict[str, list[dict[str, object]]] = defaultdict(list)
     rows = (
         WebhookDelivery.objects.filter(
-            event__receipt=receipt, event__event_type=WebhookEventType.SUBJECT_ERASED
+            event__receipt__in=wanted, event__event_type=WebhookEventType.SUBJECT_ERASED
         )
-        .select_related("recipient")
+        .select_related("recipient", "event")
         .order_by("recipient__name")
     )
-    found = [
-        {
-            "recipient": row.recipient.name,
-            "traveller_names": _traveller_names(row.recipient),
-            "status": row.status,
-            "attempts": row.attempts,
-            "acknowledged": row.delivered_at is not None,
-            "at": row.delivered_at.isoformat() if row.delivered_at else "",
-            "delivery_id": row.pk,
-        }
-        for row in rows
-    ]
-    if found:
-        return found
+    for row in rows:
+        found[row.event.receipt].append(
+            {
+                "recipient": row.recipient.name,
+                "traveller_names": _traveller_names(row.recipient),
+                "status": row.status,
+                "attempts": row.attempts,
+                "acknowledged": row.delivered_at is not None,
+                "at": row.delivered_at.isoformat() if row.delivered_at else "",
+                "delivery_id": row.pk,
+            }
+        )
     # Past the delivery log's retention: the outcomes the sweep kept in the erasure request.
-    request = erasure_request_for_receipt(receipt)
-    kept = (request.evidence.get("recipients") or {}) if request is not None else {}
-    named = (
-        {r.name: r for r in WebhookRecipient.objects.filter(name__in=list(kept))} if kept else {}
-    )
-    return [
-        {
-            "recipient": name,
-            "traveller_names": _traveller_names(named.get(name)),
-            "status": outcome.get("status", ""),
-            "attempts": outcome.get("attempts", 0),
-            "acknowledged": bool(outcome.get("acknowledged")),
-            "at": outcome.get("at", ""),
-            "delivery_id": None,
-        }
-        for name, outcome in sorted(kept.items())
-    ]
+    missing = [receipt for receipt in wanted if receipt not in found]
+    kept: dict[str, dict] = {}
+    if missing:
+        requests = PrivacyRequest.objects.filter(
+            kind=RequestKind.ERASURE, evidence__receipt__in=missing
+        ).order_by("id")
+        for request in requests:
+            kept.setdefault(request.evidence["receipt"], request.evidence.get("recipients") or {})
+    names = {name for outcomes in kept.values() for name in outcomes}
+    named = {r.name: r for r in WebhookRecipient.objects.filter(name__in=names)} if names else {}
+    for receipt, outcomes in kept.items():
+        found[receipt] = [
+            {
+                "recipient": name,
+                "traveller_names": _traveller_names(named.get(name)),
+                "status": outcome.get("status", ""),
+                "attempts": outcome.get("attempts", 0),
+                "acknowledged": bool(outcome.get("acknowledged")),
+                "at": outcome.get("at", ""),
+                "delivery_id": None,
+            }
+            for name, outcome in sorted(outcomes.items())
+        ]
+    return dict(found)
 
 
 def _traveller_names(recipient: WebhookRecipient | None) -> dict[str, str]:

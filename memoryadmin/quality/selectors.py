@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from memoryadmin.facts.models import Category
@@ -152,13 +152,36 @@ def _since(now: datetime | None) -> datetime:
     return (now or timezone.now()) - timedelta(weeks=QUALITY_WEEKS)
 
 
-def quality_report(now: datetime | None = None) -> QualityReport:
-    """Precision overall, by each dimension and by week, from one grouped query of the marks
-    (its rows are the distinct combinations, not the marks)."""
-    since = _since(now)
-    rows = (
+def _latest_marks(since: datetime) -> QuerySet[QualitySampleItem]:
+    """The marked items drawn since `since`, each fact once: a fact marked in two draws counts
+    by its latest mark, in the week of that mark's sample (so the weeks add up to the whole).
+    An erased fact's items name no fact any more and each counts as itself."""
+    later = (
+        QualitySampleItem.objects.filter(
+            sample__drawn_at__gte=since,
+            subject_id=OuterRef("subject_id"),
+            key_hash=OuterRef("key_hash"),
+        )
+        .exclude(mark="")
+        .exclude(key_hash="")
+        .filter(
+            Q(marked_at__gt=OuterRef("marked_at"))
+            | Q(marked_at=OuterRef("marked_at"), id__gt=OuterRef("id"))
+        )
+    )
+    return (
         QualitySampleItem.objects.filter(sample__drawn_at__gte=since)
         .exclude(mark="")
+        .filter(~Exists(later))
+    )
+
+
+def quality_report(now: datetime | None = None) -> QualityReport:
+    """Precision overall, by each dimension and by week, from one grouped query of the marks
+    (its rows are the distinct combinations, not the marks), each fact counted once."""
+    since = _since(now)
+    rows = (
+        _latest_marks(since)
         .order_by()
         .values_list(
             "category", "language", "origin", "model", "prompt_version", "reason", "sample__week"

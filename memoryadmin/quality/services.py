@@ -95,19 +95,25 @@ def quality_sample_draw(
     """Draw this week's sample: up to `size` (QUALITY_SAMPLE_SIZE) facts learned by extraction
     or save_memory in the 7 days before `now`, stratified by category and language (each
     stratum at least one while the size allows, the rest in proportion), never more than one
-    per traveller. Each item copies the dimensions the page counts by: the model and prompt
-    version of the job that learned it ("agent" for save_memory)."""
+    per traveller. A second draw in the same week takes only facts not yet in that week's
+    samples, so a week's precision counts each fact once. Each item copies the dimensions the
+    page counts by: the model and prompt version of the job that learned it ("agent" for
+    save_memory)."""
     size = settings.QUALITY_SAMPLE_SIZE if size is None else size
     if size < 1:
         raise FactInvalid("A sample needs at least one fact.", fields={"size": "At least 1."})
     now = now or timezone.now()
     rng = random.Random(seed)  # noqa: S311 - a review sample, not a secret
+    drawn_this_week = QualitySampleItem.objects.filter(
+        sample__week=week_of(now), fact_id__isnull=False
+    ).values("fact_id")
     candidates = list(
         MemoryFact.objects.filter(
             origin__in=(Origin.EXTRACTION, Origin.AGENT),
             created_at__gt=now - timedelta(days=SAMPLE_DAYS),
             created_at__lte=now,
         )
+        .exclude(id__in=drawn_this_week)
         .order_by("id")
         .values_list("id", "subject_id", "key", "value", "category", "origin", "created_at")
     )

@@ -16,6 +16,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from memoryadmin.extraction.selectors import jobs_failed_since, subjects_with_jobs_failed_since
+from memoryadmin.facts import topics
 from memoryadmin.facts.keyhash import history_hashes
 from memoryadmin.facts.models import (
     Category,
@@ -156,8 +157,10 @@ def staff_travellers(query: str = "", *, show: str = "") -> QuerySet[Subject]:
     """Travellers for the staff list, newest change first, with their fact counts.
 
     A query matches a traveller id prefix, a "forget everything" receipt number, or travellers
-    holding a fact whose value contains every word (ILIKE, which the pg_trgm index on
-    memory_fact.value serves on PostgreSQL).
+    holding a fact that is not sensitive whose value or topic contains every word (ILIKE, which
+    the partial pg_trgm index on the values of facts that are not sensitive serves). A
+    sensitive fact is never matched by its words or its topic: its value is shown only to
+    whoever reveals it, and a search that found its holder would tell it to anyone.
     """
     subjects = Subject.objects.annotate(
         fact_count=Count("facts"),
@@ -168,9 +171,13 @@ def staff_travellers(query: str = "", *, show: str = "") -> QuerySet[Subject]:
     query = query.strip()
     if query:
         words = query.split()[:8]
-        matching = MemoryFact.objects.filter(subject_id=OuterRef("subject_id"))
+        matching = MemoryFact.objects.filter(subject_id=OuterRef("subject_id"), sensitive=False)
         for word in words:
-            matching = matching.filter(value__icontains=word)
+            matching = matching.filter(
+                Q(value__icontains=word)
+                | Q(key__icontains=word)
+                | Q(key__in=topics.keys_for_word(word))
+            )
         receipts = FactEvent.objects.filter(
             action=EventAction.SUBJECT_CLEARED, receipt=query.upper()
         ).values("subject_id")

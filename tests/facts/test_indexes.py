@@ -20,7 +20,8 @@ PURPOSE = {
         "partial (status = pending_review): the staff review queue, oldest first"
     ),
     ("memory_fact", "memory_fact_value_trgm"): (
-        "GIN trigram (PostgreSQL only): the staff search by words in fact values (ILIKE)"
+        "GIN trigram, partial (not sensitive): the staff search by words in the values of facts "
+        "that are not sensitive (ILIKE); no sensitive value is in it"
     ),
     ("memory_fact_event", "memory_fact_event_pkey"): "primary key",
     ("memory_fact_event", "fact_event_subject_hash"): (

@@ -35,7 +35,7 @@ LANGUAGES = {
     "en": {
         "locale": "en-GB",
         "open": "Continue to your memory",
-        "deleted_on": "a fact you deleted on",
+        "deleted_on": "a fact you deleted",
         "h1": "What our assistant remembers about you",
         "groups": ["Your preferences", "Your travel rules", "About you and your trips"],
         "change": "This is wrong",
@@ -71,7 +71,7 @@ LANGUAGES = {
     "zh-hant": {
         "locale": "zh-TW",
         "open": "查看我的記憶",
-        "deleted_on": "您於",
+        "deleted_on": "您刪除了一筆記憶",
         "h1": "AI 客服記得您哪些事",
         "groups": ["您的偏好", "您的旅行限制", "關於您和您的旅程"],
         "change": "內容有誤",
@@ -388,6 +388,10 @@ def test_a_long_memory_is_paged_on_a_phone(new_page, live_server, lang):
         box = target.bounding_box()
         assert box["height"] >= 44 and box["width"] >= 44, target.inner_text()
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    standalone = page.locator("p.standalone a").all()
+    assert len(standalone) >= 3  # the links under the list: your data, requests, who looked
+    for target in standalone:  # a link on its own line is a target of its own
+        assert target.bounding_box()["height"] >= 44, target.inner_text()
 
     click(pager.get_by_role("link", name=re.compile("^(Next page|下一頁)$")))
     page.wait_for_url("**/portal/?page=2")  # loaded, not the page before it (a race once)

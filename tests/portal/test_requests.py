@@ -132,7 +132,7 @@ def test_no_requests_yet_is_said_plainly(signed_in):
     ("language", "told", "count"),
     [
         ("en", "Our frequent flyer programme: confirmed", "All 2 things the assistant remembered"),
-        ("zh-hant", "我們的會員計畫：已確認", "AI 客服記得的 2 件關於您的事"),
+        ("zh-hant", "我們的會員計畫：已確認", "AI 客服記得的 2 件事"),
     ],
 )
 def test_the_receipt_names_each_system_in_the_travellers_words(
@@ -240,7 +240,7 @@ def test_the_json_member_names_are_the_same_in_every_language(signed_in):
     assert set(english["switches"]) == {"learn_from_conversations", "use_memory"}
     assert chinese["switches"]["use_memory"]["label"] == "讓 AI 客服使用記憶"
     whats = [entry["what"] for entry in chinese["history"]]
-    assert "記住了" in whats and "created" not in whats  # words, not the staff pages' labels
+    assert "開始記得" in whats and "created" not in whats  # words, not the staff pages' labels
 
 
 def test_who_has_looked_counts_each_kind_of_staff_per_day(signed_in, db):

@@ -9,7 +9,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.utils import timezone
-from django.utils.formats import date_format
 from rest_framework.test import APIClient
 
 from memoryadmin.api.models import Scope
@@ -458,9 +457,8 @@ def test_download_my_data_has_facts_history_with_erased_values_and_switches(sign
         "learn_from_conversations": {"label": "Learn from my conversations", "on": False},
         "use_memory": {"label": "Let the assistant use what it remembers", "on": True},
     }
-    day_deleted = date_format(timezone.localtime(timezone=taipei), "DATE_FORMAT")
     whats = [event["what"] for event in data["history"]]
-    assert f"a fact you deleted on {day_deleted}" in whats
+    assert "a fact you deleted" in whats  # its entry's own time says when, once
     assert not any(
         event.get("fact") == "erased" or event.get("before") == "erased"
         for event in data["history"]

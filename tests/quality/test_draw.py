@@ -14,6 +14,7 @@ from django.utils import timezone
 from memoryadmin.extraction.prompts import PROMPT_VERSION, prompt_version
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.models import MemoryFact
 from memoryadmin.quality.language import value_language
 from memoryadmin.quality.services import _quotas, quality_sample_draw
 from memoryadmin.quality.tasks import quality_draw_task
@@ -63,8 +64,12 @@ def test_the_draw_is_stratified_by_category_and_language_one_fact_per_traveller(
     }
     big = quality_sample_draw(actor=SYSTEM, size=60, seed=2)
     subjects = [i.subject_id for i in big.items.all()]
-    assert len(subjects) == len(set(subjects)) == 47  # 46 travellers + FF-MANY once
-    assert sample.candidates == big.candidates == 51
+    # A second draw in the week takes only facts the first did not, still one per traveller.
+    first = {i.fact_id for i in items}
+    assert not first & {i.fact_id for i in big.items.all()}
+    left = MemoryFact.objects.exclude(id__in=first).values("subject_id").distinct().count()
+    assert len(subjects) == len(set(subjects)) == left
+    assert (sample.candidates, big.candidates) == (51, 47)
 
 
 def test_the_size_is_a_setting(settings):
@@ -73,7 +78,7 @@ def test_the_size_is_a_setting(settings):
     settings.QUALITY_SAMPLE_SIZE = 3
     assert quality_sample_draw(actor=SYSTEM).items.count() == 3
     settings.QUALITY_SAMPLE_SIZE = 50
-    assert quality_sample_draw(actor=SYSTEM).items.count() == 8
+    assert quality_sample_draw(actor=SYSTEM).items.count() == 5  # the 5 not drawn this week
 
 
 def test_only_facts_learned_by_extraction_or_the_agent_in_the_last_7_days():
@@ -109,8 +114,12 @@ def test_the_prompt_version_changes_with_the_prompt():
 def test_beat_and_the_command_draw_too(capsys):
     learn("FF-B-1", "seat_preference", "Prefers an aisle seat")
     assert quality_draw_task() == 1
+    learn("FF-B-2", "seat_preference", "Prefers a window seat")
     call_command("quality_draw", "--size", "5")
-    assert "Drew 1 of 1 facts learned in the last 7 days" in capsys.readouterr().out
+    assert (
+        "Drew 1 of 1 facts learned in the last 7 days and not yet sampled"
+        in capsys.readouterr().out
+    )
 
 
 def test_beat_draws_weekly(settings):

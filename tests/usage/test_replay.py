@@ -56,7 +56,8 @@ def test_the_turn_view_shows_the_value_the_agent_had_and_an_erased_one_nowhere(
     given, recalled = body.split("Recalled by a memory tool")
     assert HAD in given  # what the agent had, not what the fact says now
     assert "Changed" in given and f'now: <span class="value">{NOW}</span>' in given
-    assert "Vegetarian" in recalled and "the agent host did not name one" in recalled
+    assert "Vegetarian" in recalled and "The agent host did not name the version" in recalled
+    assert body.count("did not name the version") == 1  # one note under the table, not per row
 
     services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
     after = client.get(URL).content.decode()
@@ -99,7 +100,7 @@ def test_a_sensitive_value_the_agent_had_is_masked_until_revealed(client, editor
     "language, earlier",
     [
         ("en", "In that chat the assistant had an earlier version: “"),
-        ("zh-hant", "在那次對話中，AI 客服用的是先前的版本：「"),
+        ("zh-hant", "那次對話時，AI 客服用的還是之前的內容：「"),
     ],
 )
 def test_the_portal_card_says_what_the_assistant_had_in_that_chat(

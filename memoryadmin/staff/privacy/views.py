@@ -13,10 +13,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts.actors import Actor
+from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import clock, flows, selectors, services
 from memoryadmin.privacy.errors import PrivacyError, RequestInvalid
 from memoryadmin.privacy.export import traveller_export_bytes
@@ -58,7 +58,7 @@ def _put_back(form: forms.Form, error: PrivacyError) -> None:
 
 
 @staff_required(VIEWER)
-@require_GET
+@read_only
 def request_list(request: HttpRequest) -> HttpResponse:
     form = FilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
@@ -84,7 +84,7 @@ def request_list(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required(EDITOR)
-@require_http_methods(["GET", "POST"])
+@form_page
 def request_record(request: HttpRequest) -> HttpResponse:
     form = RecordForm(
         request.POST or None,
@@ -149,7 +149,7 @@ def _detail(
 
 
 @staff_required(VIEWER)
-@require_GET
+@read_only
 def request_detail(request: HttpRequest, number: str) -> HttpResponse:
     found = _request_or_404(number)
     record_access(request, AccessKind.PRIVACY_REQUEST, [found.subject_id])
@@ -157,7 +157,7 @@ def request_detail(request: HttpRequest, number: str) -> HttpResponse:
 
 
 @staff_required(EDITOR)
-@require_POST
+@post_only
 def request_export(request: HttpRequest, number: str) -> HttpResponse:
     """Export for the traveller: the file staff send on, its SHA-256 attached as evidence."""
     found = _request_or_404(number)
@@ -212,7 +212,7 @@ def _form_action(
 
 
 @staff_required(EDITOR)
-@require_POST
+@post_only
 def request_complete(request: HttpRequest, number: str) -> HttpResponse:
     """Close with the evidence the service gathers; what is still to do is shown beside the
     form, on the request's page (an erasure with memory left: the count and the erase step)."""
@@ -231,7 +231,7 @@ def request_complete(request: HttpRequest, number: str) -> HttpResponse:
 
 
 @staff_required(EDITOR)
-@require_http_methods(["GET", "POST"])
+@form_page
 def request_erase(request: HttpRequest, number: str) -> HttpResponse:
     """Forget everything for an erasure request (on hold under a legal hold), then verify."""
     actor = _actor(request)
@@ -260,7 +260,7 @@ def request_erase(request: HttpRequest, number: str) -> HttpResponse:
 
 
 @staff_required(PRIVACY_ADMIN)
-@require_http_methods(["GET", "POST"])
+@form_page
 def request_refuse(request: HttpRequest, number: str) -> HttpResponse:
     return _form_action(
         request,
@@ -275,7 +275,7 @@ def request_refuse(request: HttpRequest, number: str) -> HttpResponse:
 
 
 @staff_required(PRIVACY_ADMIN)
-@require_http_methods(["GET", "POST"])
+@form_page
 def request_extend(request: HttpRequest, number: str) -> HttpResponse:
     return _form_action(
         request,
@@ -294,7 +294,7 @@ def request_extend(request: HttpRequest, number: str) -> HttpResponse:
 
 
 @staff_required(PRIVACY_ADMIN)
-@require_http_methods(["GET", "POST"])
+@form_page
 def request_reopen(request: HttpRequest, number: str) -> HttpResponse:
     return _form_action(
         request,
@@ -309,7 +309,7 @@ def request_reopen(request: HttpRequest, number: str) -> HttpResponse:
 
 
 @staff_required(VIEWER)
-@require_GET
+@read_only
 def requests_csv(request: HttpRequest) -> HttpResponse:
     form = CsvForm(request.GET)
     if not form.is_valid():

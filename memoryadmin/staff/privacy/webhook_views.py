@@ -6,9 +6,9 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
 
 from memoryadmin.facts.actors import Actor
+from memoryadmin.http_methods import form_page, read_only
 from memoryadmin.privacy import selectors
 from memoryadmin.privacy.errors import RequestInvalid
 from memoryadmin.privacy.recipients import webhook_delivery_replay, webhook_recipient_add
@@ -23,7 +23,7 @@ NEW_SECRET_SESSION_KEY = "privacy.new_webhook_secret"
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def recipients(request: HttpRequest) -> HttpResponse:
     form = RecipientForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -60,6 +60,7 @@ def recipients(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def recipient_created(request: HttpRequest, recipient_id: int) -> HttpResponse:
     shown = request.session.pop(NEW_SECRET_SESSION_KEY, None)
     if not shown or shown.get("id") != recipient_id:
@@ -74,7 +75,7 @@ def recipient_created(request: HttpRequest, recipient_id: int) -> HttpResponse:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def delivery(request: HttpRequest, delivery_id: int) -> HttpResponse:
     found = selectors.delivery_get(delivery_id)
     if found is None:

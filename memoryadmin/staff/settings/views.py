@@ -3,12 +3,13 @@ Every view requires the privacy_admin role; every change is a POST that redirect
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_http_methods, require_POST
 
 from memoryadmin.api.models import ServiceToken
 from memoryadmin.api.tokens import token_issue, token_revoke, tokens_list
@@ -17,7 +18,9 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactInvalid, WriteFilterMisconfigured
 from memoryadmin.facts.models import RetentionRule, RetentionRun
 from memoryadmin.facts.validation import MemoryWriteFilter
+from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import flows as privacy_flows
+from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.staff import selectors as staff_selectors
 from memoryadmin.staff.roles import PRIVACY_ADMIN
 from memoryadmin.staff.views.common import page_of, staff_required
@@ -49,7 +52,7 @@ def _run_context(run: RetentionRun | None) -> dict[str, object]:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def memory_settings(request: HttpRequest) -> HttpResponse:
     row = selectors.memory_settings()
     form = MemorySettingsForm(request.POST or None, initial=MemorySettingsForm.initial_from(row))
@@ -102,7 +105,7 @@ def _use_form(row: object) -> UseRetentionForm:
 
 
 @admin_required
-@require_POST
+@post_only
 def use_retention(request: HttpRequest) -> HttpResponse:
     """How long use receipts are kept: a form of its own on the memory settings page."""
     row = selectors.memory_settings()
@@ -137,7 +140,7 @@ def use_retention(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
-@require_POST
+@post_only
 def try_pattern(request: HttpRequest) -> HttpResponse:
     """Says whether a sample would be blocked. The sample is not stored or logged."""
     row = selectors.memory_settings()
@@ -169,6 +172,7 @@ def try_pattern(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def retention_rules(request: HttpRequest) -> HttpResponse:
     rules = retention.retention_rules()
     enabled = [rule for rule in rules if rule.enabled]
@@ -192,7 +196,7 @@ def _rule_or_404(rule_id: int) -> RetentionRule:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> HttpResponse:
     """GET: the form. POST "preview": validate and show what the change would do. POST
     "confirm": save, start the recompute, back to the list to watch it."""
@@ -265,7 +269,7 @@ def retention_rule_edit(request: HttpRequest, rule_id: int | None = None) -> Htt
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
     rule = _rule_or_404(rule_id)
     form = ReasonForm(request.POST or None)
@@ -291,6 +295,7 @@ def retention_rule_delete(request: HttpRequest, rule_id: int) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def retention_run(request: HttpRequest, run_id: int) -> HttpResponse:
     """Progress of a recompute, for the page's script (JSON)."""
     run = retention.retention_run_get(run_id)
@@ -320,7 +325,7 @@ def _traveller_url(subject_id: str) -> str:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = selectors.subject_get(subject_id)
     if subject is None:
@@ -368,7 +373,7 @@ def legal_hold(request: HttpRequest, subject_id: str) -> HttpResponse:
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def tokens(request: HttpRequest) -> HttpResponse:
     form = TokenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -396,6 +401,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 
 @admin_required
+@read_only
 def token_created(request: HttpRequest, token_id: int) -> HttpResponse:
     token = ServiceToken.objects.filter(pk=token_id).first()
     if token is None:
@@ -418,7 +424,7 @@ def _token_created_page(
 
 
 @admin_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
     token = ServiceToken.objects.filter(pk=token_id).first()
     if token is None:
@@ -439,11 +445,40 @@ def token_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
 # --- history -----------------------------------------------------------------------------------
 
 
+def _recipients_now(events: Any) -> None:
+    """An erasure's webhook recipients as the request's page reads them (the delivery log, else
+    what the request kept), in place of the snapshot taken when the step was recorded: the
+    history then says where each acknowledgement stands, as the request's page does."""
+    receipts = [
+        (event.after or {}).get("receipt", "")
+        for event in events
+        if "recipients" in (event.after or {})
+    ]
+    live = privacy_selectors.receipts_deliveries(receipts)
+    for event in events:
+        after = event.after or {}
+        if "recipients" in after and after.get("receipt") in live:
+            event.after = {
+                **after,
+                "recipients": {
+                    row["recipient"]: {
+                        "acknowledged": row["acknowledged"],
+                        "status": row["status"],
+                        "at": row["at"],
+                        "attempts": row["attempts"],
+                    }
+                    for row in live[after["receipt"]]
+                },
+            }
+
+
 @admin_required
+@read_only
 def history(request: HttpRequest) -> HttpResponse:
     kind = request.GET.get("kind", "")
     kind = kind if kind in selectors.POLICY_KINDS else ""
     page = page_of(request, selectors.policy_history(kind=kind), HISTORY_PER_PAGE)
+    _recipients_now(page.object_list)
     return render(
         request,
         "staff/settings/history.html",

@@ -21,6 +21,34 @@ NAMES = {
     "use_retention_days": "use receipts (days)",
     "key_glob": "key pattern",
     "ttl_days": "keep for (days)",
+    # Privacy requests' steps and evidence, and webhook recipients.
+    "step": "step",
+    "receipt": "receipt number",
+    "facts_erased": "facts erased",
+    "rows_remaining": "rows still holding erased facts",
+    "verified_at": "checked",
+    "nothing_held": "nothing held",
+    "recipients": "webhook recipients (where each stands now)",
+    "recipient": "webhook recipient",
+    "sha256": "file's SHA-256",
+    "due_on": "due",
+    "told_on": "traveller told",
+    "key_hash": "fact (keyed hash)",
+    "correction_event": "correction",
+    "erased_at": "erased",
+    "traveller_name_en": "name travellers read (English)",
+    "traveller_name_zh_hant": "name travellers read (Chinese)",
+    "url": "address",
+    "events": "events",
+    "delivery": "delivery number",
+    "memory_paused": "memory use paused",
+    "memory_use_paused": "memory use paused",
+    "legal_hold": "legal hold",
+    "throttle_rate": "rate limit",
+    "prefix": "token starts with",
+    "revoked": "revoked",
+    "added": "added",
+    "active": "active",
 }
 
 
@@ -38,6 +66,8 @@ def policy_value(value: object) -> str:
         return "no"
     if isinstance(value, list | tuple):
         return ", ".join(str(item) for item in value) if value else "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{policy_name(k)}: {policy_value(v)}" for k, v in value.items()) or "none"
     if isinstance(value, str):
         return _moment(value) or value
     return str(value)
@@ -76,7 +106,21 @@ def policy_value_of(value: object, name: str) -> str:
         words = _enum_words().get(name, {})
         if value in words:
             return words[value]
+    if name == "recipients" and isinstance(value, dict):
+        return "; ".join(_outcome(recipient, o) for recipient, o in sorted(value.items())) or "none"
     return policy_value(value)
+
+
+def _outcome(recipient: str, outcome: object) -> str:
+    """One recipient's acknowledgement in the words of the request's page."""
+    from .privacy_words import delivery_words
+
+    if not isinstance(outcome, dict):
+        return f"{recipient}: {policy_value(outcome)}"
+    if outcome.get("acknowledged"):
+        at = _moment(str(outcome.get("at") or ""))
+        return f"{recipient}: acknowledged" + (f" on {at}" if at else "")
+    return f"{recipient}: not yet ({delivery_words(str(outcome.get('status', '')))})"
 
 
 @register.filter

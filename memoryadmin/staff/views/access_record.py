@@ -13,6 +13,7 @@ from django.shortcuts import render
 
 from memoryadmin.access import selectors as access_selectors
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
+from memoryadmin.http_methods import read_only
 
 from ..roles import PRIVACY_ADMIN
 from ..sso import sso_enabled
@@ -73,6 +74,7 @@ def _csv_lines(rows) -> Iterator[str]:
 
 
 @staff_required(PRIVACY_ADMIN)
+@read_only
 def access_record(request: HttpRequest) -> HttpResponse:
     form = AccessFilterForm(request.GET)
     if not form.is_valid():
@@ -100,5 +102,6 @@ def access_record(request: HttpRequest) -> HttpResponse:
 def _limits() -> dict[str, int]:
     return {
         "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
+        "unusual_days": settings.STAFF_ACCESS_UNUSUAL_DAYS,
         "retention_days": settings.STAFF_ACCESS_RETENTION_DAYS,
     }

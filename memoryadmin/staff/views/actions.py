@@ -7,7 +7,6 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
 
 from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import selectors as fact_selectors
@@ -16,6 +15,7 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactConflict, FactStateError
 from memoryadmin.facts.models import MemoryFact
 from memoryadmin.facts.topics import topic_label
+from memoryadmin.http_methods import form_page
 
 from ..forms import ReasonForm
 from ..roles import EDITOR
@@ -120,7 +120,7 @@ def apply_action(request: HttpRequest, spec: dict[str, Any], fact: MemoryFact, d
 
 
 @staff_required(EDITOR)
-@require_http_methods(["GET", "POST"])
+@form_page
 def fact_action(request: HttpRequest, subject_id: str, key: str, action: str) -> HttpResponse:
     spec = SIMPLE_ACTIONS.get(action)
     if spec is None:
@@ -157,7 +157,7 @@ def fact_action(request: HttpRequest, subject_id: str, key: str, action: str) ->
 
 
 @staff_required(EDITOR)
-@require_http_methods(["GET", "POST"])
+@form_page
 def fact_reveal(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     fact = fact_or_404(subject_id, key)

@@ -10,7 +10,6 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
 
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts import services
@@ -19,6 +18,7 @@ from memoryadmin.facts.errors import FactBlocked, FactConflict, FactError, FactI
 from memoryadmin.facts.models import MemoryFact
 from memoryadmin.facts.topics import topic_label
 from memoryadmin.facts.validation import classify_sensitive, normalize_key
+from memoryadmin.http_methods import form_page, post_only
 
 from .. import selectors
 from ..forms import BulkForm, ExpiryForm, FactAddForm, FactEditForm
@@ -36,7 +36,7 @@ from .common import (
 
 
 @staff_required(EDITOR)
-@require_http_methods(["GET", "POST"])
+@form_page
 def fact_edit(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     fact = fact_or_404(subject_id, key)
@@ -95,7 +95,7 @@ def _conflict(request, subject, fact: MemoryFact, yours: dict[str, Any]) -> Http
 
 
 @staff_required(EDITOR)
-@require_http_methods(["GET", "POST"])
+@form_page
 def fact_expiry(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     fact = fact_or_404(subject_id, key)
@@ -144,7 +144,7 @@ SENSITIVE_WORDS = {
 
 
 @staff_required(EDITOR)
-@require_http_methods(["GET", "POST"])
+@form_page
 def fact_add(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     form = FactAddForm(request.POST or None)
@@ -202,7 +202,7 @@ BULK_WORDS = {
 
 
 @staff_required(EDITOR)
-@require_POST
+@post_only
 def bulk(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     wanted = request.POST.getlist("keys")[:FACTS_PER_PAGE]

@@ -12,6 +12,7 @@ from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.keyhash import DIGEST_PREFIX, is_key_digest
 from memoryadmin.facts.models import Category, EventAction, FactStatus
+from memoryadmin.http_methods import read_only
 from memoryadmin.usage import selectors as usage_selectors
 from memoryadmin.usage.display import why_known
 
@@ -153,6 +154,7 @@ def _history(request: HttpRequest, subject_id: str, key: str | None) -> dict[str
 
 
 @staff_required(VIEWER)
+@read_only
 def timeline(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     context = {"subject": subject, **_history(request, subject_id, None)}
@@ -182,6 +184,7 @@ def _deleted_fact(request: HttpRequest, subject: Any, key: str) -> HttpResponse:
 
 
 @staff_required(VIEWER)
+@read_only
 def deleted_fact(request: HttpRequest, subject_id: str, digest: str) -> HttpResponse:
     """A deleted fact named by its keyed hash, as the timeline links to it."""
     subject = subject_or_404(subject_id)
@@ -191,6 +194,7 @@ def deleted_fact(request: HttpRequest, subject_id: str, digest: str) -> HttpResp
 
 
 @staff_required(VIEWER)
+@read_only
 def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     fact = fact_selectors.subject_fact(subject_id, key)

@@ -8,6 +8,7 @@ from django.shortcuts import render
 
 from memoryadmin.access import selectors as access_selectors
 from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.http_methods import read_only
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.usage import selectors as usage_selectors
 
@@ -17,6 +18,7 @@ from .common import staff_required
 
 
 @staff_required(VIEWER)
+@read_only
 def overview(request: HttpRequest) -> HttpResponse:
     series = selectors.staff_activity_by_day()
     privacy_admin = has_role(request.user, PRIVACY_ADMIN)
@@ -30,6 +32,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             # Privacy admins see who opened unusually many travellers (one query, theirs only).
             "unusual_access": access_selectors.unusual_access(limit=10) if privacy_admin else None,
             "unusual_limit": settings.STAFF_ACCESS_UNUSUAL_PER_HOUR,
+            "unusual_days": settings.STAFF_ACCESS_UNUSUAL_DAYS,
             "narrow_chart": charts.activity_chart(series, width=360, label_every=14),
             "privacy": privacy_selectors.privacy_requests_due_counts(),
             "failing_recipients": privacy_selectors.failing_recipients(),
@@ -42,6 +45,7 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required(VIEWER)
+@read_only
 def unused(request: HttpRequest) -> HttpResponse:
     """Data minimisation: the travellers holding facts the agent has not used in 90 days."""
     return render(

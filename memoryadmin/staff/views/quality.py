@@ -8,10 +8,10 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactError
+from memoryadmin.http_methods import post_only, read_only
 from memoryadmin.quality import selectors
 from memoryadmin.quality.models import QualitySampleItem
 from memoryadmin.quality.services import quality_mark_record, quality_sample_draw
@@ -22,6 +22,7 @@ from .common import RevealedKeys, revealed_keys, staff_required
 
 
 @staff_required(EDITOR)
+@read_only
 def quality(request: HttpRequest) -> HttpResponse:
     """Precision with its Wilson interval, overall, by each dimension and by week, beside the
     signals that need no reviewer: a fixed number of queries whatever the number of marks."""
@@ -38,6 +39,7 @@ def quality(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required(EDITOR)
+@read_only
 def quality_sample(request: HttpRequest) -> HttpResponse:
     """The latest sample's facts, each with its mark form; sensitive values masked until this
     reviewer reveals them."""
@@ -73,18 +75,20 @@ def quality_sample(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required(EDITOR)
-@require_POST
+@post_only
 def quality_draw(request: HttpRequest) -> HttpResponse:
     sample = quality_sample_draw(actor=Actor.staff(request.user))
     taken = sample.items.count()
     messages.success(
-        request, f"Drew {taken} of the {sample.candidates} facts learned in the last 7 days."
+        request,
+        f"Drew {taken} of the {sample.candidates} facts learned in the last 7 days"
+        " and not yet sampled this week.",
     )
     return redirect("staff:quality_sample")
 
 
 @staff_required(EDITOR)
-@require_POST
+@post_only
 def quality_mark(request: HttpRequest, item_id: int) -> HttpResponse:
     item = QualitySampleItem.objects.filter(pk=item_id).first()
     if item is None:

@@ -6,12 +6,12 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactConflict, FactStateError
 from memoryadmin.facts.topics import topic_label
+from memoryadmin.http_methods import post_only, read_only
 
 from .. import selectors
 from ..forms import ReasonForm, ReviewForm
@@ -29,6 +29,7 @@ from .common import (
 
 
 @staff_required(VIEWER)
+@read_only
 def review(request: HttpRequest) -> HttpResponse:
     """The queue shows sensitive values masked, so loading it looks at nothing and writes
     nothing to the access record. An editor reveals one value (one click, one reason: one
@@ -53,7 +54,7 @@ def review(request: HttpRequest) -> HttpResponse:
 
 
 @staff_required(EDITOR)
-@require_POST
+@post_only
 def review_decide(request: HttpRequest, subject_id: str, key: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     fact = fact_or_404(subject_id, key)

@@ -16,6 +16,7 @@ from memoryadmin.access.choices import AccessKind
 from memoryadmin.extraction import selectors as job_selectors
 from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts.models import Category, FactStatus, MemoryFact
+from memoryadmin.http_methods import read_only
 from memoryadmin.usage import selectors as usage_selectors
 
 from .. import selectors
@@ -36,6 +37,7 @@ from .common import (
 
 
 @staff_required(VIEWER)
+@read_only
 def travellers(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     query = form.cleaned_data["q"] if form.is_valid() else ""
@@ -135,6 +137,7 @@ def _fact_rows(
 
 
 @staff_required(VIEWER)
+@read_only
 def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
     subject = subject_or_404(subject_id)
     sort = request.GET.get("sort", "")
@@ -205,6 +208,7 @@ def _moment(raw: str) -> datetime | None:
 
 
 @staff_required(EDITOR)
+@read_only
 def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
     """The traveller's memory as it stood at a moment, rebuilt from the history:
     which facts existed, with which values, which were in tier one; erased ones as erased.

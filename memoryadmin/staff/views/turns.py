@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memoryadmin.facts.models import MemoryFact
+from memoryadmin.http_methods import read_only
 from memoryadmin.usage import selectors as usage_selectors
 from memoryadmin.usage.models import MemoryUse, UseHow
 
@@ -48,6 +49,7 @@ def _row(
 
 
 @staff_required(VIEWER)
+@read_only
 def turn(request: HttpRequest, subject_id: str, session_tag: str, turn_id: str) -> HttpResponse:
     """Four queries whatever the turn: the traveller, the receipts, the traveller's facts, the
     history snapshots of the versions the agent had."""
@@ -77,6 +79,10 @@ def turn(request: HttpRequest, subject_id: str, session_tag: str, turn_id: str) 
             "turn_id": turn_id,
             "injected": sections[UseHow.INJECTED],
             "recalled": sections[UseHow.RECALLED],
+            # One note under a table whose receipts name no version, not one on every row.
+            "assumed": {
+                how: any(r["use"].version_assumed for r in rows) for how, rows in sections.items()
+            },
             "found": bool(uses),
         },
         status=200 if uses else 404,

@@ -20,6 +20,7 @@ class Command(BaseCommand):
         sample = quality_sample_draw(actor=Actor.system("manage.py quality_draw"), size=size)
         taken = sample.items.count()
         self.stdout.write(
-            f"Drew {taken} of {sample.candidates} facts learned in the last 7 days "
+            f"Drew {taken} of {sample.candidates} facts learned in the last 7 days and not yet "
+            "sampled this week "
             f"(sample {sample.pk}, week of {sample.week.isoformat()})."
         )
