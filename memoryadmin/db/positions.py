@@ -179,13 +179,25 @@ def needed(keys: tuple[str, ...], ticket: redis_watch.Ticket | None = None) -> i
         return None
 
 
+def _tracked_reply(replies: list[Any], script_keys: list[str]) -> bytes:
+    """The read's reply from its pipeline. If the tracking was refused (the watch went away
+    since the ticket: its client id is gone) the keys are marked touched, so the answer is not
+    kept; the read itself still counts."""
+    tracked, reply = replies
+    if isinstance(tracked, Exception):
+        redis_watch.forget(tuple(script_keys[1:]))
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
+
+
 def _tracked_read(
     redis_client: Any, read: Any, script_keys: list[str], args: list[str], ticket: Any
 ) -> bytes:
     pipe = redis_client.pipeline(transaction=False)
     pipe.execute_command(*redis_watch.tracking(ticket))
     pipe.evalsha(read.sha, len(script_keys), *script_keys, *args)
-    return pipe.execute()[1]
+    return _tracked_reply(pipe.execute(raise_on_error=False), script_keys)
 
 
 def store(keys: tuple[str, ...], lsn: int) -> bool:
@@ -244,7 +256,7 @@ async def _tracked_read_async(
     pipe = redis_client.pipeline(transaction=False)
     pipe.execute_command(*redis_watch.tracking(ticket))
     pipe.evalsha(read.sha, len(script_keys), *script_keys, *args)
-    return (await pipe.execute())[1]
+    return _tracked_reply(await pipe.execute(raise_on_error=False), script_keys)
 
 
 async def store_async(keys: tuple[str, ...], lsn: int) -> bool:
