@@ -82,15 +82,6 @@ def _measure(n: int) -> list[dict[str, dict[str, float]]]:
     def decide() -> None:
         replicas.subject_read_alias(SUBJECT)
 
-    overlap = settings.DATABASE_REPLICA_READ_OVERLAP
-    flipped = "off" if overlap else "on"
-
-    def read_flipped() -> None:
-        """The routed read with DATABASE_REPLICA_READ_OVERLAP flipped from the default."""
-        settings.DATABASE_REPLICA_READ_OVERLAP = not overlap
-        selectors.facts_for_agent(SUBJECT)
-        settings.DATABASE_REPLICA_READ_OVERLAP = overlap
-
     def raw_read(name: str):
         conn = raw[name]
 
@@ -114,19 +105,14 @@ def _measure(n: int) -> list[dict[str, dict[str, float]]]:
     def store_routed() -> None:
         loop.run_until_complete(store.get_facts(SUBJECT))
 
-    def store_flipped() -> None:
-        settings.DATABASE_REPLICA_READ_OVERLAP = not overlap
-        loop.run_until_complete(store.get_facts(SUBJECT))
-        settings.DATABASE_REPLICA_READ_OVERLAP = overlap
-
-    from memoryadmin.db import position_watch, positions
+    from memoryadmin.db import positions, redis_watch
 
     watch = settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS
     position_key = (positions.KEY_PREFIX + replicas.subject_key(SUBJECT),)
 
     def read_unknown() -> None:
         """The routed read of a traveller this process does not know yet (the watch's miss)."""
-        position_watch.forget(position_key)
+        redis_watch.forget(position_key)
         selectors.facts_for_agent(SUBJECT)
 
     def read_unwatched() -> None:
@@ -143,12 +129,10 @@ def _measure(n: int) -> list[dict[str, dict[str, float]]]:
     if configured:
         cases["django read, no replica configured (primary)"] = read_direct
         cases["router decision alone"] = decide
-        cases[f"django read, overlap {flipped}"] = read_flipped
         cases["django read, traveller not known yet"] = read_unknown
         cases["django read, no position watch (Redis asked)"] = read_unwatched
         cases["store read"] = store_routed
         cases["store read, no replica configured (primary)"] = store_direct
-        cases[f"store read, overlap {flipped}"] = store_flipped
         cases["store read, no position watch (Redis asked)"] = store_unwatched
     for name in raw:
         cases[f"raw SQL {name}"] = raw_read(name)

@@ -39,7 +39,6 @@ from memoryadmin.conf.database import (
     DATABASE_REPLICA_CHECK_SECONDS,
     DATABASE_REPLICA_MAX_LAG_SECONDS,
     DATABASE_REPLICA_POSITION_WATCH_SECONDS,
-    DATABASE_REPLICA_READ_OVERLAP,
     DATABASE_REPLICAS,
     DATABASE_ROUTERS,
     DATABASES,
@@ -63,7 +62,6 @@ from memoryadmin.conf.extraction import (
 from memoryadmin.conf.fastpath import (
     FASTPATH_API_LEAN_GET,
     FASTPATH_DJANGO_CURSOR,
-    FASTPATH_REDIS_CLIENT,
 )
 from memoryadmin.conf.observability import (
     LOG_FORMAT,

@@ -150,7 +150,7 @@ def test_without_database_url_settings_say_how_to_get_one_in_one_line():
         ("CELERY_BROKER_URL", "redis-internal"),  # a URL
         ("DATABASE_URL", "nonsense"),  # a database URL
         ("DATABASE_URL", "postgres://u@db:port/memoryadmin"),
-        ("FASTPATH_REDIS_CLIENT", "maybe"),
+        ("FASTPATH_API_LEAN_GET", "maybe"),
     ],
 )
 def test_a_bad_value_is_an_error_that_names_its_variable(variable, value):
@@ -192,7 +192,7 @@ def test_the_defaults_with_nothing_set():
     code = (
         "from django.conf import settings as s;"
         "print(s.MEMORY_STORE_NATIVE_ASYNC, s.FASTPATH_DJANGO_CURSOR,"
-        " s.FASTPATH_REDIS_CLIENT, s.FASTPATH_API_LEAN_GET,"
+        " s.FASTPATH_API_LEAN_GET,"
         " s.DATABASES['default']['CONN_MAX_AGE'], s.CELERY_TASK_ALWAYS_EAGER,"
         " s.SECRET_KEY_FALLBACKS)"
     )
@@ -200,7 +200,7 @@ def test_the_defaults_with_nothing_set():
     result = run_python({"DEBUG": "true"}, code)
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["True"] * 4 + ["60", "True", "[]"]
+    assert result.stdout.split() == ["True"] * 3 + ["60", "True", "[]"]
 
 
 def test_beat_keeps_its_schedule_outside_the_source_tree():

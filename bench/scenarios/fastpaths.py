@@ -5,7 +5,7 @@ In-process, the setting is flipped before each call (they are read on every call
 FASTPATH_DJANGO_CURSOR on the read and the upsert through Django's connection. Over HTTP one
 gunicorn (1 worker each, so only the one answering uses a core) per configuration: every trick
 on, twice (A and A', the noise of this run), and each of FASTPATH_DJANGO_CURSOR,
-FASTPATH_REDIS_CLIENT, FASTPATH_API_LEAN_GET off. (The pydantic and CSP tricks measured here
+FASTPATH_API_LEAN_GET off. (The pydantic and CSP tricks measured here
 bought less than the noise and were removed: bench/RESULTS.md.) Each row's ratio is against
 the same operation with every trick on; the "on again" rows are what noise alone gives.
 
@@ -34,7 +34,6 @@ from bench.harness import (
 SCENARIO = "fenced speed tricks"
 HTTP_OFF = (
     "FASTPATH_DJANGO_CURSOR",
-    "FASTPATH_REDIS_CLIENT",
     "FASTPATH_API_LEAN_GET",
 )
 

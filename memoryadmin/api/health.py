@@ -15,8 +15,6 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.core.cache import caches
-from django.core.cache.backends.redis import RedisCache
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import path
@@ -24,12 +22,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from kombu import Connection
 
-from memoryadmin.db.fastpaths import redis_client
+from memoryadmin.db.redis import cache_url, client
 from memoryadmin.db.replicas import replica_states
 from memoryadmin.facts.selectors import write_filter_problems
 
 logger = logging.getLogger(__name__)
-_PING_KEY = "healthz:ping"
 
 
 def database_ok() -> bool:
@@ -74,15 +71,11 @@ def broker_status() -> str:
 
 def cache_status() -> str:
     """ "local" when the cache is process memory (no Redis configured), else "ok" or "error"."""
-    backend = caches["default"]
-    if not isinstance(backend, RedisCache):
+    url = cache_url()
+    if not url:
         return "local"
     try:
-        client = redis_client.write_client(backend)  # FASTPATH_REDIS_CLIENT: a bare PING
-        if client is None:
-            backend.get(_PING_KEY)  # Django's public API: a GET, which raises when Redis is down
-        else:
-            client.ping()
+        client(url).ping()
         return "ok"
     except Exception:  # noqa: BLE001 - any failure to answer means "not healthy"
         logger.warning("healthz: shared cache unreachable", exc_info=False)

@@ -14,9 +14,10 @@ of it overlaps the last `period` seconds.
 
 On Redis the decision is one small Lua script (EVALSHA): read both windows and count the
 request only if it is allowed. Redis runs a script atomically, so the limit holds across every
-worker and a refused request never touches the count. The script and its client are made once
-per process (building a redis-py client per request, as the cache API does, cost more than the
-round trip).
+worker and a refused request never touches the count. The script is registered once per process
+on the redis-py client `memoryadmin.db.redis.client` keeps for the cache's URL (building a
+client per request, as the cache API does, cost more than the round trip); the keys are the
+cache's own (`make_and_validate_key`), so the per-process fallback counts under the same names.
 
 So that a busy token does not pay a Redis round trip on every request, the script may hand a
 process a few numbers at once (a lease: at most 1% of the limit, at most
@@ -26,12 +27,7 @@ lease left unused when its window ends counts without having been used, so a tok
 refused a few requests early (at most a lease per process per window). A limit under 200 per
 period is counted request by request, exactly as before.
 
-The script needs redis-py's own client behind Django's cache, a private name of Django's: a
-fenced speed trick (`memoryadmin.db.fastpaths.redis_client`, FASTPATH_REDIS_CLIENT). Off, or broken
-by an upgrade, the throttle counts through Django's public cache API on Redis (`add`, `incr`,
-`decr`: atomic, a round trip or three a request, no leases).
-
-When Redis is down the throttle fails open to a per-process limit (`memoryadmin.sharedcache`):
+When Redis is down the throttle fails open to a per-process limit (`memoryadmin.db.redis`):
 each process counts in its own memory against the same limit, and a warning is logged once a
 minute. The agent API goes on answering from PostgreSQL.
 """
@@ -47,14 +43,14 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
-from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from memoryadmin.conf.env import rate_of
-from memoryadmin.db.fastpaths import redis_client
 from memoryadmin.db.redis import (
     CACHE_ERRORS,
+    cache_url,
+    client,
     local_cache,
     shared_cache_failed,
     shared_cache_up,
@@ -120,22 +116,16 @@ class _RedisCounts:
         return granted > 0
 
 
-_redis_counts: dict[tuple[str, ...], _RedisCounts] = {}
+_redis_counts: dict[str, _RedisCounts] = {}
 _redis_counts_lock = threading.Lock()
 
 
-def _counts_for(backend: RedisCache) -> _RedisCounts | None:
-    """The script for this backend's servers, or None when the fast path is off."""
-    servers = redis_client.servers(backend)
-    if servers is None:
-        return None
-    counts = _redis_counts.get(servers)
+def _counts_for(url: str) -> _RedisCounts:
+    """The script and leases for the cache's Redis at `url`."""
+    counts = _redis_counts.get(url)
     if counts is None:
-        client = redis_client.write_client(backend)
-        if client is None:
-            return None
         with _redis_counts_lock:
-            counts = _redis_counts.setdefault(servers, _RedisCounts(client))
+            counts = _redis_counts.setdefault(url, _RedisCounts(client(url)))
     return counts
 
 
@@ -150,15 +140,11 @@ def _allow(
 ) -> bool:
     """Count this request in its window if the sliding count stays within `limit`."""
     backend = caches["default"]
-    if isinstance(backend, RedisCache):
+    url = cache_url()
+    if url:
         if shared_cache_up():
             try:
-                counts = _counts_for(backend)
-                if counts is None:
-                    return _allow_local(
-                        backend, key, previous_key, limit=limit, overlap=overlap, timeout=timeout
-                    )
-                return counts.take(
+                return _counts_for(url).take(
                     slot,
                     key,
                     previous_key,
@@ -176,9 +162,9 @@ def _allow(
 def _allow_local(
     cache: BaseCache, key: str, previous_key: str, *, limit: int, overlap: float, timeout: int
 ) -> bool:
-    """Through Django's public cache API: the process-local cache (the embedded default, one
-    process; or Redis is down), or Redis with FASTPATH_REDIS_CLIENT off. Take a number (an
-    atomic `incr`), give it back if it is over the limit."""
+    """Through Django's public cache API on the process-local cache (the embedded default, one
+    process; or Redis is down). Take a number (an atomic `incr`), give it back if it is over
+    the limit."""
     cache.add(key, 0, timeout=timeout)
     try:
         taken = cache.incr(key)

@@ -56,12 +56,7 @@ DATABASE_REPLICA_CHECK_SECONDS = env.float("DATABASE_REPLICA_CHECK_SECONDS", def
 # How long a traveller's last write position is kept in the shared cache: longer than any lag a
 # replica may have and still be used.
 DATABASE_READ_YOUR_WRITES_SECONDS = env.int("DATABASE_READ_YOUR_WRITES_SECONDS", default=60)
-# The agent's reads: send the replica's query before the traveller's position is back from
-# Redis, so the two round trips overlap (a read then costs the longer of the two, not their
-# sum, where Redis and the replica are other hosts); off: ask Redis first. On the shared
-# 2-core bench machine the two measured the same (bench/RESULTS.md, "Read replicas").
-DATABASE_REPLICA_READ_OVERLAP = env.bool("DATABASE_REPLICA_READ_OVERLAP", default=True)
-# How long this process uses its copy of the positions it has read (db/position_watch.py:
+# How long this process uses its copy of the positions it has read (db/redis_watch.py:
 # kept true by Redis's invalidation messages) without hearing from Redis (a PING every half of
 # it); 0: no copy, every read of a position asks Redis.
 DATABASE_REPLICA_POSITION_WATCH_SECONDS = env.float(

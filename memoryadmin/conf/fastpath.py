@@ -6,5 +6,4 @@ written against (docs/ARCHITECTURE.md, "Fenced speed tricks")."""
 from memoryadmin.conf.env import env
 
 FASTPATH_DJANGO_CURSOR = env.bool("FASTPATH_DJANGO_CURSOR", default=True)
-FASTPATH_REDIS_CLIENT = env.bool("FASTPATH_REDIS_CLIENT", default=True)
 FASTPATH_API_LEAN_GET = env.bool("FASTPATH_API_LEAN_GET", default=True)

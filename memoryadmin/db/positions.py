@@ -1,9 +1,9 @@
 """The travellers' last write positions, in the shared Redis (`CACHE_URL`), for read-your-writes
 (`replicas.py`). Why not Django's cache API: a read needs the position in the same round trip as
-a check that the map was not lost, and the round trip can be split (sent before the replica's
-query, answered after it) so that the two overlap; a write must only ever move a position forward.
-Both are Lua scripts on a connection of this module's own (one per thread, a few per event loop),
-through redis-py's public API (`ConnectionPool.from_url`, `send_packed_command`, `read_response`).
+a check that the map was not lost, and a write must only ever move a position forward. Both are
+Lua scripts (`register_script`) on the clients of `redis.py`: `client()` for Django's threads,
+`async_client()` for the store's event loops. A read this process may keep (`redis_watch`) goes
+in a pipeline after `CLIENT TRACKING ... REDIRECT` to the watch.
 
 Positions are fixed-width hex (16 digits) so the scripts compare them exactly (two 32-bit
 halves: a Lua number cannot hold 64 bits).
@@ -19,25 +19,26 @@ use has replayed it (a replica further behind is skipped by its look)."""
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import os
-import threading
-import weakref
 from typing import Any
 
 from django.conf import settings
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import NoScriptError
 
-from memoryadmin.db.redis import CACHE_ERRORS, shared_cache_failed, shared_cache_up
-
-from . import position_watch
+from . import redis_watch
+from .redis import (
+    CACHE_ERRORS,
+    async_client,
+    async_client_close,
+    client,
+    clients_reset,
+    shared_cache_failed,
+    shared_cache_up,
+)
 
 KEY_PREFIX = "memoryadmin:rw-lsn:"
 SENTINEL = "memoryadmin:rw-lsn-started"
-position_watch.forget_all_on(SENTINEL)
+redis_watch.forget_all_on(SENTINEL)
 WHAT = "read-your-writes"
-_IDLE_PER_LOOP = 8  # async connections kept per event loop (more in flight are closed after use)
 
 # later(a, b): a is past b, both 16 hex digits.
 _LATER = """
@@ -88,9 +89,6 @@ return 1
 """
 )
 
-_READ_SHA = hashlib.sha1(READ_SCRIPT.encode()).hexdigest()  # noqa: S324 - Redis's script id
-_WRITE_SHA = hashlib.sha1(WRITE_SCRIPT.encode()).hexdigest()  # noqa: S324
-
 
 def in_redis() -> bool:
     """The positions live in Redis (else in Django's process-local cache: one process)."""
@@ -106,29 +104,9 @@ def window() -> float:
     return settings.DATABASE_REPLICA_MAX_LAG_SECONDS + settings.DATABASE_REPLICA_CHECK_SECONDS + 1
 
 
-def _keys(keys: tuple[str, ...]) -> list[str]:
-    return [SENTINEL, *(KEY_PREFIX + k for k in keys)]
-
-
-def _packed(*args: str | int) -> bytes:
-    """A command in Redis's wire format: built here once per read, not by redis-py's general
-    encoder (a measurable part of the read's cost)."""
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = str(arg).encode()
-        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(parts)
-
-
-# After a write of positions, one more round trip before the write counts as recorded: Redis
-# answers it in a later turn of its loop than the write, so by then it has sent the write's
-# invalidation messages to every process's watch (`position_watch`), and a reader anywhere
-# that hears of this write afterwards finds the message already there.
-_SETTLE = _packed("PING")
-
-
-def _read_command(script_or_sha: str, names: list[str], verb: str = "EVALSHA") -> bytes:
-    return _packed(verb, script_or_sha, len(names), *names, f"{window():g}")
+def names(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The Redis keys of these positions (what the watch knows them by)."""
+    return tuple(KEY_PREFIX + k for k in keys)
 
 
 def _decide(reply: bytes) -> int | None:
@@ -138,117 +116,88 @@ def _decide(reply: bytes) -> int | None:
     return int(reply, 16) if reply else 0
 
 
-def _options() -> dict[str, Any]:
-    return {"socket_connect_timeout": 2, "socket_timeout": 2}
+# --- the scripts (redis-py's Script: EVALSHA, loaded again on NOSCRIPT), made once per process
+# for sync clients and once for async ones, and run on the caller's client.
+
+_registered: dict[bool, tuple[Any, Any]] = {}
 
 
-# --- one connection per thread ------------------------------------------------------------------
-
-_local = threading.local()
-_pools: dict[tuple[int, str], Any] = {}
-
-
-def _connection() -> Any:
-    conn = getattr(_local, "conn", None)
-    if conn is None or _local.pid != os.getpid():  # a forked child: the parent's socket
-        import redis
-
-        key = (os.getpid(), settings.CACHE_URL)
-        pool = _pools.get(key)
-        if pool is None:
-            pool = _pools[key] = redis.ConnectionPool.from_url(settings.CACHE_URL, **_options())
-        conn = pool.make_connection()
-        _local.conn, _local.pid = conn, os.getpid()
-    return conn
+def _scripts_of(redis_client: Any, *, is_async: bool) -> tuple[Any, Any]:
+    found = _registered.get(is_async)
+    if found is None:
+        read = redis_client.register_script(READ_SCRIPT)
+        write = redis_client.register_script(WRITE_SCRIPT)
+        found = _registered[is_async] = (read, write)
+    return found
 
 
-def _failed(conn: Any, exc: BaseException) -> None:
-    conn.disconnect()  # whatever was in flight on it is gone with it
-    shared_cache_failed(WHAT, exc)
+def _read_args(keys: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    return [SENTINEL, *names(keys)], [f"{window():g}"]
 
 
-class Known:
-    """The answer this process already had (`position_watch`): no round trip."""
-
-    __slots__ = ("known",)
-
-    def __init__(self, known: int) -> None:
-        self.known: int | None = known
-
-    def answer(self) -> int:
-        return self.known  # type: ignore[return-value]
+def _write_args(keys: tuple[str, ...], lsn: int) -> tuple[list[str], list[Any]]:
+    return [SENTINEL, *names(keys)], [encode(lsn), settings.DATABASE_READ_YOUR_WRITES_SECONDS]
 
 
-class Pending:
-    """A read of positions sent, not yet answered: `answer()` reads the reply (always call it,
-    even when the answer no longer matters, so the connection is left clean)."""
-
-    __slots__ = ("conn", "keys", "ticket", "tracked")
-    known = None
-
-    def __init__(
-        self, conn: Any, keys: list[str], ticket: position_watch.Ticket | None, tracked: bool
-    ) -> None:
-        self.conn = conn
-        self.keys = keys
-        self.ticket = ticket
-        self.tracked = tracked  # a CLIENT TRACKING went first: its reply comes first
-
-    def answer(self) -> int | None:
-        """The highest position of the keys (0: none); None: ask the primary (Redis failed, or
-        the map is younger than `window()`)."""
-        conn, ticket = self.conn, self.ticket
-        try:
-            if self.tracked:
-                try:
-                    conn.read_response()
-                except ResponseError:  # the watch went away since: not kept
-                    ticket = None
-            try:
-                reply = conn.read_response()
-            except NoScriptError:  # Redis restarted since the script was loaded
-                conn.send_packed_command([_read_command(READ_SCRIPT, self.keys, "EVAL")])
-                reply = conn.read_response()
-        except CACHE_ERRORS as exc:
-            _failed(conn, exc)
-            return None
-        return _learned(conn, ticket, self.keys, _decide(reply))
+def lookup(keys: tuple[str, ...]) -> tuple[int | None, redis_watch.Ticket | None]:
+    """What this process already knows of these keys (`redis_watch.lookup`)."""
+    return redis_watch.lookup(names(keys))
 
 
-def _learned(
-    conn: Any, ticket: position_watch.Ticket | None, names: list[str], needed: int | None
-) -> int | None:
-    """`needed`, kept by the watch when the read was tracked to it (one key, map trusted)."""
-    if ticket is not None and needed is not None and position_watch.still_tracking(conn, ticket):
-        position_watch.learn(ticket, tuple(names[1:]), needed)
-    return needed
+def keep(ticket: redis_watch.Ticket | None, keys: tuple[str, ...], position: int | None) -> None:
+    """Keep a position read with `ticket` in this process's copy (the router said it may)."""
+    if ticket is not None and position is not None:
+        redis_watch.learn(ticket, names(keys), position)
 
 
-def ask(keys: tuple[str, ...]) -> Pending | Known | None:
-    """Send the read of these keys' positions (or answer from what this process knows); None
-    if Redis is resting or the send failed."""
+# After a write of positions, one more round trip (SETTLE: a PING) before the write counts as
+# recorded: Redis answers it in a later turn of its loop than the write, so by then it has sent
+# the write's invalidation messages to every process's watch (`redis_watch`), and a reader
+# anywhere that hears of this write afterwards finds the message already there.
+
+# --- Django's threads ---------------------------------------------------------------------------
+
+
+def needed(keys: tuple[str, ...], ticket: redis_watch.Ticket | None = None) -> int | None:
+    """The highest position of the keys (0: none); None: ask the primary (Redis failed, or the
+    map is younger than `window()`). With a ticket, the read tracks to the watch."""
     if not shared_cache_up():
         return None
-    names = _keys(keys)
-    known, ticket = position_watch.lookup(tuple(names[1:]))
-    if known is not None:
-        return Known(known)
-    conn = _connection()
+    redis_client = client()
+    read, _ = _scripts_of(redis_client, is_async=False)
+    script_keys, args = _read_args(keys)
     try:
-        if ticket is not None:
-            conn.connect()  # a (re)connect forgets the tracking: before deciding to send it
-        prefix = position_watch.tracking_prefix(conn, ticket)
-        conn.send_packed_command([prefix + _read_command(_READ_SHA, names)])
+        if ticket is None:
+            return _decide(read(keys=script_keys, args=args, client=redis_client))
+        try:
+            return _decide(_tracked_read(redis_client, read, script_keys, args, ticket))
+        except NoScriptError:  # Redis restarted since the script was loaded: load it
+            redis_client.script_load(READ_SCRIPT)
+            return _decide(_tracked_read(redis_client, read, script_keys, args, ticket))
     except CACHE_ERRORS as exc:
-        _failed(conn, exc)
+        shared_cache_failed(WHAT, exc)
         return None
-    return Pending(conn, names, ticket, bool(prefix))
 
 
-def needed(keys: tuple[str, ...]) -> int | None:
-    """`ask(keys).answer()` in one go."""
-    pending = ask(keys)
-    return None if pending is None else pending.answer()
+def _tracked_reply(replies: list[Any], script_keys: list[str]) -> bytes:
+    """The read's reply from its pipeline. If the tracking was refused (the watch went away
+    since the ticket: its client id is gone) the keys are marked touched, so the answer is not
+    kept; the read itself still counts."""
+    tracked, reply = replies
+    if isinstance(tracked, Exception):
+        redis_watch.forget(tuple(script_keys[1:]))
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
+
+
+def _tracked_read(
+    redis_client: Any, read: Any, script_keys: list[str], args: list[str], ticket: Any
+) -> bytes:
+    pipe = redis_client.pipeline(transaction=False)
+    pipe.execute_command(*redis_watch.tracking(ticket))
+    pipe.evalsha(read.sha, len(script_keys), *script_keys, *args)
+    return _tracked_reply(pipe.execute(raise_on_error=False), script_keys)
 
 
 def store(keys: tuple[str, ...], lsn: int) -> bool:
@@ -256,180 +205,77 @@ def store(keys: tuple[str, ...], lsn: int) -> bool:
     could not be written."""
     if not shared_cache_up():
         return False
-    conn = _connection()
-    names = _keys(keys)
-    args = (len(names), *names, encode(lsn), settings.DATABASE_READ_YOUR_WRITES_SECONDS)
+    redis_client = client()
+    _, write = _scripts_of(redis_client, is_async=False)
+    script_keys, args = _write_args(keys, lsn)
     try:
-        try:
-            conn.send_command("EVALSHA", _WRITE_SHA, *args)
-            conn.read_response()
-        except NoScriptError:
-            conn.send_command("EVAL", WRITE_SCRIPT, *args)
-            conn.read_response()
-        if position_watch.enabled():  # see _SETTLE
-            conn.send_packed_command([_SETTLE])
-            conn.read_response()
+        write(keys=script_keys, args=args, client=redis_client)
+        if redis_watch.enabled():  # see SETTLE
+            redis_client.ping()
     except CACHE_ERRORS as exc:
-        _failed(conn, exc)
+        shared_cache_failed(WHAT, exc)
         return False
-    position_watch.forget(tuple(names[1:]))
+    redis_watch.forget(names(keys))
     return True
 
 
 def reset() -> None:
-    """Close this thread's connection (tests)."""
-    conn = getattr(_local, "conn", None)
-    if conn is not None:
-        conn.disconnect()
-        _local.conn = None
-    position_watch.reset()
+    """Close this process's connections and the watch (tests: Redis stopped or restarted)."""
+    clients_reset()
+    redis_watch.reset()
 
 
-# --- a few connections per event loop -----------------------------------------------------------
+# --- the store's event loops --------------------------------------------------------------------
 
 
-class _LoopRedis:
-    """One event loop's connections: a task takes one for its read's round trip (sent before the
-    replica's query, answered after it), so two tasks never read each other's reply."""
-
-    def __init__(self) -> None:
-        from redis.asyncio import ConnectionPool
-
-        self.pool = ConnectionPool.from_url(settings.CACHE_URL, **_options())
-        self.idle: list[Any] = []
-
-    def take(self) -> Any:
-        return self.idle.pop() if self.idle else self.pool.make_connection()
-
-    async def give_back(self, conn: Any) -> None:
-        if len(self.idle) < _IDLE_PER_LOOP:
-            self.idle.append(conn)
-        else:
-            await conn.disconnect()
-
-    async def close(self) -> None:
-        idle, self.idle = self.idle, []
-        for conn in idle:
-            await conn.disconnect()
-
-
-_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopRedis] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _loop_redis() -> _LoopRedis:
-    loop = asyncio.get_running_loop()
-    mine = _loops.get(loop)
-    if mine is None:
-        mine = _loops[loop] = _LoopRedis()
-    return mine
-
-
-async def _failed_async(conn: Any, exc: BaseException) -> None:
-    await conn.disconnect()
-    shared_cache_failed(WHAT, exc)
-
-
-class KnownAsync(Known):
-    async def answer(self) -> int:  # type: ignore[override]
-        return self.known  # type: ignore[return-value]
-
-
-class PendingAsync:
-    """`Pending` for an event loop: `await answer()` (always), which gives the connection back."""
-
-    __slots__ = ("conn", "keys", "owner", "ticket", "tracked")
-    known = None
-
-    def __init__(
-        self,
-        owner: _LoopRedis,
-        conn: Any,
-        keys: list[str],
-        ticket: position_watch.Ticket | None,
-        tracked: bool,
-    ) -> None:
-        self.owner = owner
-        self.conn = conn
-        self.keys = keys
-        self.ticket = ticket
-        self.tracked = tracked
-
-    async def answer(self) -> int | None:
-        conn, ticket = self.conn, self.ticket
-        try:
-            if self.tracked:
-                try:
-                    await conn.read_response()
-                except ResponseError:  # the watch went away since: not kept
-                    ticket = None
-            try:
-                reply = await conn.read_response()
-            except NoScriptError:
-                await conn.send_packed_command([_read_command(READ_SCRIPT, self.keys, "EVAL")])
-                reply = await conn.read_response()
-        except CACHE_ERRORS as exc:
-            await _failed_async(conn, exc)
-            return None
-        except BaseException:  # cancelled mid-read: the reply may still come; drop the socket
-            await conn.disconnect()
-            raise
-        needed = _learned(conn, ticket, self.keys, _decide(reply))
-        await self.owner.give_back(conn)
-        return needed
-
-
-async def ask_async(keys: tuple[str, ...]) -> PendingAsync | KnownAsync | None:
+async def needed_async(
+    keys: tuple[str, ...], ticket: redis_watch.Ticket | None = None
+) -> int | None:
+    """`needed` on the running event loop's client."""
     if not shared_cache_up():
         return None
-    names = _keys(keys)
-    known, ticket = position_watch.lookup(tuple(names[1:]))
-    if known is not None:
-        return KnownAsync(known)
-    owner = _loop_redis()
-    conn = owner.take()
+    redis_client = async_client()
+    read, _ = _scripts_of(redis_client, is_async=True)
+    script_keys, args = _read_args(keys)
     try:
-        if ticket is not None:
-            await conn.connect()  # a (re)connect forgets the tracking: before deciding to send it
-        prefix = position_watch.tracking_prefix(conn, ticket)
-        await conn.send_packed_command([prefix + _read_command(_READ_SHA, names)])
+        if ticket is None:
+            return _decide(await read(keys=script_keys, args=args, client=redis_client))
+        try:
+            return _decide(await _tracked_read_async(redis_client, read, script_keys, args, ticket))
+        except NoScriptError:
+            await redis_client.script_load(READ_SCRIPT)
+            return _decide(await _tracked_read_async(redis_client, read, script_keys, args, ticket))
     except CACHE_ERRORS as exc:
-        await _failed_async(conn, exc)
+        shared_cache_failed(WHAT, exc)
         return None
-    return PendingAsync(owner, conn, names, ticket, bool(prefix))
+
+
+async def _tracked_read_async(
+    redis_client: Any, read: Any, script_keys: list[str], args: list[str], ticket: Any
+) -> bytes:
+    pipe = redis_client.pipeline(transaction=False)
+    pipe.execute_command(*redis_watch.tracking(ticket))
+    pipe.evalsha(read.sha, len(script_keys), *script_keys, *args)
+    return _tracked_reply(await pipe.execute(raise_on_error=False), script_keys)
 
 
 async def store_async(keys: tuple[str, ...], lsn: int) -> bool:
     if not shared_cache_up():
         return False
-    owner = _loop_redis()
-    conn = owner.take()
-    names = _keys(keys)
-    args = (len(names), *names, encode(lsn), settings.DATABASE_READ_YOUR_WRITES_SECONDS)
+    redis_client = async_client()
+    _, write = _scripts_of(redis_client, is_async=True)
+    script_keys, args = _write_args(keys, lsn)
     try:
-        try:
-            await conn.send_command("EVALSHA", _WRITE_SHA, *args)
-            await conn.read_response()
-        except NoScriptError:
-            await conn.send_command("EVAL", WRITE_SCRIPT, *args)
-            await conn.read_response()
-        if position_watch.enabled():  # see _SETTLE
-            await conn.send_packed_command([_SETTLE])
-            await conn.read_response()
+        await write(keys=script_keys, args=args, client=redis_client)
+        if redis_watch.enabled():  # see SETTLE
+            await redis_client.ping()
     except CACHE_ERRORS as exc:
-        await _failed_async(conn, exc)
+        shared_cache_failed(WHAT, exc)
         return False
-    except BaseException:
-        await conn.disconnect()
-        raise
-    position_watch.forget(tuple(names[1:]))
-    await owner.give_back(conn)
+    redis_watch.forget(names(keys))
     return True
 
 
 async def close_loop() -> None:
-    """Close this event loop's connections (the store calls it when the loop ends)."""
-    mine = _loops.pop(asyncio.get_running_loop(), None)
-    if mine is not None:
-        await mine.close()
+    """Close the running loop's Redis connections (the store's loop is ending)."""
+    await async_client_close()

@@ -14,7 +14,8 @@ Read-your-writes: after a write for a traveller commits, `written(subject_id)` r
 primary's WAL position (`pg_current_wal_lsn()`, after the commit, so at or past its commit
 record) and keeps it in the shared cache for `DATABASE_READ_YOUR_WRITES_SECONDS`, under the
 traveller's key. `read_alias` sends that traveller's reads to a replica only once it reports
-`pg_last_wal_replay_lsn()` at or past that position; whoever reads next (another host, another
+`pg_last_wal_replay_lsn()` at or past that position (the decision: `routing.decide`, which this
+module and `async_reads` drive); whoever reads next (another host, another
 worker, the portal) sees the write. If the shared cache cannot be read, the read goes to the
 primary; if it cannot be written, this process reads only from the primary for the same TTL.
 
@@ -44,7 +45,7 @@ from psycopg.pq import TransactionStatus
 
 from memoryadmin.db.redis import CACHE_ERRORS, shared_cache_failed
 
-from . import positions
+from . import positions, redis_watch, routing
 from .sql import SQL_CURRENT_LSN, SQL_REPLICA_STATE
 
 logger = logging.getLogger(__name__)
@@ -211,13 +212,13 @@ def subject_key(subject_id: str) -> str:
     return "s:" + subject_id
 
 
-def _needed(keys: tuple[str, ...]) -> int | None:
+def recorded(keys: tuple[str, ...], ticket: redis_watch.Ticket | None = None) -> int | None:
     """The highest write position recorded under `keys` (0: none); None if the shared cache
     cannot say (down, or its positions lost too recently: `positions.window()`)."""
     if not keys:
         return 0
     if positions.in_redis():
-        return positions.needed(keys)
+        return positions.needed(keys, ticket)
     try:  # no Redis: one process, Django's local cache
         found = caches["default"].get_many([_key(k) for k in keys])
     except CACHE_ERRORS as exc:
@@ -226,19 +227,51 @@ def _needed(keys: tuple[str, ...]) -> int | None:
     return max((int(v) for v in found.values()), default=0)
 
 
-def replica_candidate(*, own_connection: bool = False) -> ReplicaState | None:
-    """A replica this read may try (up and close enough, by this process's last look; taken in
-    turn), or None: the primary (no replica, none usable, inside a transaction on the primary, or
-    this process could not record a write). `own_connection`: the read does not run on Django's
-    connection (the store's native reads), so a transaction open there does not hold it."""
-    if not settings.DATABASE_REPLICAS:
-        return None
-    if time.monotonic() < _pinned_until or (not own_connection and primary_in_transaction()):
-        return None
-    usable = [state for state in replica_states() if state.usable]
-    if not usable:
-        return None
-    return usable[next(_turn) % len(usable)]
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A routing decision under way (`route_start`): final, or waiting for the keys' position
+    from Redis (`route_finish`)."""
+
+    keys: tuple[str, ...]
+    replicas: tuple[routing.Replica, ...]
+    process: routing.Process
+    route: routing.Route
+    ticket: redis_watch.Ticket | None
+    turn: int
+
+
+def route_start(keys: tuple[str, ...], *, own_connection: bool = False) -> Plan:
+    """`routing.decide` with what this process knows: its pin, a transaction open on the primary
+    (unless the read has `own_connection`: the store's native reads), its replicas' last looks,
+    and its own copy of the keys' position (`redis_watch`). If the plan's route still asks,
+    read the position (with the plan's ticket) and call `route_finish`."""
+    process = routing.Process(
+        pinned=time.monotonic() < _pinned_until,
+        in_transaction=not own_connection and primary_in_transaction(),
+    )
+    turn = next(_turn)
+    if process.pinned or process.in_transaction:  # decided: no replica looked at
+        return Plan(keys, (), process, routing.decide((), process), None, turn)
+    states = tuple(
+        routing.Replica(state.alias, state.replay_lsn, state.usable) for state in replica_states()
+    )
+    route = routing.decide(states, process, turn=turn)
+    ticket = None
+    if route.ask and positions.in_redis():
+        known, ticket = positions.lookup(keys)
+        if known is not None:
+            process = routing.Process(known=known)
+            route = routing.decide(states, process, turn=turn)
+    return Plan(keys, states, process, route, ticket, turn)
+
+
+def route_finish(plan: Plan, needed: int | None) -> str:
+    """The alias for a plan that asked, given the position read from Redis (None: cannot
+    tell); the position kept by this process when the decision says it may."""
+    route = routing.decide(plan.replicas, plan.process, routing.Written(needed), turn=plan.turn)
+    if route.keep and plan.ticket is not None:
+        positions.keep(plan.ticket, plan.keys, needed)
+    return route.alias or PRIMARY
 
 
 def read_alias(*keys: str) -> str:
@@ -246,64 +279,18 @@ def read_alias(*keys: str) -> str:
     replica that is up, close enough, and has replayed their last write; else the primary."""
     if not settings.DATABASE_REPLICAS:
         return PRIMARY
-    if primary_in_transaction() or time.monotonic() < _pinned_until:
-        return PRIMARY
-    usable = [state for state in replica_states() if state.usable]
-    if not usable:
-        return PRIMARY
-    needed = _needed(keys)
-    if needed is None:
-        return PRIMARY
-    caught_up = [state for state in usable if (state.replay_lsn or 0) >= needed]
-    if not caught_up:
-        return PRIMARY
-    return caught_up[next(_turn) % len(caught_up)].alias
+    plan = route_start(keys)
+    if not plan.route.ask:
+        return plan.route.alias or PRIMARY
+    return route_finish(plan, recorded(keys, plan.ticket))
 
 
 def subject_read(subject_id: str, read: Callable[[str], T]) -> T:
     """`read(alias)` for one traveller's agent read: on a replica that has replayed the
-    traveller's last write, else the primary.
-
-    The traveller's position is what this process already knows (`position_watch`: kept true by
-    Redis's invalidations), else read from Redis (one script: `positions`); the read goes to
-    the replica if its last look (taken before the query's snapshot, so the rows cannot be older)
-    had replayed that position, else (or if Redis cannot say) to the primary; if the replica
-    fails, the primary answers. With `DATABASE_REPLICA_READ_OVERLAP` the request for the
-    position is sent first, the query runs on the replica, and only then is the answer read (by
-    then it has arrived); rows from a replica that was behind are dropped for the primary's.
-    With no replica to try, Redis is not asked."""
-    state = replica_candidate()
-    if state is None:
-        return read(PRIMARY)
-    if not positions.in_redis():
-        return on_replica_or_primary(read_alias(subject_key(subject_id)), read)
-    if not settings.DATABASE_REPLICA_READ_OVERLAP:  # ask first, then read where it says
-        needed = positions.needed((subject_key(subject_id),))
-        if needed is None or needed > (state.replay_lsn or 0):
-            return read(PRIMARY)
-        return on_replica_or_primary(state.alias, read)
-    pending = positions.ask((subject_key(subject_id),))
-    if pending is None:
-        return read(PRIMARY)
-    if pending.known is not None:  # this process knows the position: no round trip
-        if pending.known > (state.replay_lsn or 0):
-            return read(PRIMARY)
-        return on_replica_or_primary(state.alias, read)
-    try:
-        rows = read(state.alias)
-    except DatabaseError:
-        pending.answer()
-        logger.warning("a read on replica %s failed: read again on the primary", state.alias)
-        mark_down(state.alias)
-        connections[state.alias].close_if_unusable_or_obsolete()
-        return read(PRIMARY)
-    except BaseException:
-        pending.answer()
-        raise
-    needed = pending.answer()
-    if needed is not None and needed <= (state.replay_lsn or 0):
-        return rows
-    return read(PRIMARY)
+    traveller's last write (`read_alias`: what this process already knows of the traveller's
+    position, else Redis), else the primary; if the replica fails, the primary answers. With no
+    replica to try, Redis is not asked."""
+    return on_replica_or_primary(read_alias(subject_key(subject_id)), read)
 
 
 def primary_in_transaction() -> bool:

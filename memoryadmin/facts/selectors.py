@@ -148,8 +148,8 @@ def search_terms(query: str) -> list[str]:
 
 def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
     """On a replica that has replayed the traveller's last write, else the primary
-    (`replicas.subject_read`, which reads the traveller's position while the replica runs the
-    query; inside a transaction, always the primary)."""
+    (`replicas.subject_read`: this process's copy of the traveller's position, else Redis, before
+    the query; inside a transaction, always the primary)."""
 
     def read(using: str) -> list[AgentFact]:
         with hot_cursor(using) as cursor:

@@ -10,7 +10,6 @@ from memoryadmin.db import fastpaths
 
 TRICKS = (
     "FASTPATH_DJANGO_CURSOR",
-    "FASTPATH_REDIS_CLIENT",
     "FASTPATH_API_LEAN_GET",
 )
 ALL_OFF = pytest.param(TRICKS, id="all-off")

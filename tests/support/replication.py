@@ -230,7 +230,7 @@ class Redis:
     def positions_started_long_ago(self) -> None:
         """The read-your-writes positions' map as a long-running deployment has it: started
         long before (a fresh map sends every read to the primary for a while;
-        memoryadmin/facts/positions.py)."""
+        memoryadmin/db/positions.py)."""
         import redis
 
         from memoryadmin.db.positions import SENTINEL

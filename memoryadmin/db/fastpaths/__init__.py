@@ -10,11 +10,14 @@ path: an upgrade that breaks a trick costs speed, never correctness.
 | setting                  | module              | library (written against)        |
 |--------------------------|---------------------|----------------------------------|
 | FASTPATH_DJANGO_CURSOR   | django_cursor.py    | Django 5.2, psycopg 3.3          |
-| FASTPATH_REDIS_CLIENT    | redis_client.py     | Django 5.2's RedisCache, redis 8 |
 | FASTPATH_API_LEAN_GET    | api/fastpath_drf.py | DRF 3.x (no private names: it    |
 |                          |                     | re-implements DRF's dispatch;    |
 |                          |                     | it lives in the API, whose token |
 |                          |                     | check it uses)                   |
+
+A third, FASTPATH_REDIS_CLIENT (redis-py's client behind Django's RedisCache, through its private
+`_cache`, for the API throttle's script and `/healthz`'s PING), is gone: those now use the
+redis-py client `memoryadmin.db.redis.client` builds from the cache's URL, no private name.
 
 Two tricks were measured to buy less than the noise and removed (bench/RESULTS.md): pydantic
 models built by setting their private slots (now `model_construct`), and django-csp's header

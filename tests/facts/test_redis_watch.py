@@ -1,4 +1,4 @@
-"""This process's copy of the read-your-writes positions (`position_watch`), against a
+"""This process's copy of the read-your-writes positions (`redis_watch`), against a
 redis-server of the test's own (stopped, frozen and flushed here): a write by another process is
 seen by the very next read, a reply that raced a write is not kept, and the copy is dropped when
 Redis restarts, is flushed, or goes silent."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from memoryadmin.db import position_watch, positions
+from memoryadmin.db import positions, redis_watch, routing
 from memoryadmin.db.redis import fallback_reset
 from tests.extraction.worker import ROOT
 from tests.support.replication import Redis
@@ -53,24 +53,37 @@ def server(settings):
     own.remove()
 
 
+def _read() -> int | None:
+    """A routed read's steps with the positions (`replicas.route_start`, `route_finish`): this
+    process's copy, else Redis (tracked to the watch), the answer kept when the decision says."""
+    known, ticket = positions.lookup(KEY)
+    if known is not None:
+        return known
+    found = positions.needed(KEY, ticket)
+    up_to_date = (routing.Replica("replica1", 0, usable=True),)
+    if routing.decide(up_to_date, routing.Process(), routing.Written(found)).keep:
+        positions.keep(ticket, KEY, found)
+    return found
+
+
 def _known() -> int | None:
-    return position_watch.lookup(NAME)[0]
+    return redis_watch.lookup(NAME)[0]
 
 
 def _learned() -> int | None:
     """Read the position twice: the first asks Redis and keeps the answer, the second must not."""
-    first = positions.needed(KEY)
-    assert positions.needed(KEY) == first
+    first = _read()
+    assert _read() == first
     return _known()
 
 
 def test_the_second_read_of_a_traveller_asks_nothing(server):
     assert _known() is None
-    assert positions.needed(KEY) == 0
+    assert _read() == 0
     assert _known() == 0
     assert positions.store(KEY, 7000)  # this process's own write: forgotten at once
     assert _known() is None
-    assert positions.needed(KEY) == 7000
+    assert _read() == 7000
     assert _known() == 7000
 
 
@@ -92,7 +105,7 @@ def test_another_processs_write_is_seen_by_the_very_next_read(server):
             writer.stdin.flush()
             assert writer.stdout.readline().strip() == "ok"
             # No wait: the write was acknowledged, so its invalidation is already here.
-            assert positions.needed(KEY) == n * 1000, f"write {n} not seen"
+            assert _read() == n * 1000, f"write {n} not seen"
             assert _known() == n * 1000
     finally:
         writer.stdin.close()
@@ -100,13 +113,13 @@ def test_another_processs_write_is_seen_by_the_very_next_read(server):
 
 
 def test_a_reply_that_raced_a_write_is_not_kept(server):
-    known, ticket = position_watch.lookup(NAME)
+    known, ticket = redis_watch.lookup(NAME)
     assert known is None and ticket is not None
-    position_watch.forget(NAME)  # a write of the key landed after the read was sent
-    position_watch.learn(ticket, NAME, 0)
+    redis_watch.forget(NAME)  # a write of the key landed after the read was sent
+    redis_watch.learn(ticket, NAME, 0)
     assert _known() is None
-    known, ticket = position_watch.lookup(NAME)
-    position_watch.learn(ticket, NAME, 0)
+    known, ticket = redis_watch.lookup(NAME)
+    redis_watch.learn(ticket, NAME, 0)
     assert _known() == 0
 
 
@@ -114,14 +127,14 @@ def test_a_flush_forgets_everything(server):
     assert _learned() == 0
     redis.Redis.from_url(server.url).flushdb()
     assert _known() is None
-    assert positions.needed(KEY) is None  # the map is new: the primary answers
+    assert _read() is None  # the map is new: the primary answers
 
 
 def test_redis_stopped_forgets_everything_and_reads_ask_the_primary(server):
     assert _learned() == 0
     server.stop()
     assert _known() is None
-    assert positions.needed(KEY) is None
+    assert _read() is None
 
 
 def test_a_silent_redis_stops_the_copy_within_the_bound(server, settings):
@@ -138,15 +151,15 @@ def test_a_silent_redis_stops_the_copy_within_the_bound(server, settings):
     deadline = time.monotonic() + 5
     while _known() is None:  # Redis answers the ping again: the copy is back
         assert time.monotonic() < deadline
-        positions.needed(KEY)
+        _read()
         time.sleep(0.05)
 
 
 def test_off_keeps_nothing(server, settings):
     settings.DATABASE_REPLICA_POSITION_WATCH_SECONDS = 0
-    assert positions.needed(KEY) == 0
-    assert positions.needed(KEY) == 0
-    assert position_watch.lookup(NAME) == (None, None)
+    assert _read() == 0
+    assert _read() == 0
+    assert redis_watch.lookup(NAME) == (None, None)
 
 
 def test_a_new_start_of_the_map_forgets_everything(server):
@@ -154,4 +167,4 @@ def test_a_new_start_of_the_map_forgets_everything(server):
     client = redis.Redis.from_url(server.url)
     client.set(positions.SENTINEL, client.time()[0])  # as a restart's first script sets it
     assert _known() is None
-    assert positions.needed(KEY) is None  # the map is young again: the primary answers
+    assert _read() is None  # the map is young again: the primary answers
