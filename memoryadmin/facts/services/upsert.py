@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db import connection, transaction
@@ -81,6 +82,19 @@ def _upsert_read(
     return bool(row[0]), bool(row[1]), existing
 
 
+@lru_cache(maxsize=16)
+def _cached_filter(patterns: tuple[str, ...]) -> MemoryWriteFilter:
+    return MemoryWriteFilter(patterns)
+
+
+def _write_filter(patterns: Any) -> MemoryWriteFilter:
+    """The filter for the settings' patterns, built once per set of them (building checks and
+    compiles each pattern): the upsert is the agent's hot path."""
+    if isinstance(patterns, list) and all(isinstance(source, str) for source in patterns):
+        return _cached_filter(tuple(patterns))
+    return MemoryWriteFilter(patterns)  # not a list of text: refused by the filter, as ever
+
+
 def _upsert_clean(
     *,
     subject_id: str,
@@ -98,7 +112,7 @@ def _upsert_clean(
     errors: dict[str, str] = {}
     if actor.is_automated and not config.settings.memory_enabled:
         raise FactMemoryDisabled("Memory is not enabled; nothing is saved.")
-    write_filter = MemoryWriteFilter(config.settings.blocked_patterns)
+    write_filter = _write_filter(config.settings.blocked_patterns)
     for index, draft in enumerate(facts):
         try:
             clean = validate_fact(draft.key, draft.value, draft.category)
