@@ -13,8 +13,9 @@ from ..models import EventAction, MemoryFact
 from ..selectors import fact_revealed_since
 from ..validation import clean_reason
 from .changes import fact_approve
+from .commit import record_event
 from .forgetting import fact_reject
-from .history import load_for_update, record_event
+from .history import load_for_update
 
 DECISIONS = ("approve", "reject")
 # How long a reveal lets its reviewer decide (the staff pages show the value as long).
