@@ -27,8 +27,8 @@ from django.conf import settings
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.db import pool, replicas
-from memoryadmin.db.async_reads import subject_fetch
+from memoryadmin import db
+from memoryadmin.db import subject_fetch
 from memoryadmin_client.text import clamp_query
 from memoryadmin_client.types import MemoryCategory, MemoryFact
 
@@ -129,8 +129,8 @@ class DjangoMemoryStore:
 
     async def aclose(self) -> None:
         """Close the current event loop's connections (the next call opens them again). Needed
-        only where a loop ends without cancelling its tasks; see `pool.close_pools`."""
-        await pool.close_pools()
+        only where a loop ends without cancelling its tasks; see `db.store_connections_close`."""
+        await db.store_connections_close()
 
     async def get_facts(self, subject_id: str) -> list[MemoryFact]:
         _check_subject(subject_id)
@@ -198,7 +198,7 @@ class DjangoMemoryStore:
             )
             return
         config = await _config()
-        async with pool.connection() as conn:
+        async with db.store_connection() as conn:
             await services.fact_upsert_async(
                 conn=conn,
                 subject_id=subject_id,
@@ -208,7 +208,7 @@ class DjangoMemoryStore:
                 reason="saved by the agent",
                 session_tag=self.session_tag,
             )
-            await replicas.written_async(conn, subject_id)
+            await db.written_async(conn, subject_id)
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
         if not normalize_key(key):
@@ -220,7 +220,7 @@ class DjangoMemoryStore:
                 actor=self.actor,
                 reason="deleted by the agent",
             )
-        async with pool.connection() as conn:
+        async with db.store_connection() as conn:
             deleted = await services.fact_delete_async(
                 conn=conn,
                 subject_id=subject_id,
@@ -228,7 +228,7 @@ class DjangoMemoryStore:
                 actor=self.actor,
                 reason="deleted by the agent",
             )
-            await replicas.written_async(conn, subject_id)
+            await db.written_async(conn, subject_id)
             return deleted
 
     async def clear(self, subject_id: str) -> None:

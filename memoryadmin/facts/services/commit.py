@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from memoryadmin.db.cursors import hot_cursor
+from memoryadmin.db import hot_cursor
 
 from ..actors import Actor
 from ..keyhash import event_key_hash

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from memoryadmin.db import replicas
+from memoryadmin import db
 
 from .. import retention
 from ..actors import Actor
@@ -30,7 +30,7 @@ _ROW_COLUMNS = (*FACT_COLUMNS, "changed_at", "rewritten_by", "rewritten_by_label
 def lock_subject(subject_id: str) -> Subject:
     """Create the subject if needed and lock its row for the rest of the transaction. Every
     write that locks a traveller records, at commit, its position for read-your-writes."""
-    replicas.written(subject_id)
+    db.written(subject_id)
     subject = Subject.objects.select_for_update().filter(subject_id=subject_id).first()
     if subject is None:
         # ON CONFLICT DO NOTHING waits for a concurrent creator instead of failing.

@@ -13,8 +13,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.db import replicas
-from memoryadmin.db.cursors import hot_cursor, in_own_pipelined_transaction, pipelined
+from memoryadmin import db
+from memoryadmin.db import hot_cursor, in_own_pipelined_transaction, pipelined
 from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
 from ..actors import Actor
@@ -214,13 +214,13 @@ def fact_upsert(
 
     if not connection.in_atomic_block and connection.get_autocommit():
         result = in_own_pipelined_transaction(upsert)
-        replicas.written(subject_id)  # committed: its position for read-your-writes
+        db.written(subject_id)  # committed: its position for read-your-writes
         return result
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.
     with transaction.atomic(savepoint=savepoint), pipelined():
         result = upsert()
-    replicas.written(subject_id)  # recorded when the caller's transaction commits
+    db.written(subject_id)  # recorded when the caller's transaction commits
     return result
 
 
