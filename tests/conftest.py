@@ -31,6 +31,43 @@ def pytest_configure(config) -> None:
             os.environ["TEST_BROKER_URL"] = f"{match.group(1)}/{number}"
 
 
+UNIT_DIR = ROOT / "tests" / "unit"
+# Fixtures that reach the database (directly, or through a view or a server).
+_DATABASE_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_setup",
+        "live_server",
+        "client",
+        "async_client",
+        "admin_client",
+        "admin_user",
+        "django_user_model",
+    }
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The unit tier is tests/unit/, all of it and nothing else, so that `make unit` (which
+    collects only that folder) and `pytest -m unit` run the same tests; and none of it may ask
+    for the database."""
+    wrong = []
+    for item in items:
+        inside = item.path.is_relative_to(UNIT_DIR)
+        marked = item.get_closest_marker("unit") is not None
+        if inside and not marked:
+            wrong.append(f"{item.nodeid}: in tests/unit/ but not marked unit")
+        elif marked and not inside:
+            wrong.append(f"{item.nodeid}: marked unit outside tests/unit/")
+        elif marked and (
+            item.get_closest_marker("django_db") or _DATABASE_FIXTURES & set(item.fixturenames)
+        ):
+            wrong.append(f"{item.nodeid}: a unit test asks for the database")
+    if wrong:
+        raise pytest.UsageError("the unit tier:\n  " + "\n  ".join(wrong))
+
+
 SERVICES_DIR = str(ROOT / "memoryadmin" / "facts" / "services") + "/"
 _WRITE_VERBS = ("INSERT INTO", "UPDATE", "DELETE FROM")
 
