@@ -88,10 +88,22 @@ def _guard_fact_writes(execute, sql, params, many, context):
 
 
 @pytest.fixture(autouse=True)
-def fact_write_guard():
-    """Installed for every test; it only wraps the connection, it opens nothing."""
-    with connection.execute_wrapper(_guard_fact_writes):
-        yield
+def fact_write_guard(request):
+    """Installed for every test; it only wraps the connection, it opens nothing.
+
+    Not for a test marked `bare_cursor`: with any execute wrapper installed, `hot_cursor` hands
+    out Django's wrapped cursor instead of the bare one production uses
+    (memoryadmin/db/fastpaths/django_cursor.py), so that slice (the agent's reads,
+    tests/facts/test_bare_cursor.py, tests/api/test_lean_get.py) runs without the guard, and
+    fails if anything still wraps or logs its queries."""
+    if request.node.get_closest_marker("bare_cursor") is None:
+        with connection.execute_wrapper(_guard_fact_writes):
+            yield
+        return
+    assert not connection.execute_wrappers, "a bare_cursor test found an execute wrapper"
+    yield
+    assert not connection.execute_wrappers, "a bare_cursor test left an execute wrapper"
+    assert not connection.queries_logged, "a bare_cursor test logs its queries (wrapped cursor)"
 
 
 @pytest.fixture(autouse=True)
