@@ -48,6 +48,17 @@ _DATABASE_FIXTURES = frozenset(
 )
 
 
+def pytest_ignore_collect(collection_path, config) -> bool | None:
+    """`pytest -m unit` reads only tests/unit/: the unit tier is that folder (checked below on
+    every other run), and importing the other test modules would cost more than running it."""
+    if config.getoption("markexpr", "") != "unit":
+        return None
+    elsewhere = not (
+        UNIT_DIR.is_relative_to(collection_path) or collection_path.is_relative_to(UNIT_DIR)
+    )
+    return True if elsewhere and collection_path.is_relative_to(ROOT / "tests") else None
+
+
 def pytest_collection_modifyitems(config, items) -> None:
     """The unit tier is tests/unit/, all of it and nothing else, so that `make unit` (which
     collects only that folder) and `pytest -m unit` run the same tests; and none of it may ask
