@@ -15,6 +15,8 @@ from memoryadmin.facts.validation import (
 )
 from memoryadmin_client.text import TRUNCATION_MARKER
 
+pytestmark = pytest.mark.unit
+
 
 def test_key_is_stripped_lower_cased_and_snake_cased():
     assert validate_fact("  Seat Preference ", "Aisle").key == "seat_preference"
