@@ -125,7 +125,7 @@ async def close_pools() -> None:
     """Close this event loop's connections now. A host that ends its loop some other way than
     by cancelling its tasks (`loop.close()` straight after `run_until_complete`) calls it, or
     `DjangoMemoryStore.aclose()`, first; `asyncio.run` and pytest-asyncio need neither."""
-    natives = _natives.get(asyncio.get_running_loop())
+    natives = _natives.pop(asyncio.get_running_loop(), None)
     if natives is not None:
         await natives.close()
     await positions.close_loop()

@@ -11,9 +11,9 @@ call `await store.aclose()`), which closes the current loop's connections at onc
 `fact_upsert`), deletes `services.fact_delete_async` (the same one erasing statement as
 `fact_delete`, with the erasers' SQL in it); clears go through their service in Django's thread.
 
-Tests run inside a transaction on Django's connection that a second connection cannot see, so
-the test suite turns the native path off (`MEMORY_STORE_NATIVE_ASYNC`) except where it tests
-that path itself on committed data.
+A test inside a transaction on Django's connection hides its data from the native path's own
+connections, so the test suite turns that path off (`MEMORY_STORE_NATIVE_ASYNC`) for such tests
+only; the store's own tests run on committed data, on the default native path.
 """
 
 from __future__ import annotations
