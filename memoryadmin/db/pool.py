@@ -16,10 +16,13 @@ from django.conf import settings
 
 from . import positions, replicas
 
-# How long a call waits for a connection (all in use, or the server not answering) before
-# `PoolTimeout`, an OperationalError: a replica that cannot be reached is then marked down and
-# the primary answers (`async_reads`), as a refused connection did.
+# How long a call waits for a connection (all in use, or the server not answering: the pool
+# connects in its worker and retries there, it does not hand the error to the caller) before
+# `PoolTimeout`, an OperationalError. On the primary that rides out a restart or a promotion; a
+# replica that cannot be reached fails sooner, is marked down and the primary answers
+# (`async_reads`).
 WAIT_SECONDS = 5.0
+REPLICA_WAIT_SECONDS = 1.0
 # How long closing a loop's pools waits for their worker task to stop.
 CLOSE_SECONDS = 2.0
 
@@ -64,7 +67,7 @@ class _LoopPools:
             open=False,
             configure=keep,
             name=f"memoryadmin-store-{alias}",
-            timeout=WAIT_SECONDS,
+            timeout=WAIT_SECONDS if alias == replicas.PRIMARY else REPLICA_WAIT_SECONDS,
             num_workers=1,
         )
         # Opening takes the pool's lock, free here: it does not yield, so no other task of the
