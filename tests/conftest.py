@@ -132,11 +132,18 @@ def fresh_memory_config():
 
 
 @pytest.fixture(autouse=True)
-def store_on_django_connection(settings):
-    """DjangoMemoryStore's native async pool is a second connection, which cannot see the data
-    of a test's open transaction: tests use Django's connection unless they test the pool
-    (tests/facts/test_store_native.py, tests/upstream/test_state_machine.py, on committed data)."""
-    settings.MEMORY_STORE_NATIVE_ASYNC = False
+def store_on_django_connection(request, settings):
+    """DjangoMemoryStore's native async path (the default) reads and writes on connections of
+    its own, which cannot see the data of a test's open transaction: a test inside one (a plain
+    `django_db`) uses Django's connection. A test on committed data (`transaction=True`,
+    `transactional_db`, `live_server`) runs the default native path, as production does."""
+    marker = request.node.get_closest_marker("django_db")
+    committed = {"transactional_db", "live_server"} & set(request.fixturenames) or (
+        marker is not None
+        and marker.kwargs.get("transaction", bool(marker.args and marker.args[0]))
+    )
+    if not committed:
+        settings.MEMORY_STORE_NATIVE_ASYNC = False
 
 
 @pytest.fixture(autouse=True)
