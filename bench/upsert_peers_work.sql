@@ -14,9 +14,9 @@ SELECT 'travellers.' || subject_id, key, jsonb_build_object('value', value)
   FROM memory_fact WHERE NOT EXISTS (SELECT 1 FROM store LIMIT 1);
 ANALYZE store;
 CREATE OR REPLACE FUNCTION pg_temp.work(template text, n int, travellers int)
-RETURNS TABLE (hit numeric, read numeric, dirtied numeric, wal_records numeric, fpi numeric, wal_bytes numeric)
+RETURNS TABLE (hit numeric, read numeric, dirtied numeric, wal_records numeric, fpi numeric, wal_bytes numeric, read_ms numeric)
 LANGUAGE plpgsql AS $$
-DECLARE plan json; s text; h numeric := 0; r numeric := 0; d numeric := 0; w numeric := 0; f numeric := 0; b numeric := 0;
+DECLARE plan json; s text; h numeric := 0; r numeric := 0; d numeric := 0; w numeric := 0; f numeric := 0; b numeric := 0; t numeric := 0;
 BEGIN
   FOR i IN 1..n LOOP
     s := 'S' || lpad((1 + floor(random() * travellers))::int::text, 8, '0');
@@ -27,8 +27,9 @@ BEGIN
     w := w + (plan->0->'Plan'->>'WAL Records')::numeric;
     f := f + (plan->0->'Plan'->>'WAL FPI')::numeric;
     b := b + (plan->0->'Plan'->>'WAL Bytes')::numeric;
+    t := t + coalesce((plan->0->'Plan'->>'I/O Read Time')::numeric, 0);  -- track_io_timing on
   END LOOP;
-  RETURN QUERY SELECT round(h / n, 2), round(r / n, 2), round(d / n, 2), round(w / n, 2), round(f / n, 2), round(b / n);
+  RETURN QUERY SELECT round(h / n, 2), round(r / n, 2), round(d / n, 2), round(w / n, 2), round(f / n, 2), round(b / n), round(t / n, 3);
 END $$;
 SELECT count(*) AS travellers FROM memory_subject WHERE subject_id LIKE 'S%' \gset
 CHECKPOINT;

@@ -62,6 +62,7 @@ COUNTERS = (
     "WAL Records",
     "WAL FPI",
     "WAL Bytes",
+    "I/O Read Time",  # ms, with track_io_timing on (0 otherwise)
 )
 SQL_STATIO = """
 SELECT 'index ' || relname || '.' || indexrelname, idx_blks_hit, idx_blks_read
@@ -206,12 +207,13 @@ def main() -> int:
     print()
     print("per statement, mean per upsert of that kind:")
     print(
-        "| kind | statement | calls | hit | read | dirtied | written | WAL rec | FPI | WAL bytes |"
+        "| kind | statement | calls | hit | read | dirtied | written | WAL rec | FPI | WAL bytes"
+        " | read ms |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for (kind, name), row in sums.items():
         per = row["calls"] / args.n
-        cells = " | ".join(f"{row[c] / args.n:.2f}" for c in COUNTERS)
+        cells = " | ".join(f"{row[c] / args.n:.3f}" for c in COUNTERS)
         print(f"| {kind} | {name} | {per:.2f} | {cells} |")
     print()
     print("plans:")
