@@ -25,8 +25,10 @@ class StoryClock:
         self._at = start
 
     def day(self, days_ago: float, hour: float) -> datetime:
-        """`hour` o'clock (UTC) of the day `days_ago` before today."""
-        midnight = self.today.replace(hour=0, minute=0, second=0, microsecond=0)
+        """`hour` o'clock of the day `days_ago` before today, in the airline's time zone (the
+        demo's travellers chat by day there)."""
+        local = timezone.localtime(self.today, timezone.get_default_timezone())
+        midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
         return midnight - timedelta(days=days_ago) + timedelta(hours=hour)
 
     def set(self, when: datetime) -> None:
@@ -40,11 +42,11 @@ class StoryClock:
 
 
 @contextmanager
-def story_clock(*, weeks: int = 5) -> Iterator[StoryClock]:
-    """Set Django's clock to the start of the story (`weeks` ago) for the block."""
+def story_clock(*, days: int = 36) -> Iterator[StoryClock]:
+    """Set Django's clock to the start of the story (`days` ago) for the block."""
     real_now = timezone.now
     today = real_now()
-    clock = StoryClock(today, today - timedelta(weeks=weeks))
+    clock = StoryClock(today, today - timedelta(days=days))
     timezone.now = clock.now
     try:
         yield clock

@@ -34,6 +34,8 @@ PORTAL_DEMO = {
     "FF-100231": ("Likes a quiet corner in the lounge", "Flies out of Songshan (TSA) when it can"),
     "FF-100232": ("喜歡在貴賓室安靜的角落休息", "盡量從松山機場出發"),
 }
+# What the portal travellers' first chat taught, before a later one changed it.
+WINDOW_SEAT = {"FF-100231": "Prefers window seats", "FF-100232": "偏好靠窗座位"}
 # The traveller's own words behind what was learned from their chats (shown as "You said ...").
 QUOTES = {
     ("FF-100231", "seat_preference"): "On long flights I always take the aisle, I get up a lot",

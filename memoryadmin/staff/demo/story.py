@@ -33,7 +33,7 @@ from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from memoryadmin.usage.services import TurnUse, uses_record
 
 from .clock import StoryClock
-from .data import PORTAL_DEMO, QUOTES, SAVED_BY_ASSISTANT
+from .data import PORTAL_DEMO, QUOTES, SAVED_BY_ASSISTANT, WINDOW_SEAT
 
 AGENT_HOST = "demo-agent-host"
 MODEL = "claude-haiku-4-5"  # what the demo's extraction jobs say they ran
@@ -55,6 +55,7 @@ class Story:
         for when, _order, run in sorted(self.steps, key=lambda step: step[:2]):
             self.clock.set(when)
             run()
+            deliver_waiting()  # what the step's events tell the recipients, sent when it happened
         self.steps.clear()
 
 
@@ -134,7 +135,8 @@ def used_in_chat(subject_id: str, chat: int, turns: int, keys: list[str]) -> Non
 
 def deliver_waiting() -> None:
     """Hand every event written so far to the recipients and send each delivery now, over HTTP
-    to the demo's receiver (the seed runs in one transaction, so nothing is sent on commit)."""
+    to the demo's receiver (the seed runs in one transaction: nothing would go before its
+    commit, at the real time)."""
     for delivery_id in outbox.outbox_dispatch():
         webhooks.delivery_attempt(delivery_id=delivery_id)
 
@@ -149,7 +151,6 @@ def forgot_everything(subject_id: str) -> None:
         reason="the traveller chose 'forget everything' in the privacy portal",
     )
     privacy_flows.privacy_verify_erasure(request_id=outcome.request.pk, actor=traveller)
-    deliver_waiting()
 
 
 def downloaded(subject_id: str) -> None:
@@ -159,7 +160,6 @@ def downloaded(subject_id: str) -> None:
         sha256=hashlib.sha256(body).hexdigest(),
         actor=Actor.customer(subject_id),
     )
-    deliver_waiting()
 
 
 def corrected(subject_id: str, key: str, value: str) -> None:
@@ -171,7 +171,6 @@ def corrected(subject_id: str, key: str, value: str) -> None:
         actor=Actor.customer(subject_id),
         reason="corrected by the traveller in the privacy portal",
     )
-    deliver_waiting()
 
 
 def looked(user, what: AccessKind, subject_id: str) -> None:
@@ -204,7 +203,7 @@ def portal_traveller(story: Story, subject_id: str, facts: list[tuple[str, str, 
     lounge = [("lounge_habit", PORTAL_DEMO[subject_id][0], "preference")]
     learned = [fact for fact in facts if (subject_id, fact[0]) not in SAVED_BY_ASSISTANT]
     saved = [fact for fact in facts if (subject_id, fact[0]) in SAVED_BY_ASSISTANT]
-    seat = [("seat_preference", "Prefers window seats", "preference")]
+    seat = [("seat_preference", WINDOW_SEAT[subject_id], "preference")]
     add = story.at
     add(
         35 - late,
