@@ -114,3 +114,79 @@ def test_the_demo_has_a_quality_sample_with_marks(settings):
     assert report.overall.marked >= 8 and 0 < report.overall.value < 1
     seed_demo(settings)
     assert QualitySampleItem.objects.count() == items.count()  # not drawn twice
+
+
+def test_the_demo_spreads_over_five_weeks_and_its_turns_agree(settings):
+    """The chart shows a month, not one spike; each fact learned from a conversation has the
+    extraction job that learned it (same session, same turn, before it); a turn's receipts name
+    only versions that existed then, never one learned in that turn or a later one; no session
+    tag is a placeholder."""
+    import re
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memoryadmin.extraction.models import ExtractionJob, JobStatus
+    from memoryadmin.usage.models import MemoryUse
+
+    seed_demo(settings)
+    now = timezone.now()
+    days = {at.date() for at in FactEvent.objects.values_list("created_at", flat=True)}
+    assert len(days) >= 15 and min(days) <= (now - timedelta(days=30)).date()
+    assert max(FactEvent.objects.values_list("created_at", flat=True)) <= now
+
+    learned = FactEvent.objects.filter(actor_kind="extraction", reason__startswith="learned from")
+    assert learned.count() >= 20
+    for event in learned:
+        turn = event.reason.removeprefix("learned from turn ")
+        job = ExtractionJob.objects.get(
+            subject_id=event.subject_id, session_tag=event.session_tag, turn_id=turn
+        )
+        assert job.status == JobStatus.SUCCEEDED and job.stored + job.updated >= 1
+        assert job.queued_at <= event.created_at <= job.finished_at
+        assert event.actor_label == f"extraction job {job.pk}"
+
+    uses = MemoryUse.objects.all()
+    assert uses.count() >= 30 and not uses.filter(version_assumed=True).exists()
+    for use in uses:
+        events = FactEvent.objects.filter(subject_id=use.subject_id, key_hash=use.key_hash)
+        assert events.order_by("created_at").first().created_at < use.used_at
+        for reason in events.filter(session_tag=use.session_tag).values_list("reason", flat=True):
+            if taught := re.fullmatch(r"learned from turn (\d+)", reason):
+                assert int(taught[1]) < int(use.turn_id)  # learned before the turn used it
+
+    tags = [
+        *FactEvent.objects.values_list("session_tag", flat=True),
+        *uses.values_list("session_tag", flat=True),
+        *ExtractionJob.objects.values_list("session_tag", flat=True),
+    ]
+    assert all(re.fullmatch(r"[0-9a-f]{12}", tag) and set(tag) != {"0"} for tag in tags if tag)
+
+
+def test_the_demo_deliveries_went_out_and_were_acknowledged(settings):
+    """Every event of the demo reached its receiver over HTTP and was acknowledged (204), at
+    the time of the step that wrote it; nothing waits and no recipient is failing."""
+    from memoryadmin.privacy.models import (
+        DeliveryAttempt,
+        DeliveryStatus,
+        OutboxEvent,
+        WebhookDelivery,
+        WebhookRecipient,
+    )
+
+    base_url = seed_demo(settings)
+    recipient = WebhookRecipient.objects.get()
+    assert recipient.url == f"{base_url}/demo/webhooks/" and not recipient.failing
+    deliveries = WebhookDelivery.objects.select_related("event")
+    assert deliveries.count() >= 8
+    assert not OutboxEvent.objects.filter(dispatched_at__isnull=True).exists()
+    for delivery in deliveries:
+        assert delivery.status == DeliveryStatus.DELIVERED and delivery.attempts == 1
+        assert delivery.delivered_at - delivery.event.created_at < timedelta_seconds(5)
+    assert set(DeliveryAttempt.objects.values_list("status_code", "ok")) == {(204, True)}
+
+
+def timedelta_seconds(seconds: float):
+    from datetime import timedelta
+
+    return timedelta(seconds=seconds)

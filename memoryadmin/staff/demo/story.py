@@ -110,9 +110,9 @@ def saved_by_agent(subject_id: str, chat: int, drafts: list[FactDraft]) -> None:
     )
 
 
-def used_in_chat(subject_id: str, chat: int, turns: int, keys: list[str]) -> None:
-    """Use receipts of a chat's turns: the agent had the traveller's facts in the prompt (the
-    first two) or recalled them (the rest), each at the version it saw then."""
+def used_in_turn(subject_id: str, chat: int, turn: int, keys: list[str]) -> None:
+    """The use receipts of one turn: the agent had the traveller's facts in the prompt (the
+    first two, or one) or recalled them (the rest), each at the version current then."""
     versions = dict(
         MemoryFact.objects.filter(subject_id=subject_id, key__in=keys)
         .exclude(status=FactStatus.PENDING_REVIEW)
@@ -128,9 +128,18 @@ def used_in_chat(subject_id: str, chat: int, turns: int, keys: list[str]) -> Non
                 injected=named[:2] if turn % 2 else named[:1],
                 recalled=named[2:] if turn % 2 else named[1:2],
             )
-            for turn in range(1, turns + 1)
         ],
     )
+
+
+def chat_uses(
+    story: Story, subject_id: str, chat: int, when: tuple[float, float], turns: range, keys
+) -> None:
+    """A chat's turns, a few minutes apart from `when` (days ago, hour), each with its
+    receipts."""
+    days_ago, hour = when
+    for n, turn in enumerate(turns):
+        story.at(days_ago, hour + n * 0.07, partial(used_in_turn, subject_id, chat, turn, keys))
 
 
 def deliver_waiting() -> None:
@@ -229,12 +238,13 @@ def portal_traveller(story: Story, subject_id: str, facts: list[tuple[str, str, 
         ),
     )
     add(20 - late, 13.15, partial(saved_by_agent, subject_id, 3, _drafts(subject_id, saved)))
-    add(20 - late, 13.2, partial(used_in_chat, subject_id, 3, 2, keys))
-    add(14 - late, 18.0, partial(used_in_chat, subject_id, 4, 2, keys))
+    # the learning chat goes on: its next turns had what turn 1 taught
+    chat_uses(story, subject_id, 3, (20 - late, 13.2), range(2, 4), keys)
+    chat_uses(story, subject_id, 4, (14 - late, 18.0), range(1, 3), keys)
     add(10 - late, 20.3, partial(downloaded, subject_id))
-    add(8 - late, 7.6, partial(used_in_chat, subject_id, 5, 2, keys))
+    chat_uses(story, subject_id, 5, (8 - late, 7.6), range(1, 3), keys)
     add(6 - late, 22.0, partial(corrected, subject_id, "home_airport", PORTAL_DEMO[subject_id][1]))
-    add(3 - late, 11.4, partial(used_in_chat, subject_id, 6, 2, keys))
+    chat_uses(story, subject_id, 6, (3 - late, 11.4), range(1, 3), keys)
     users = story.users
     add(5 - late, 10.0, partial(looked, users[VIEWER], AccessKind.TRAVELLER, subject_id))
     add(2, 15.0 + late, partial(looked, users[VIEWER], AccessKind.FACT_HISTORY, subject_id))
@@ -257,7 +267,7 @@ def traveller(story: Story, index: int, subject_id: str, facts, learned_by: str)
         first, chat = first - 6, chat + 1
     story.at(first, hour, partial(_learn, learned_by, subject_id, chat, facts))
     keys = [key for key, _value, _category in facts]
-    story.at(max(first - 3, 1), hour + 1, partial(used_in_chat, subject_id, chat + 1, 1, keys))
+    chat_uses(story, subject_id, chat + 1, (max(first - 3, 1), hour + 1), range(1, 2), keys)
     editor = Actor.staff(story.users[EDITOR])
     later = max(first - 2, 1)
     if subject_id == "FF-100234":
