@@ -79,9 +79,9 @@ def test_the_demo_traveller_shows_every_differentiator_on_the_first_visit(settin
     told = client.get(f"/portal/receipts/{receipt}").content.decode()
     assert "Our frequent flyer programme: confirmed" in told and "CRM" not in told
     looked = client.get("/portal/looked").content.decode()
-    # on three days of the last week: a support agent twice, a privacy officer once
-    assert looked.count("A support agent looked once.") == 2
-    assert looked.count("A privacy officer looked once.") == 1
+    # yesterday a support agent twice and a privacy officer once; a support agent days before
+    assert "Support agents looked 2 times." in looked and "A privacy officer looked once." in looked
+    assert looked.count("A support agent looked once.") == 1
 
 
 def test_the_demo_editor_can_log_in_and_see_travellers(settings):

@@ -246,10 +246,15 @@ def portal_traveller(story: Story, subject_id: str, facts: list[tuple[str, str, 
     add(6 - late, 22.0, partial(corrected, subject_id, "home_airport", PORTAL_DEMO[subject_id][1]))
     chat_uses(story, subject_id, 6, (3 - late, 11.4), range(1, 3), keys)
     users = story.users
+    # a support agent's look after the correction; yesterday, the traveller's call: the agent
+    # opens their memory and a fact's history, the privacy officer the request
     add(5 - late, 10.0, partial(looked, users[VIEWER], AccessKind.TRAVELLER, subject_id))
-    add(2, 15.0 + late, partial(looked, users[VIEWER], AccessKind.FACT_HISTORY, subject_id))
+    add(1, 9.0 + late, partial(looked, users[VIEWER], AccessKind.TRAVELLER, subject_id))
+    add(1, 9.1 + late, partial(looked, users[VIEWER], AccessKind.FACT_HISTORY, subject_id))
     add(
-        1, 9.0 + late, partial(looked, users[PRIVACY_ADMIN], AccessKind.PRIVACY_REQUEST, subject_id)
+        1,
+        11.0 + late,
+        partial(looked, users[PRIVACY_ADMIN], AccessKind.PRIVACY_REQUEST, subject_id),
     )
 
 
