@@ -12,7 +12,7 @@ import threading
 
 from django.conf import settings
 from django.contrib.staticfiles.management.commands.runserver import Command as RunServer
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 
 from memoryadmin.privacy.tasks import webhook_retry_due_task
 
@@ -25,14 +25,17 @@ FIRST_SWEEP_AFTER = 2.0  # seconds: the server is listening by then (the demo's 
 def sweep_forever(stop: threading.Event, interval: float) -> None:
     """Dispatch what waits in the outbox and send every delivery that is due, until `stop`."""
     wait = FIRST_SWEEP_AFTER
-    while not stop.wait(wait):
-        wait = interval
-        try:
-            webhook_retry_due_task()
-        except Exception:  # noqa: BLE001 - the next sweep tries again; the server stays up
-            logger.exception("webhook sweep failed")
-        finally:
-            close_old_connections()
+    try:
+        while not stop.wait(wait):
+            wait = interval
+            try:
+                webhook_retry_due_task()
+            except Exception:  # noqa: BLE001 - the next sweep tries again; the server stays up
+                logger.exception("webhook sweep failed")
+            finally:
+                close_old_connections()
+    finally:
+        connections.close_all()  # this thread's
 
 
 class Command(RunServer):
