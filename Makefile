@@ -32,19 +32,25 @@ setup: $(BIN)/.installed $(OIDC_MODULES)
 # DATABASE_URL is given, which always wins.
 EMBEDDED = $(BIN)/python -m memoryadmin.embedded_db run --
 
+# `make run RUN_PORT=8765` serves elsewhere; every address and hint it prints follows.
 RUN_PORT ?= 8000
+# The demo traveller `make portal-link` opens the portal of (FF-100232: the same in Chinese).
+SUBJECT ?= FF-100231
 
+# The development server (serve_dev: runserver, plus beat's webhook sweep in-process: with no
+# broker, tasks run in this one process), on the demo data: its webhooks go to the demo's
+# receiver that this server serves, and are acknowledged.
 run: $(BIN)/.installed
 	export DEBUG=$${DEBUG:-true}; \
 	$(EMBEDDED) sh -c '$(BIN)/python manage.py migrate --noinput -v 0 && \
 	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(RUN_PORT) && \
 	echo "Traveller privacy portal for demo traveller FF-100231 (the link works once, for 15 minutes;" && \
-	echo "get another with: make portal-link):" && \
+	echo "get another with: make portal-link RUN_PORT=$(RUN_PORT), in Chinese: make portal-link RUN_PORT=$(RUN_PORT) SUBJECT=FF-100232):" && \
 	$(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:$(RUN_PORT) && \
-	exec $(BIN)/python manage.py runserver 127.0.0.1:$(RUN_PORT)'
+	exec $(BIN)/python manage.py serve_dev 127.0.0.1:$(RUN_PORT)'
 
 portal-link: $(BIN)/.installed
-	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py portal_link FF-100231 --base-url http://127.0.0.1:$(RUN_PORT)
+	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py portal_link $(SUBJECT) --base-url http://127.0.0.1:$(RUN_PORT)
 
 demo-code: $(BIN)/.installed
 	DEBUG=$${DEBUG:-true} $(EMBEDDED) $(BIN)/python manage.py demo_totp_code privacy

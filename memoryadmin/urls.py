@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
@@ -25,6 +26,8 @@ urlpatterns = [
     path("staff/", include("memoryadmin.staff.urls")),
     path("", RedirectView.as_view(pattern_name="staff:overview", permanent=False)),
 ]
+if settings.DEBUG:  # the demo's webhook recipient (memoryadmin/staff/demo/receiver.py)
+    urlpatterns.append(path("", include("memoryadmin.staff.demo.receiver")))
 
 handler400 = "memoryadmin.api.errors.bad_request"
 handler403 = "memoryadmin.api.errors.permission_denied"

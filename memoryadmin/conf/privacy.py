@@ -23,9 +23,14 @@ PRIVACY_TIME_ZONE = env.str("PRIVACY_TIME_ZONE", default="Asia/Taipei")
 WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=60.0)
 WEBHOOK_RETRY_MAX_SECONDS = env.float("WEBHOOK_RETRY_MAX_SECONDS", default=21600.0)
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
-# Beat dispatches what the store's native erasures wrote and re-sends retries this late.
+# Beat dispatches what the store's native erasures wrote and re-sends retries this late. With
+# no broker (tasks in-process, `make run`) no worker holds a retry's countdown: the sweep is what
+# retries, as soon as a retry is due.
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=30.0)
-WEBHOOK_RETRY_GRACE_SECONDS = env.float("WEBHOOK_RETRY_GRACE_SECONDS", default=120.0)
+WEBHOOK_RETRY_GRACE_SECONDS = env.float(
+    "WEBHOOK_RETRY_GRACE_SECONDS",
+    default=120.0 if env.url_str("CELERY_BROKER_URL", default="") else 0.0,
+)
 # The outbox and the delivery log are kept this many days after an event was written (once its
 # deliveries are settled); an erasure request keeps each recipient's outcome in its evidence.
 WEBHOOK_LOG_RETENTION_DAYS = env.int("WEBHOOK_LOG_RETENTION_DAYS", default=90)

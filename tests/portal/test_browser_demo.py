@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import expect
 
 from memoryadmin.portal.services import portal_link_issue
@@ -24,6 +23,7 @@ from tests.support.browser import (
     dialogs_of,
     screenshot,
 )
+from tests.support.demo import seed_demo
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -122,9 +122,11 @@ def enter(new_page, live_server, subject: str, words: dict):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh-hant"])
-def test_the_demo_traveller_sees_every_differentiator_on_a_phone(new_page, live_server, lang):
+def test_the_demo_traveller_sees_every_differentiator_on_a_phone(
+    new_page, live_server, lang, settings
+):
     words = WORDS[lang]
-    call_command("seed_demo")
+    seed_demo(settings)
     page = enter(new_page, live_server, words["subject"], words)
 
     # the overview: topics as labels, why the assistant knows each, how often it was used

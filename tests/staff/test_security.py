@@ -19,6 +19,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from tests.factories import UserFactory
+from tests.support.demo import seed_demo
 
 pytestmark = pytest.mark.django_db
 
@@ -222,7 +223,7 @@ def test_staff_totp_sets_up_an_authenticator_once_and_resets_on_request():
 
 
 def test_seed_demo_gives_the_demo_privacy_admin_a_working_code(settings, capsys):
-    call_command("seed_demo")
+    seed_demo(settings)
     assert "make demo-code" in capsys.readouterr().out  # the Makefile target runs demo_totp_code
     settings.DEBUG = True
     out = io.StringIO()
