@@ -87,11 +87,12 @@ def test_skill_is_installed_with_the_package(tmp_path):
 
 
 def test_server_distribution_does_not_ship_the_client(tmp_path):
-    """The server's build takes memoryadmin (with the old-path shim) and leaves client/ to its
-    own distribution."""
+    """The server's build takes memoryadmin and leaves client/ to its own distribution (the
+    old-path shim, memoryadmin/client/, is gone)."""
     source = tmp_path / "src"
     _copy_tree(ROOT, source, ("pyproject.toml",), ("memoryadmin", "client"))
     out = tmp_path / "build"
     _build(source, out)
-    assert (out / "memoryadmin" / "client" / "__init__.py").is_file()
+    assert (out / "memoryadmin" / "facts" / "store.py").is_file()
+    assert not (out / "memoryadmin" / "client").exists()
     assert sorted(path.name for path in out.iterdir()) == ["memoryadmin"]

@@ -92,7 +92,7 @@ def test_an_erase_put_on_hold_shows_the_reason_typed_on_its_timeline(
     assert "Art. 17(3)(e)" in after  # the ground as well
 
 
-def test_an_erase_without_a_reason_shows_the_error_once_beside_its_field(
+def test_an_erase_without_a_reason_shows_the_error_beside_its_field_and_in_the_summary(
     client,
     editor,  # noqa: F811
 ):
@@ -102,8 +102,9 @@ def test_an_erase_without_a_reason_shows_the_error_once_beside_its_field(
     response = client.post(f"/staff/privacy/requests/{req.number}/erase/", {"reason": ""})
     assert response.status_code == 400
     body = response.content.decode()
-    assert body.count("Say why, e.g. the traveller") == 1
+    assert body.count("Say why, e.g. the traveller") == 2  # beside the field, and the summary
     assert re.search(r'class="field-error">Say why', body)
+    assert re.search(r'<li><a href="#[^"]+">[^<:]+: Say why', body)  # which links to it
 
 
 def test_a_request_about_a_traveller_we_hold_nothing_about(client, editor, viewer):  # noqa: F811
