@@ -242,15 +242,15 @@ def staff_events(
     return events.order_by("-created_at", "-id")
 
 
-def staff_version_redactions(subject_id: str, key: str | None) -> dict[tuple[str, int], FactEvent]:
-    """(key, version) -> the event that redacted that version, for one fact or the whole
-    timeline: one query, so the history says when, by whom and why next to each redacted
-    version, whichever page of the history it is on."""
+def staff_version_redactions(subject_id: str, key: str) -> dict[tuple[str, int], FactEvent]:
+    """(key, version) -> the event that redacted that version of one fact: one query, so its
+    history says when, by whom and why next to each redacted version, whichever page of the
+    history each is on."""
     events = FactEvent.objects.filter(
-        subject_id=subject_id, action=EventAction.VERSION_REDACTED
+        subject_id=subject_id,
+        key_hash__in=history_hashes(subject_id, key),
+        action=EventAction.VERSION_REDACTED,
     ).select_related("actor_user")
-    if key is not None:
-        events = events.filter(key_hash__in=history_hashes(subject_id, key))
     return {
         (event.key, (event.after or {}).get("redacted_version")): event
         for event in events.order_by("created_at", "id")

@@ -6,7 +6,7 @@ both versions' rows stay. Editors are offered no control and refused by the serv
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import datetime
 from urllib.parse import quote
 
 import pytest
@@ -17,11 +17,13 @@ from rest_framework.test import APIClient
 from memoryadmin.api.tokens import token_issue
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.errors import FactNotFound, FactStateError
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
 from memoryadmin.facts.services import FactDraft
 from memoryadmin.facts.validation import session_tag
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.usage.services import TurnUse, uses_record
+from tests.facts.test_erasure import _event_table_updates
 from tests.support.pgdump import pg_dump_text
 
 T = "T-REDACT-1"
@@ -158,22 +160,19 @@ def test_the_current_version_cannot_be_redacted(client, privacy_admin):
 
 
 @pytest.mark.django_db
-def test_the_service_refuses_the_current_and_an_unknown_version():
+def test_the_service_refuses_the_current_and_an_unknown_version_and_writes_no_index():
     _a_fact_with_two_versions()
     admin = Actor.system("t")
-    with pytest.raises(services_errors().FactStateError, match="correction or a delete"):
+    with pytest.raises(FactStateError, match="correction or a delete"):
         services.fact_version_redact(subject_id=T, key=KEY, version=2, actor=admin, reason="r")
-    with pytest.raises(services_errors().FactNotFound):
+    with pytest.raises(FactNotFound):
         services.fact_version_redact(subject_id=T, key=KEY, version=7, actor=admin, reason="r")
-    assert (
-        services.fact_version_redact(subject_id=T, key=KEY, version=1, actor=admin, reason="r") == 2
-    )  # the `after` that wrote it and the `before` of the next
-    with pytest.raises(services_errors().FactStateError, match="already redacted"):
+    before = _event_table_updates()
+    blanked = services.fact_version_redact(
+        subject_id=T, key=KEY, version=1, actor=admin, reason="r"
+    )
+    assert blanked == 2  # the `after` that wrote it and the `before` of the next
+    updated, hot = (now - then for now, then in zip(_event_table_updates(), before, strict=True))
+    assert updated == hot == 2  # as an erasure's: no index of the history is written
+    with pytest.raises(FactStateError, match="already redacted"):
         services.fact_version_redact(subject_id=T, key=KEY, version=1, actor=admin, reason="r")
-    assert timezone.now() - timedelta(minutes=1) < FactEvent.objects.last().created_at
-
-
-def services_errors():
-    from memoryadmin.facts import errors
-
-    return errors

@@ -105,6 +105,17 @@ def erased_summary(after: dict) -> dict[str, Any] | None:
     }
 
 
+def _redactions_shown(subject_id: str, key: str | None, events: Any) -> dict | None:
+    """On a fact's page that shows a redacted version, when, by whom and why it went: one query
+    more, only then. The timeline lists the redaction itself."""
+    if not key or not any(
+        (event.after or {}).get("redacted_at") or (event.before or {}).get("redacted_at")
+        for event in events
+    ):
+        return None
+    return selectors.staff_version_redactions(subject_id, key)
+
+
 def _version_written(event: Any, after: dict) -> int | None:
     """The version this event wrote (None for an event that wrote none: a reveal, a mark)."""
     version = after.get("version")
@@ -197,7 +208,7 @@ def _history(
             page.object_list,
             revealed=revealed,
             sensitive_now=sensitive_now,
-            redactions=selectors.staff_version_redactions(subject_id, key),
+            redactions=_redactions_shown(subject_id, key, page.object_list),
             redactable_below=redactable_below,
         ),
         "qs": query_without_page(request),
