@@ -119,6 +119,8 @@ def test_a_privacy_admin_redacts_version_one_and_its_words_leave_the_database(
 
     english = _portal("en").get("/portal/your-data").content.decode()
     assert "An earlier version was redacted on" in english and OLD not in english
+    home = _portal("en").get("/portal/").content.decode()
+    assert "What the assistant had in that chat was redacted on" in home and OLD not in home
     chinese = _portal("zh-hant").get("/portal/your-data").content.decode()
     assert "較早的一個版本已於" in chinese and OLD not in chinese
     exported = _portal("en").get("/portal/download")
