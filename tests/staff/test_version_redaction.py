@@ -10,6 +10,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -178,3 +179,18 @@ def test_the_service_refuses_the_current_and_an_unknown_version_and_writes_no_in
     assert updated == hot == 2  # as an erasure's: no index of the history is written
     with pytest.raises(FactStateError, match="already redacted"):
         services.fact_version_redact(subject_id=T, key=KEY, version=1, actor=admin, reason="r")
+
+
+@pytest.mark.django_db
+def test_no_index_holds_an_old_value():
+    """The search index covers current values only (`memory_fact.value`): no index reads the
+    history's snapshots, a quote or a stored reply, so a redacted version leaves no index."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = 'public'"
+            " AND (indexdef ~* '\\m(before|after|evidence|response_body)\\M'"
+            "      OR indexdef ~* 'using (gin|gist)')"
+        )
+        found = cursor.fetchall()
+    assert [table for table, _ in found] == ["memory_fact"]
+    assert "(value gin_trgm_ops)" in found[0][1]
