@@ -194,3 +194,16 @@ def test_no_index_holds_an_old_value():
         found = cursor.fetchall()
     assert [table for table, _ in found] == ["memory_fact"]
     assert "(value gin_trgm_ops)" in found[0][1]
+
+
+@pytest.mark.django_db
+def test_the_confirm_page_names_other_versions_that_hold_the_same_words(client, privacy_admin):
+    services.fact_upsert(subject_id=T, actor=Actor.agent("h"), facts=[FactDraft(KEY, OLD)])
+    for flag in (services.fact_flag_sensitive, services.fact_unflag_sensitive):  # 2, 3: OLD
+        flag(subject_id=T, key=KEY, actor=Actor.system("t"), reason="t")
+    services.fact_upsert(subject_id=T, actor=Actor.customer(T), facts=[FactDraft(KEY, NEW)])
+    client.force_login(privacy_admin)
+    page = client.get(redact_url(1)).content.decode()
+    assert "Versions 2, 3 hold the same words" in page
+    assert "Version 1, 3 hold" not in client.get(redact_url(2)).content.decode()
+    assert "Versions 1, 3 hold the same words" in client.get(redact_url(2)).content.decode()

@@ -37,6 +37,21 @@ def _written(fact: MemoryFact, version: int) -> FactEvent | None:
     )
 
 
+def _same_words(fact: MemoryFact, written: FactEvent) -> list[int]:
+    """The fact's other past versions that hold the same words (a flag or an expiry change
+    copies the value into its own version): each stays until redacted too."""
+    after = written.after or {}
+    if after.get("value") is None:
+        return []
+    versions = (
+        fact_selectors.fact_history(fact.subject_id, fact.key)
+        .filter(key=fact.key, after__value=after["value"])
+        .values_list("after__version", flat=True)
+    )
+    mine = after.get("version")
+    return sorted({v for v in versions if isinstance(v, int) and v not in (mine, fact.version)})
+
+
 def _page(
     request: HttpRequest, fact: MemoryFact, written: FactEvent, form: RedactForm, **extra: Any
 ) -> HttpResponse:
@@ -50,9 +65,11 @@ def _page(
         "old_value": after.get("value"),
         "old_quote": after.get("evidence", ""),
         "already": bool(after.get("redacted_at")),
-        "current": after.get("version") == fact.version,
+        # the current version, or one with its words: a correction or a delete
+        "current": after.get("version") == fact.version or after.get("value") == fact.value,
         "masked": bool(after.get("sensitive") or fact.sensitive)
         and fact.key not in revealed_keys(request, fact.subject_id),
+        "same_words": _same_words(fact, written),
         "form": form,
         **extra,
     }
