@@ -27,6 +27,7 @@ SAMPLES = {
     "secret": "x",
     "reason": "expired",
     "number": "PR-1",
+    "version": 1,
 }
 # The portal's catch-all answers every method with its 404 page.
 NOT_PAGES = {"portal:not-found"}

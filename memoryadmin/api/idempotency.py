@@ -9,9 +9,10 @@ rolls back and replays the winner's response.
 
 Stored bodies can contain fact values. Deleting is erasing, so `IDEMPOTENCY_ERASE_SQL` is
 registered with the one erasure path (`facts.erasure`) and runs whenever a subject's facts are
-deleted, cleared or swept: it erases the stored replies but keeps each key with its keyed request
-fingerprint and status, so a retry after the erasure is answered 409 `already_processed` and
-never runs twice. `idempotency_purge_expired` drops old records.
+deleted, cleared or swept (and `IDEMPOTENCY_REDACT_SQL` with `facts.redaction`, for the replies
+that quote a redacted version): it erases the stored replies but keeps each key with its keyed
+request fingerprint and status, so a retry after the erasure is answered 409
+`already_processed` and never runs twice. `idempotency_purge_expired` drops old records.
 """
 
 from __future__ import annotations
@@ -57,6 +58,21 @@ IDEMPOTENCY_ERASE_SQL = (
     " WHERE subject_id IN (SELECT subject_id FROM erased_subjects)"
     " AND reply_erased_at IS NULL"
 )
+
+
+# A redacted version's words go from the stored replies that quote them (a PUT's or a batch's
+# reply holds the value and quote of the version it wrote): found among the traveller's records
+# by the words themselves, anywhere in the reply, and blanked as an erasure blanks them.
+# Registered with `facts.redaction`; run in the redaction's transaction.
+IDEMPOTENCY_REDACT_SQL = f"""
+UPDATE "{IdempotencyRecord._meta.db_table}" AS r
+SET response_body = NULL, response_headers = '{{}}'::jsonb, path = '',
+    reply_erased_at = %(now)s
+WHERE r.subject_id = %(subject)s AND r.reply_erased_at IS NULL
+  AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(%(words)s::jsonb) AS w(word)
+              WHERE jsonb_path_exists(r.response_body, '$.** ? (@ == $word)',
+                                      jsonb_build_object('word', w.word)))
+"""  # noqa: S608 - the table name is ours
 
 
 def idempotency_purge_expired() -> int:
@@ -120,8 +136,8 @@ def _replay(record: IdempotencyRecord, fingerprint: str) -> Response:
         raise ApiError(
             status_code=status.HTTP_409_CONFLICT,
             code="already_processed",
-            message="This request was carried out before. Its stored reply was erased together "
-            "with the traveller's facts, so it is not run again.",
+            message="This request was carried out before. Its stored reply was erased with "
+            "the values it held, so it is not run again.",
             headers={REPLAYED_HEADER: "true"},
         )
     headers = {**record.response_headers, REPLAYED_HEADER: "true"}

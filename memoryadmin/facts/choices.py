@@ -65,6 +65,9 @@ class EventAction(models.TextChoices):
     # A reviewer's mark on a fact drawn for the weekly quality sample (correct, or
     # wrong with one reason, in words in the event's reason). No value, changes no version.
     QUALITY_MARKED = "quality_marked", "Quality checked"
+    # A privacy admin blanked one past version's value and quote in every snapshot that held
+    # it; the version, its time and actor stay, with a keyed hash of the value (in `after`).
+    VERSION_REDACTED = "version_redacted", "Version redacted"
 
 
 class PolicyAction(models.TextChoices):

@@ -21,15 +21,17 @@ from django.conf import settings
 DIGEST_PREFIX = "#"
 DIGEST_LENGTH = 41  # "#" and 40 hex digits
 _DIGEST_SALT = "memoryadmin.facts.erasure.key-digest"
+# Its own salt: a redacted value's hash never equals a key's, even for the same words.
+_VALUE_DIGEST_SALT = "memoryadmin.facts.redaction.value-digest"
 _DIGEST_HEX_LENGTH = DIGEST_LENGTH - 1
 _DIGEST = re.compile(rf"^#[0-9a-f]{{{_DIGEST_HEX_LENGTH}}}$")
 
 
 @functools.lru_cache(maxsize=8)
-def _derived_key(secret: str) -> bytes:
+def _derived_key(secret: str, salt: str = _DIGEST_SALT) -> bytes:
     """Django's salted_hmac key derivation, done once per secret (a sweep chunk hashes 1,000
     keys): sha256(salt + secret)."""
-    return hashlib.sha256((_DIGEST_SALT + secret).encode()).digest()
+    return hashlib.sha256((salt + secret).encode()).digest()
 
 
 def key_digest(subject_id: str, key: str, *, secret: str | None = None) -> str:
@@ -38,6 +40,15 @@ def key_digest(subject_id: str, key: str, *, secret: str | None = None) -> str:
     `salted_hmac(_DIGEST_SALT, subject + NUL + key, secret, algorithm="sha256")`."""
     derived = _derived_key(settings.SECRET_KEY if secret is None else secret)
     mac = hmac.new(derived, f"{subject_id}\x00{key}".encode(), hashlib.sha256)
+    return DIGEST_PREFIX + mac.hexdigest()[:_DIGEST_HEX_LENGTH]
+
+
+def value_digest(subject_id: str, key: str, value: str) -> str:
+    """What a redacted version keeps of its value: HMAC-SHA256 over subject, key and value with
+    its own salt, so the old words can be recognised when shown again, never read back, and
+    guesses cannot be tested without the secret."""
+    derived = _derived_key(settings.SECRET_KEY, _VALUE_DIGEST_SALT)
+    mac = hmac.new(derived, f"{subject_id}\x00{key}\x00{value}".encode(), hashlib.sha256)
     return DIGEST_PREFIX + mac.hexdigest()[:_DIGEST_HEX_LENGTH]
 
 

@@ -218,6 +218,31 @@ erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE f
 {{erasers}}SELECT key, category, created_at, version FROM gone
 """
 
+# --- redacting one past version (services/redaction.py `fact_version_redact`) -----------------
+#
+# Blank one version's value and quote in every snapshot that holds it: the `after` of the event
+# that wrote it and the `before` of the event that replaced it, found as an erasure finds a
+# fact's events (subject, each history hash) and limited to the fact's current life (the plain
+# key: an earlier life's events are already blank and hashed). What stays of the snapshot is
+# the version, its category, status, flags and expiry, with `value` null and `redacted_at` set.
+# It changes no indexed column (`after`, `before` are in no index), so it stays a HOT update as
+# an erasure's redaction does. Returns each event changed.
+SQL_REDACT_VERSION = f"""
+UPDATE {FACT_EVENT} AS e
+SET after = CASE WHEN e.after @> jsonb_build_object('version', %(version)s::integer)
+                 THEN (e.after - 'evidence')
+                      || jsonb_build_object('value', NULL, 'redacted_at', %(now)s::timestamptz)
+                 ELSE e.after END,
+    before = CASE WHEN e.before @> jsonb_build_object('version', %(version)s::integer)
+                  THEN (e.before - 'evidence')
+                       || jsonb_build_object('value', NULL, 'redacted_at', %(now)s::timestamptz)
+                  ELSE e.before END
+WHERE e.subject_id = %(subject)s AND e.key_hash = ANY(%(hashes)s) AND e.key = %(key)s
+  AND (e.after @> jsonb_build_object('version', %(version)s::integer)
+       OR e.before @> jsonb_build_object('version', %(version)s::integer))
+RETURNING e.id
+"""
+
 # --- retention of the history: one rule for the row sweep and the drop by month ---------------
 #
 # The history rows that outlive the audit retention, as conditions on a row `t`: a traveller
@@ -269,7 +294,8 @@ WHERE created_at < %(cutoff)s
 # from the traveller's history (the whole history never leaves it): an erasure at or before the
 # moment ends the fact (a later event of the same key starts it again, as the history reads); an
 # event that changed no snapshot is passed over; a redacted snapshot (its fact erased since) is
-# returned blank. `learned_at` is the first event since the last such erasure; `erased_on` and
+# returned blank (and a version redacted on its own comes back with its value null and its
+# `redacted_at`). `learned_at` is the first event since the last such erasure; `erased_on` and
 # `erased_category` come from the first erasure after the moment (the one that blanked it). The
 # events are read once, narrow (flags, no snapshot); only the winners' snapshots are fetched, by
 # primary key.
@@ -309,7 +335,8 @@ erasures AS (
 SELECT l.key_hash, l.key, l.redacted, l.created_at, l.learned_at,
        e.after ->> 'value', e.after ->> 'category', e.after ->> 'status',
        coalesce((e.after ->> 'sensitive')::boolean, false), e.after ->> 'expires_at',
-       (e.after ->> 'version')::integer, x.erased_on, x.erased_category
+       (e.after ->> 'version')::integer, x.erased_on, x.erased_category,
+       (e.after ->> 'redacted_at')::timestamptz
 FROM latest l
 JOIN {FACT_EVENT} e
   ON e.id = l.id AND e.created_at = l.created_at AND e.subject_id = %(subject)s

@@ -178,6 +178,15 @@ def used_sentence(use: UseSummary | None, then: usage_selectors.Snapshot | None 
             escape(str(both))
             % {"used": first, "earlier": escape(str(erased)) % {"date": when_html(then.erased_on)}}
         )
+    if then is not None and then.redacted_on is not None:  # said, never shown
+        redacted = _("What the assistant had in that chat was redacted on %(date)s")
+        return mark_safe(  # noqa: S308 - every part escaped
+            escape(str(both))
+            % {
+                "used": first,
+                "earlier": escape(str(redacted)) % {"date": when_html(then.redacted_on)},
+            }
+        )
     if then is None or not then.value:
         return first
     earlier = _("In that chat the assistant had an earlier version: “%(value)s”")

@@ -74,6 +74,8 @@ _ACTIONS = {
 def _what(event: FactEvent) -> str:
     if event.action == EventAction.SUBJECT_CLEARED:
         return _("you asked the assistant to forget everything")
+    if event.action == EventAction.VERSION_REDACTED:  # which version and why stay with staff
+        return _("An earlier version was redacted on %(date)s") % {"date": _day(event.created_at)}
     deleted = event.action in (
         EventAction.DELETED,
         EventAction.REJECTED,

@@ -242,6 +242,21 @@ def staff_events(
     return events.order_by("-created_at", "-id")
 
 
+def staff_version_redactions(subject_id: str, key: str) -> dict[tuple[str, int], FactEvent]:
+    """(key, version) -> the event that redacted that version of one fact: one query, so its
+    history says when, by whom and why next to each redacted version, whichever page of the
+    history each is on."""
+    events = FactEvent.objects.filter(
+        subject_id=subject_id,
+        key_hash__in=history_hashes(subject_id, key),
+        action=EventAction.VERSION_REDACTED,
+    ).select_related("actor_user")
+    return {
+        (event.key, (event.after or {}).get("redacted_version")): event
+        for event in events.order_by("created_at", "id")
+    }
+
+
 # --- memory as of a date ------------------------------------------------------------------------
 
 
@@ -263,6 +278,8 @@ class AsOfFact:
     version: int | None = None
     erased_on: datetime | None = None
     tier_one: bool = False
+    # that version alone was redacted since: the page says "redacted", never the value
+    redacted_on: datetime | None = None
 
 
 def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfFact]:
@@ -290,6 +307,7 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
         version,
         erased_on,
         erased_category,
+        redacted_on,
     ) in rows:
         if redacted:  # its snapshots were blanked by the fact's erasure
             fact = AsOfFact(
@@ -309,6 +327,7 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
                 version=version,
                 learned_at=learned_at,
                 changed_at=created_at,
+                redacted_on=redacted_on,
             )
         if erased_on is not None:
             fact.erased_on = erased_on

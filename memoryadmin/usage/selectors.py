@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import Aggregate, Count, Exists, IntegerField, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memoryadmin.facts.models import FactEvent, MemoryFact
 
@@ -122,11 +123,12 @@ def turn_uses(subject_id: str, session_tag: str, turn_id: str) -> list[MemoryUse
 @dataclass(frozen=True)
 class Snapshot:
     """A fact as one version of it was recorded in its history: the value (blank once erased,
-    and then `erased_on` says when)."""
+    and then `erased_on` says when, or once that version alone was redacted: `redacted_on`)."""
 
     value: str
     sensitive: bool
     erased_on: datetime | None
+    redacted_on: datetime | None = None
 
 
 def versions_had(
@@ -158,5 +160,6 @@ def versions_had(
                 value="" if redacted_at else str(after.get("value") or ""),
                 sensitive=bool(after.get("sensitive")),
                 erased_on=redacted_at,
+                redacted_on=parse_datetime(str(after.get("redacted_at") or "")),
             )
     return found

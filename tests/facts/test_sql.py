@@ -61,6 +61,13 @@ SAMPLES: dict[str, Any] = {
     "USES_KEPT_PAST_RETENTION": None,
     "SQL_SWEEP_EVENTS": {"cutoff": NOW, "limit": 1000},
     "SQL_MEMORY_AS_OF": {"subject": "s-1", "at": NOW},
+    "SQL_REDACT_VERSION": {
+        "subject": "s-1",
+        "key": "seat",
+        "hashes": ["#0"],
+        "version": 1,
+        "now": NOW,
+    },
     "SQL_LOCK_SUBJECT": ["s-1"],
     "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],

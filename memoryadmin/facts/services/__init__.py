@@ -43,6 +43,7 @@ from .policy import (
     retention_rule_save,
     use_retention_update,
 )
+from .redaction import fact_version_redact
 from .retention import (
     ChunkResult,
     events_sweep_old,
@@ -91,6 +92,7 @@ __all__ = [
     "fact_unflag_sensitive",
     "fact_upsert",
     "fact_upsert_async",
+    "fact_version_redact",
     "facts_bulk_apply",
     "facts_import",
     "facts_sweep_expired",

@@ -18,7 +18,7 @@ from memoryadmin.usage.display import why_known
 
 from .. import selectors
 from ..forms import EventFilterForm
-from ..roles import VIEWER
+from ..roles import PRIVACY_ADMIN, VIEWER, has_role
 from ..templatetags.actors import ACTOR_WORDS
 from ..templatetags.staff_time import local_time
 from .common import (
@@ -59,6 +59,10 @@ FIELD_LABELS: dict[str, str | None] = {
     "purge_generation": None,
     "version": None,
     "erased_fact": None,
+    # a redacted version's marks: the row says it in words (`redaction`)
+    "redacted_at": None,
+    "redacted_version": None,
+    "value_hash": None,
 }
 
 
@@ -101,11 +105,42 @@ def erased_summary(after: dict) -> dict[str, Any] | None:
     }
 
 
-def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str]) -> list[dict]:
-    """Each event with a field-by-field diff; values of sensitive facts stay masked."""
+def _redactions_shown(subject_id: str, key: str | None, events: Any) -> dict | None:
+    """On a fact's page that shows a redacted version, when, by whom and why it went: one query
+    more, only then. The timeline lists the redaction itself."""
+    if not key or not any(
+        (event.after or {}).get("redacted_at") or (event.before or {}).get("redacted_at")
+        for event in events
+    ):
+        return None
+    return selectors.staff_version_redactions(subject_id, key)
+
+
+def _version_written(event: Any, after: dict) -> int | None:
+    """The version this event wrote (None for an event that wrote none: a reveal, a mark)."""
+    version = after.get("version")
+    if event.key.startswith("#") or not isinstance(version, int):
+        return None
+    return version
+
+
+def _event_rows(
+    events: Any,
+    *,
+    revealed: RevealedKeys,
+    sensitive_now: set[str],
+    redactions: dict[tuple[str, int], Any] | None = None,
+    redactable_below: int = 0,
+) -> list[dict]:
+    """Each event with a field-by-field diff; values of sensitive facts stay masked. A version
+    redacted since says so (when, by whom, why) instead of its value; with `redactable_below`
+    (a privacy admin on a fact's page: its current version), each earlier version not yet
+    redacted offers "Redact this version"."""
     rows = []
+    redactions = redactions or {}
     for event in events:
         before, after = event.before or {}, event.after or {}
+        written = _version_written(event, after)
         masked = (
             before.get("sensitive") or after.get("sensitive") or event.key in sensitive_now
         ) and event.key not in revealed
@@ -117,9 +152,20 @@ def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str])
                 continue
             hide = masked and name in VALUE_FIELDS
             shown_old, shown_new = _shown(old, name), _shown(new, name)
-            if before and after and shown_old == shown_new:
+            old_gone = name in VALUE_FIELDS and bool(before.get("redacted_at"))
+            new_gone = name in VALUE_FIELDS and bool(after.get("redacted_at"))
+            if before and after and shown_old == shown_new and not (old_gone or new_gone):
                 continue  # never "a → a": the same value in the words the page shows
-            changes.append({"field": label, "old": shown_old, "new": shown_new, "masked": hide})
+            changes.append(
+                {
+                    "field": label,
+                    "old": shown_old,
+                    "new": shown_new,
+                    "masked": hide,
+                    "old_redacted": old_gone,
+                    "new_redacted": new_gone,
+                }
+            )
         key_erased = event.key.startswith("#")
         rows.append(
             {
@@ -131,12 +177,22 @@ def _event_rows(events: Any, *, revealed: RevealedKeys, sensitive_now: set[str])
                 "summary": erased_summary(after),
                 "has_before": bool(before),
                 "actor_words": ACTOR_WORDS.get(event.actor_kind, ""),
+                "version": written,
+                "redaction": redactions.get((event.key, written)) if written else None,
+                "redactable": bool(
+                    written
+                    and written < redactable_below
+                    and event.action != EventAction.VERSION_REDACTED
+                    and not after.get("redacted_at")
+                ),
             }
         )
     return rows
 
 
-def _history(request: HttpRequest, subject_id: str, key: str | None) -> dict[str, Any]:
+def _history(
+    request: HttpRequest, subject_id: str, key: str | None, *, redactable_below: int = 0
+) -> dict[str, Any]:
     form = EventFilterForm(request.GET)
     action = actor = ""
     if form.is_valid():
@@ -148,7 +204,13 @@ def _history(request: HttpRequest, subject_id: str, key: str | None) -> dict[str
     return {
         "filter_form": form,
         "page": page,
-        "rows": _event_rows(page.object_list, revealed=revealed, sensitive_now=sensitive_now),
+        "rows": _event_rows(
+            page.object_list,
+            revealed=revealed,
+            sensitive_now=sensitive_now,
+            redactions=_redactions_shown(subject_id, key, page.object_list),
+            redactable_below=redactable_below,
+        ),
         "qs": query_without_page(request),
     }
 
@@ -204,7 +266,13 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     # review, neither a version.
     latest = (
         selectors.staff_events(subject_id, key=fact.key)
-        .exclude(action__in=(EventAction.VALUE_REVEALED, EventAction.QUALITY_MARKED))
+        .exclude(
+            action__in=(
+                EventAction.VALUE_REVEALED,
+                EventAction.QUALITY_MARKED,
+                EventAction.VERSION_REDACTED,
+            )
+        )
         .first()
     )
     revealed = revealed_keys(request, subject_id)
@@ -218,6 +286,12 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
         "why": why_known(fact),
         "use": usage_selectors.fact_use_summary(fact),
         "uses": usage_selectors.fact_recent_uses(fact),
-        **_history(request, subject_id, fact.key),
+        **_history(
+            request,
+            subject_id,
+            fact.key,
+            # "Redact this version" on each earlier version: privacy admins only
+            redactable_below=fact.version if has_role(request.user, PRIVACY_ADMIN) else 0,
+        ),
     }
     return render(request, "staff/fact.html", context)

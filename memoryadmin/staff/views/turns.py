@@ -1,7 +1,8 @@
 """One turn as the agent had it: the facts it was given and the facts it recalled, from the
 use receipts, each with the value at the version the agent had (from the history snapshots),
 what it is now when it changed since, or that it was deleted or erased since. An erased value
-stays erased: the snapshot is blank and the page says when it went. Sensitive values masked
+stays erased: the snapshot is blank and the page says when it went; a version redacted since
+shows "redacted" and the current value. Sensitive values masked
 until revealed, the old one as the current one."""
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def _row(
         state = "unversioned"  # a receipt from before versions were kept: only the current
     elif had is None:
         state = "unknown" if fact.version != use.version else "same"
+    elif had.redacted_on is not None:
+        state = "redacted"  # that version alone was redacted: said, never shown
     else:
         state = "same" if fact.version == use.version or fact.value == had.value else "changed"
     return {
