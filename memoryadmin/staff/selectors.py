@@ -24,6 +24,8 @@ from memoryadmin.facts.models import (
     FactEvent,
     FactStatus,
     MemoryFact,
+    PolicyAction,
+    PolicyEvent,
     Subject,
 )
 from memoryadmin.facts.sql import SQL_MEMORY_AS_OF
@@ -263,6 +265,29 @@ class AsOfFact:
     version: int | None = None
     erased_on: datetime | None = None
     tier_one: bool = False
+    event_id: int = 0  # the snapshot's event: the order within a batch
+
+    @property
+    def erased(self) -> bool:
+        """Erased since the moment: its value, status and flags went with it, so whether the
+        agent had it in tier one then is not known (never shown as "no")."""
+        return not self.key
+
+
+def tier_one_cap_at(at: datetime, *, today: int) -> int:
+    """The tier-one cap the agent's reads used at `at`: the value before the first change of
+    it after `at` (the policy history's settings changes), else today's (`today`)."""
+    later = (
+        PolicyEvent.objects.filter(
+            action=PolicyAction.SETTINGS_CHANGED,
+            created_at__gt=at,
+            before__has_key="tier_one_cap",
+        )
+        .order_by("created_at", "id")
+        .values_list("before", flat=True)
+        .first()
+    )
+    return int(later["tier_one_cap"]) if later else today
 
 
 def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfFact]:
@@ -270,8 +295,9 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
     (`SQL_MEMORY_AS_OF`: the server keeps each fact's last snapshot at or before `at`, so a page
     costs one row per fact, not one per event): a fact erased later shows as erased (its
     snapshots are blank), one erased by then is gone. Tier one as the agent's read ranked it then
-    (active, not sensitive, not expired at `at`; rules first, then the newest), with today's
-    cap."""
+    (`SQL_TIER_ONE`: active, not sensitive, not expired at `at`; rules first, then the newest),
+    with the cap in force then (`tier_one_cap_at`). A fact erased since takes no part: whether
+    it was in tier one went with it."""
     with connection.cursor() as cursor:
         cursor.execute(SQL_MEMORY_AS_OF, {"subject": subject_id, "at": at})
         rows = cursor.fetchall()
@@ -281,6 +307,7 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
         key,
         redacted,
         created_at,
+        event_id,
         learned_at,
         value,
         category,
@@ -296,6 +323,7 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
                 key_hash=key_hash,
                 learned_at=learned_at,
                 changed_at=created_at if created_at != learned_at else None,
+                event_id=event_id,
             )
         else:
             fact = AsOfFact(
@@ -309,6 +337,7 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
                 version=version,
                 learned_at=learned_at,
                 changed_at=created_at,
+                event_id=event_id,
             )
         if erased_on is not None:
             fact.erased_on = erased_on
@@ -335,7 +364,7 @@ def _rank_tier_one(facts: list[AsOfFact], cap: int) -> None:
     )
     rest = sorted(
         (f for f in facts if f.category != Category.CONSTRAINT),
-        key=lambda f: f.changed_at or datetime.min.replace(tzinfo=UTC),
+        key=lambda f: (f.changed_at or datetime.min.replace(tzinfo=UTC), f.event_id),
         reverse=True,
     )
     for fact in (rules + rest)[: max(cap, len(rules))]:

@@ -4,16 +4,18 @@ access record; a fixed number of queries whatever the history's size."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from memoryadmin.access.models import StaffAccess
+from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
-from memoryadmin.facts.services import FactDraft
+from memoryadmin.facts.services import FactDraft, policy
 
 pytestmark = pytest.mark.django_db
 T = "T-ASOF-1"
@@ -150,3 +152,31 @@ def test_a_long_memory_is_shown_a_page_at_a_time_keeping_the_moment(client, edit
     assert f"?at={at.replace(':', '%3A')}&amp;page=2" in first
     second = client.get(URL, {"at": at, "page": 2}).content.decode()
     assert second.count("zq-") == 10 and "51–60 of 60" in second
+
+
+def test_a_fact_erased_since_counts_as_erased_not_as_out_of_tier_one(client, editor):
+    """Both facts were in tier one 7 days ago; the seat was erased since: its row and the count
+    say erased, never "Tier one: no"."""
+    now = _history()
+    services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
+    client.force_login(editor)
+    body = client.get(URL, {"at": _at(now - timedelta(days=7))}).content.decode()
+    assert "2 facts, 1 in tier one, 1 erased since" in body
+    assert "whether the agent had it in tier one went with it" in body
+    tier_cells = re.findall(r'data-label="Tier one">(.*?)</td>', body)
+    assert sorted(tier_cells) == ['<span class="muted">erased</span>', "yes"]
+
+
+def test_tier_one_uses_the_cap_in_force_at_that_moment(client, editor):
+    """The cap was 8 when both facts were held; lowered to 1 since: as of then, both were in
+    tier one, as of now only the newest is."""
+    now = _history()
+    update = {"tier_one_cap": 1}
+    current = fact_selectors.memory_settings()
+    values = {name: getattr(current, name) for name in policy.SETTINGS_FIELDS} | update
+    policy.memory_settings_update(values=values, actor=Actor.staff(editor), reason="smaller")
+    client.force_login(editor)
+    then = client.get(URL, {"at": _at(now - timedelta(days=7))}).content.decode()
+    assert "2 facts, 2 in tier one." in then
+    later = client.get(URL, {"at": _at(timezone.now() + timedelta(minutes=1))}).content.decode()
+    assert "2 facts, 1 in tier one." in later

@@ -221,7 +221,7 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
         error, at = "Give a moment in the past, or today.", None
     facts = []
     if at is not None:
-        cap = fact_selectors.memory_settings().tier_one_cap
+        cap = selectors.tier_one_cap_at(at, today=fact_selectors.memory_settings().tier_one_cap)
         facts = selectors.staff_memory_as_of(subject_id, at, cap=cap)
         record_access(request, AccessKind.AS_OF, [subject_id])
     revealed = revealed_keys(request, subject_id)
@@ -249,6 +249,7 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
             "qs": urlencode({"at": raw[:16]}) if at else "",
             "held": len(facts),
             "in_tier_one": sum(1 for fact in facts if fact.tier_one),
+            "erased_since": sum(1 for fact in facts if fact.erased),
         },
         status=400 if error else 200,
     )
