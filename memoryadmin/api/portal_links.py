@@ -29,8 +29,8 @@ class PortalLinkRequestSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         max_length=64,
-        help_text='The traveller\'s IANA time zone ("Europe/London"); the portal shows times '
-        "in it. Without it, times follow the page's language (Asia/Taipei for Chinese).",
+        help_text="Accepted for compatibility and not used: the portal shows every time in the "
+        "airline's one time zone (TIME_ZONE). An IANA name if given; anything else is refused.",
     )
 
     def validate_time_zone(self, value: str) -> str:
@@ -78,7 +78,6 @@ class PortalLinkView(SubjectView):
         link = portal_link_issue(
             subject_id=subject_id,
             issued_by=f"token:{getattr(request.auth, 'name', '')}",
-            time_zone=asked.validated_data.get("time_zone", ""),
         )
         body = {"url": portal_url(request, link.secret), "expires_at": link.expires_at}
         return Response(

@@ -61,7 +61,7 @@ def test_an_extension_is_one_or_two_months(months):
 
 
 def test_the_deadline_is_the_end_of_the_due_day_in_taipei(settings):
-    settings.PRIVACY_TIME_ZONE = "Asia/Taipei"
+    settings.TIME_ZONE = "Asia/Taipei"
     end = clock.deadline(date(2027, 2, 28))
     assert end == datetime(2027, 3, 1, 0, 0, tzinfo=TAIPEI)
     assert end.astimezone(ZoneInfo("UTC")).hour == 16
