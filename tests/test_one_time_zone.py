@@ -62,7 +62,7 @@ def _walk(client: Client, start: list[str], prefix: str) -> dict[str, str]:
         response = client.get(path)
         if response.status_code != 200:
             continue
-        body = response.content.decode()
+        body = b"".join(response).decode()  # a streamed CSV as a page
         kind = response.get("Content-Type", "")
         if not kind.startswith("text/html"):
             pages[path] = body

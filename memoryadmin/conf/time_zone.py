@@ -9,7 +9,6 @@ sentence naming `TIME_ZONE`, rather than silently moving its clock.
 
 from __future__ import annotations
 
-import os
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.exceptions import ImproperlyConfigured
@@ -21,7 +20,7 @@ RETIRED = ("PRIVACY_TIME_ZONE", "STAFF_TIME_ZONE", "PORTAL_LANGUAGE_TIME_ZONES")
 
 def one_time_zone() -> str:
     """`TIME_ZONE`, checked: a zone zoneinfo knows; none of the retired per-face zones set."""
-    retired = [name for name in RETIRED if os.environ.get(name, "").strip()]
+    retired = [name for name in RETIRED if env.str(name, default="").strip()]
     if retired:
         raise ImproperlyConfigured(
             f"{', '.join(retired)} no longer exist: set TIME_ZONE, the one zone every page, "

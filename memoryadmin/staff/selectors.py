@@ -73,8 +73,9 @@ def staff_overview_counts() -> dict[str, object]:
 
 
 def staff_activity_by_day(*, days: int = CHART_DAYS) -> list[dict[str, object]]:
-    """Facts learned, changed and deleted per day (UTC) over the last `days`, zeros included."""
-    today = timezone.now().date()
+    """Facts learned, changed and deleted per day (the one zone's days) over the last `days`,
+    zeros included."""
+    today = timezone.localdate()
     first = today - timedelta(days=days - 1)
     rows = (
         FactEvent.objects.filter(created_at__date__gte=first)
