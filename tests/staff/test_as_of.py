@@ -5,7 +5,7 @@ access record; a fixed number of queries whatever the history's size."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from django.utils import timezone
@@ -180,3 +180,21 @@ def test_tier_one_uses_the_cap_in_force_at_that_moment(client, editor):
     assert "2 facts, 2 in tier one." in then
     later = client.get(URL, {"at": _at(timezone.now() + timedelta(minutes=1))}).content.decode()
     assert "2 facts, 1 in tier one." in later
+
+
+def test_the_moment_is_read_in_the_one_zone(client, editor, settings):
+    """Learned at 10:00 UTC, 18:00 in Taipei: with the airline in Taipei, "17:30" is before it
+    and "18:30" after it, and the page names the zone."""
+    settings.TIME_ZONE = "Asia/Taipei"
+    learned = timezone.now().replace(hour=10, minute=0, second=0, microsecond=0, tzinfo=UTC)
+    learned -= timedelta(days=2)
+    services.fact_upsert(
+        subject_id=T, actor=Actor.extraction("job 1"), facts=[FactDraft("meal", "zq-meal")]
+    )
+    FactEvent.objects.filter(subject_id=T).update(created_at=learned)
+    day = learned.date().isoformat()
+    client.force_login(editor)
+    before = client.get(URL, {"at": f"{day}T17:30"}).content.decode()
+    after = client.get(URL, {"at": f"{day}T18:30"}).content.decode()
+    assert "No facts at that moment" in before and "zq-meal" in after
+    assert after.count("Times are in Asia/Taipei (UTC+08:00)") == 1

@@ -191,7 +191,8 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
 
 def _moment(raw: str) -> datetime | None:
     """A date and time as the form's field sends it (YYYY-MM-DDTHH:MM: the end of that minute,
-    or a date alone: the end of that day), in the staff time zone; None when it is not one."""
+    or a date alone: the end of that day), in the airline's one zone (`TIME_ZONE`, named on
+    the page); None when it is not one."""
     raw = raw.strip()
     try:
         if len(raw) == 10:
