@@ -8,6 +8,8 @@ kept.
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -44,7 +46,9 @@ class PortalLinkRequestSerializer(serializers.Serializer):
 
 class PortalLinkSerializer(serializers.Serializer):
     url = serializers.URLField(help_text="Send the traveller's browser here; it works once.")
-    expires_at = serializers.DateTimeField(help_text="The link stops working after this time.")
+    expires_at = serializers.DateTimeField(
+        default_timezone=UTC, help_text="The link stops working after this time."
+    )
 
 
 def portal_url(request: Request, secret: str) -> str:

@@ -108,3 +108,11 @@ def test_a_time_zone_that_is_not_one_is_a_400_naming_the_field(make_agent, zone)
     assert response.status_code == 400
     assert "time_zone" in response.json()["error"]["fields"]
     assert PortalLink.objects.count() == 0
+
+
+def test_the_api_answers_in_utc_whatever_the_airlines_zone(make_agent, settings):
+    """People read the airline's one zone; programs read UTC, as they always have."""
+    settings.TIME_ZONE = "Asia/Taipei"
+    response = make_agent(PORTAL).post(subject_url("FF-1", "portal-links"))
+    assert response.status_code == 201
+    assert response.json()["expires_at"].endswith("Z")
