@@ -291,13 +291,31 @@ def tier_one_cap_at(at: datetime, *, today: int) -> int:
     return int(later["tier_one_cap"]) if later else today
 
 
-def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfFact]:
+def memory_use_paused_at(subject_id: str, at: datetime, *, today: bool) -> bool:
+    """Whether the traveller had the agent's use of their memory paused at `at` (the agent's
+    read then returned nothing): the last switch change at or before it, else the state before
+    the first one after it, else today's (`today`). One query over the few switch events."""
+    changes = FactEvent.objects.filter(
+        subject_id=subject_id, action=EventAction.PREFERENCES_CHANGED
+    ).order_by("created_at", "id")
+    state = None
+    for created_at, before, after in changes.values_list("created_at", "before", "after"):
+        if created_at > at:
+            return bool((before or {}).get("memory_use_paused", False)) if state is None else state
+        state = bool((after or {}).get("memory_use_paused", False))
+    return today if state is None else state
+
+
+def staff_memory_as_of(
+    subject_id: str, at: datetime, *, cap: int, use_paused: bool = False
+) -> list[AsOfFact]:
     """The traveller's memory as it stood at `at`, from the history in one statement
     (`SQL_MEMORY_AS_OF`: the server keeps each fact's last snapshot at or before `at`, so a page
     costs one row per fact, not one per event): a fact erased later shows as erased (its
     snapshots are blank), one erased by then is gone. Tier one as the agent's read ranked it then
     (`SQL_TIER_ONE`: active, not sensitive, not expired at `at`; rules first, then the newest),
-    with the cap in force then (`tier_one_cap_at`). A fact erased since takes no part: whether
+    with the cap in force then (`tier_one_cap_at`), and none while the traveller had paused its
+    use (`use_paused`, from `memory_use_paused_at`). A fact erased since takes no part: whether
     it was in tier one went with it."""
     with connection.cursor() as cursor:
         cursor.execute(SQL_MEMORY_AS_OF, {"subject": subject_id, "at": at})
@@ -345,7 +363,8 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
             if not fact.key:  # erased: nothing of it but the summary
                 fact.category = fact.category or erased_category or ""
         facts.append(fact)
-    _rank_tier_one([f for f in facts if f.key and _servable(f, at)], cap)
+    if not use_paused:
+        _rank_tier_one([f for f in facts if f.key and _servable(f, at)], cap)
     return sorted(facts, key=lambda f: (f.category, f.key or "~", f.learned_at or at))
 
 

@@ -198,3 +198,22 @@ def test_the_moment_is_read_in_the_one_zone(client, editor, settings):
     after = client.get(URL, {"at": f"{day}T18:30"}).content.decode()
     assert "No facts at that moment" in before and "zq-meal" in after
     assert after.count("Times are in Asia/Taipei (UTC+08:00)") == 1
+
+
+def test_while_the_traveller_paused_its_use_the_agent_had_nothing_in_tier_one(client, editor):
+    """Paused 4 days ago, resumed 2 days ago: 3 days ago tier one was empty, before and after
+    it held both facts."""
+    now = _history()
+    for days, paused in ((4, True), (2, False)):
+        services.subject_set_preferences(
+            subject_id=T, actor=Actor.customer(T), memory_use_paused=paused
+        )
+        FactEvent.objects.filter(subject_id=T, action="preferences_changed").filter(
+            created_at__gt=now - timedelta(days=1)
+        ).update(created_at=now - timedelta(days=days))
+    client.force_login(editor)
+    paused = client.get(URL, {"at": _at(now - timedelta(days=3))}).content.decode()
+    assert "2 facts, 0 in tier one (the traveller had paused" in paused
+    before = client.get(URL, {"at": _at(now - timedelta(days=4, hours=1))}).content.decode()
+    after = client.get(URL, {"at": _at(now - timedelta(days=1))}).content.decode()
+    assert "2 facts, 2 in tier one." in before and "2 facts, 2 in tier one." in after

@@ -220,10 +220,11 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
     error = "Give a date and time, like 2026-11-03 14:30." if raw and at is None else ""
     if at is not None and at - timedelta(days=1) > timezone.now():
         error, at = "Give a moment in the past, or today.", None
-    facts = []
+    facts, use_paused = [], False
     if at is not None:
         cap = selectors.tier_one_cap_at(at, today=fact_selectors.memory_settings().tier_one_cap)
-        facts = selectors.staff_memory_as_of(subject_id, at, cap=cap)
+        use_paused = selectors.memory_use_paused_at(subject_id, at, today=subject.memory_use_paused)
+        facts = selectors.staff_memory_as_of(subject_id, at, cap=cap, use_paused=use_paused)
         record_access(request, AccessKind.AS_OF, [subject_id])
     revealed = revealed_keys(request, subject_id)
     categories = dict(Category.choices)
@@ -251,6 +252,7 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
             "held": len(facts),
             "in_tier_one": sum(1 for fact in facts if fact.tier_one),
             "erased_since": sum(1 for fact in facts if fact.erased),
+            "use_paused": use_paused,
         },
         status=400 if error else 200,
     )
