@@ -9,7 +9,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # A fresh random key per test run: the development key is refused whenever DEBUG is off.
 RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 
-.PHONY: setup run portal-link demo-code test check lint screenshots bench bench-large bench-scale clean serve worker beat
+.PHONY: setup run portal-link demo-code test check unit lint screenshots bench bench-large bench-scale clean serve worker beat
 
 # The agent client (client/) first: the server depends on memoryadmin-client, which must come
 # from ./client (editable), not from a registry.
@@ -91,9 +91,19 @@ lint: $(BIN)/.installed
 	$(BIN)/lint-imports --no-cache
 	$(TEST_ENV) $(EMBEDDED) $(BIN)/python manage.py makemigrations --check --dry-run -v 0
 
-# The fast tier, for your own loop: at most five minutes on two cores.
-check: setup lint
-	$(PYTEST) -m "$(FAST)" $(PYTEST_ARGS)
+# The unit tier (tests/unit/): pure code, no database, no Redis, no server; under 30 seconds.
+# Not under $(EMBEDDED): DATABASE_URL and the Redis URLs point at closed ports (the settings need
+# a database URL), so a unit test that reaches for either fails at once.
+UNIT_ENV = SECRET_KEY=$${SECRET_KEY:-$(RANDOM_KEY)} \
+	DATABASE_URL=postgres://unit-tier@127.0.0.1:1/no_database \
+	CELERY_BROKER_URL= CACHE_URL= TEST_BROKER_URL=redis://127.0.0.1:1/0
+unit: $(BIN)/.installed
+	$(UNIT_ENV) $(BIN)/pytest -n 0 -m unit tests/unit $(UNIT_ARGS)
+
+# The fast tier, for your own loop: lint, the unit tier, then the database tier (no browser, no
+# server processes); at most five minutes on two cores. The 15 slowest tests are listed at the end.
+check: setup lint unit
+	$(PYTEST) -m "$(FAST) and not unit" --durations=15 $(PYTEST_ARGS)
 
 # Everything: what CI runs.
 test: setup lint

@@ -31,6 +31,54 @@ def pytest_configure(config) -> None:
             os.environ["TEST_BROKER_URL"] = f"{match.group(1)}/{number}"
 
 
+UNIT_DIR = ROOT / "tests" / "unit"
+# Fixtures that reach the database (directly, or through a view or a server).
+_DATABASE_FIXTURES = frozenset(
+    {
+        "db",
+        "transactional_db",
+        "django_db_setup",
+        "live_server",
+        "client",
+        "async_client",
+        "admin_client",
+        "admin_user",
+        "django_user_model",
+    }
+)
+
+
+def pytest_ignore_collect(collection_path, config) -> bool | None:
+    """`pytest -m unit` reads only tests/unit/: the unit tier is that folder (checked below on
+    every other run), and importing the other test modules would cost more than running it."""
+    if config.getoption("markexpr", "") != "unit":
+        return None
+    elsewhere = not (
+        UNIT_DIR.is_relative_to(collection_path) or collection_path.is_relative_to(UNIT_DIR)
+    )
+    return True if elsewhere and collection_path.is_relative_to(ROOT / "tests") else None
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The unit tier is tests/unit/, all of it and nothing else, so that `make unit` (which
+    collects only that folder) and `pytest -m unit` run the same tests; and none of it may ask
+    for the database."""
+    wrong = []
+    for item in items:
+        inside = item.path.is_relative_to(UNIT_DIR)
+        marked = item.get_closest_marker("unit") is not None
+        if inside and not marked:
+            wrong.append(f"{item.nodeid}: in tests/unit/ but not marked unit")
+        elif marked and not inside:
+            wrong.append(f"{item.nodeid}: marked unit outside tests/unit/")
+        elif marked and (
+            item.get_closest_marker("django_db") or _DATABASE_FIXTURES & set(item.fixturenames)
+        ):
+            wrong.append(f"{item.nodeid}: a unit test asks for the database")
+    if wrong:
+        raise pytest.UsageError("the unit tier:\n  " + "\n  ".join(wrong))
+
+
 SERVICES_DIR = str(ROOT / "memoryadmin" / "facts" / "services") + "/"
 _WRITE_VERBS = ("INSERT INTO", "UPDATE", "DELETE FROM")
 
@@ -51,10 +99,22 @@ def _guard_fact_writes(execute, sql, params, many, context):
 
 
 @pytest.fixture(autouse=True)
-def fact_write_guard():
-    """Installed for every test; it only wraps the connection, it opens nothing."""
-    with connection.execute_wrapper(_guard_fact_writes):
-        yield
+def fact_write_guard(request):
+    """Installed for every test; it only wraps the connection, it opens nothing.
+
+    Not for a test marked `bare_cursor`: with any execute wrapper installed, `hot_cursor` hands
+    out Django's wrapped cursor instead of the bare one production uses
+    (memoryadmin/db/fastpaths/django_cursor.py), so that slice (the agent's reads,
+    tests/facts/test_bare_cursor.py, tests/api/test_lean_get.py) runs without the guard, and
+    fails if anything still wraps or logs its queries."""
+    if request.node.get_closest_marker("bare_cursor") is None:
+        with connection.execute_wrapper(_guard_fact_writes):
+            yield
+        return
+    assert not connection.execute_wrappers, "a bare_cursor test found an execute wrapper"
+    yield
+    assert not connection.execute_wrappers, "a bare_cursor test left an execute wrapper"
+    assert not connection.queries_logged, "a bare_cursor test logs its queries (wrapped cursor)"
 
 
 @pytest.fixture(autouse=True)
@@ -72,11 +132,18 @@ def fresh_memory_config():
 
 
 @pytest.fixture(autouse=True)
-def store_on_django_connection(settings):
-    """DjangoMemoryStore's native async pool is a second connection, which cannot see the data
-    of a test's open transaction: tests use Django's connection unless they test the pool
-    (tests/facts/test_store_native.py, tests/upstream/test_state_machine.py, on committed data)."""
-    settings.MEMORY_STORE_NATIVE_ASYNC = False
+def store_on_django_connection(request, settings):
+    """DjangoMemoryStore's native async path (the default) reads and writes on connections of
+    its own, which cannot see the data of a test's open transaction: a test inside one (a plain
+    `django_db`) uses Django's connection. A test on committed data (`transaction=True`,
+    `transactional_db`, `live_server`) runs the default native path, as production does."""
+    marker = request.node.get_closest_marker("django_db")
+    committed = {"transactional_db", "live_server"} & set(request.fixturenames) or (
+        marker is not None
+        and marker.kwargs.get("transaction", bool(marker.args and marker.args[0]))
+    )
+    if not committed:
+        settings.MEMORY_STORE_NATIVE_ASYNC = False
 
 
 @pytest.fixture(autouse=True)

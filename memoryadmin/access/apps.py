@@ -7,7 +7,7 @@ class AccessConfig(AppConfig):
     verbose_name = "Staff access record"
 
     def ready(self) -> None:
-        from memoryadmin.db import partitions
+        from memoryadmin import db
 
         from . import writer
         from .models import TABLE
@@ -17,8 +17,8 @@ class AccessConfig(AppConfig):
         writer.connect()
         # Partitioned by month: a month goes whole once all of it is past the
         # retention; its strays leave the default partition as the sweep's rows do.
-        partitions.register(
-            partitions.Partitioned(
+        db.partitioned_register(
+            db.Partitioned(
                 table=TABLE,
                 column="at",
                 cutoff=access_retention_cutoff,

@@ -18,7 +18,7 @@ from django.http import HttpResponse
 from rest_framework.renderers import JSONRenderer
 from rest_framework.views import APIView
 
-from memoryadmin.db import fastpaths
+from memoryadmin import db
 from memoryadmin.facts.errors import FactInvalid
 from memoryadmin.facts.validation import clean_subject_id
 
@@ -31,7 +31,7 @@ SETTING = "FASTPATH_API_LEAN_GET"
 @functools.cache
 def _fits() -> bool:
     """Checked once per process (a failure is logged once and turns the trick off)."""
-    return fastpaths.fits(
+    return db.fastpath_fits(
         SETTING,
         "djangorestframework",
         3,
@@ -60,7 +60,7 @@ class LeanGetMixin:
         raise NotImplementedError
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        if request.method == "GET" and fastpaths.enabled(SETTING) and _fits():
+        if request.method == "GET" and db.fastpath_enabled(SETTING) and _fits():
             response = self._lean_get(request, kwargs.get("subject_id"))
             if response is not None:
                 return response

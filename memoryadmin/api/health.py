@@ -22,8 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from kombu import Connection
 
-from memoryadmin.db.redis import cache_url, client
-from memoryadmin.db.replicas import replica_states
+from memoryadmin.db import cache_url, redis_client, replica_states
 from memoryadmin.facts.selectors import write_filter_problems
 
 logger = logging.getLogger(__name__)
@@ -75,7 +74,7 @@ def cache_status() -> str:
     if not url:
         return "local"
     try:
-        client(url).ping()
+        redis_client(url).ping()
         return "ok"
     except Exception:  # noqa: BLE001 - any failure to answer means "not healthy"
         logger.warning("healthz: shared cache unreachable", exc_info=False)

@@ -15,7 +15,7 @@ of it overlaps the last `period` seconds.
 On Redis the decision is one small Lua script (EVALSHA): read both windows and count the
 request only if it is allowed. Redis runs a script atomically, so the limit holds across every
 worker and a refused request never touches the count. The script is registered once per process
-on the redis-py client `memoryadmin.db.redis.client` keeps for the cache's URL (building a
+on the redis-py client `memoryadmin.db.redis_client` keeps for the cache's URL (building a
 client per request, as the cache API does, cost more than the round trip); the keys are the
 cache's own (`make_and_validate_key`), so the per-process fallback counts under the same names.
 
@@ -47,11 +47,11 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from memoryadmin.conf.env import rate_of
-from memoryadmin.db.redis import (
+from memoryadmin.db import (
     CACHE_ERRORS,
     cache_url,
-    client,
     local_cache,
+    redis_client,
     shared_cache_failed,
     shared_cache_up,
 )
@@ -125,7 +125,7 @@ def _counts_for(url: str) -> _RedisCounts:
     counts = _redis_counts.get(url)
     if counts is None:
         with _redis_counts_lock:
-            counts = _redis_counts.setdefault(url, _RedisCounts(client(url)))
+            counts = _redis_counts.setdefault(url, _RedisCounts(redis_client(url)))
     return counts
 
 

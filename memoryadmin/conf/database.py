@@ -62,7 +62,7 @@ DATABASE_READ_YOUR_WRITES_SECONDS = env.int("DATABASE_READ_YOUR_WRITES_SECONDS",
 DATABASE_REPLICA_POSITION_WATCH_SECONDS = env.float(
     "DATABASE_REPLICA_POSITION_WATCH_SECONDS", default=1.0
 )
-DATABASE_ROUTERS = ["memoryadmin.db.replicas.ReplicaRouter"] if DATABASE_REPLICAS else []
+DATABASE_ROUTERS = ["memoryadmin.db.ReplicaRouter"] if DATABASE_REPLICAS else []
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # DjangoMemoryStore serves the agent's reads on a native async psycopg pool (no thread hop); the

@@ -1,4 +1,4 @@
-"""Monthly range partitions of the append-only tables (issue 31): the history, the use
+"""Monthly range partitions of the append-only tables: the history, the use
 receipts, the staff access record and the webhook delivery log.
 
 Each table is partitioned by range on its row's time (`created_at`, `used_at`, `at`,

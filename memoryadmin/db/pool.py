@@ -1,117 +1,96 @@
-"""The native async psycopg connections of `DjangoMemoryStore`: a few per event loop, all closed
-when that loop ends, so a host calling `asyncio.run(...)` per request leaks nothing and no
-loop's shutdown waits on them (docs/ARCHITECTURE.md, "The agent's hot path").
+"""The native async psycopg connections of `DjangoMemoryStore`: one `psycopg_pool`
+`AsyncConnectionPool` per event loop and database, all closed when that loop ends, so a host
+calling `asyncio.run(...)` per request leaks nothing and no loop's shutdown waits on them
+(docs/ARCHITECTURE.md, "The agent's hot path").
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from django.conf import settings
-from psycopg.pq import TransactionStatus
 
 from . import positions, replicas
 
-_IDLE = TransactionStatus.IDLE
-_ROLLBACK = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+# How long a call waits for a connection (all in use, or the server not answering: the pool
+# connects in its worker and retries there, it does not hand the error to the caller) before
+# `PoolTimeout`, an OperationalError. On the primary that rides out a restart or a promotion; a
+# replica that cannot be reached fails sooner, is marked down and the primary answers
+# (`async_reads`).
+WAIT_SECONDS = 5.0
+REPLICA_WAIT_SECONDS = 1.0
+# How long closing a loop's pools waits for their worker task to stop.
+CLOSE_SECONDS = 2.0
 
 
-class _LoopConnections:
-    """One event loop's psycopg connections, at most `size` of them.
+class _LoopPools:
+    """One event loop's pools, one per database (the primary, and each read replica the reads
+    have used), at most `MEMORY_STORE_POOL_SIZE` connections each, none kept open beyond use
+    of the loop: `min_size=0`, opened in the calling task.
 
-    Connections are opened in the calling task and nothing runs in the background (a pool's
-    background connect or reset task is what hung `asyncio.run` at the loop's end), and all of
-    them are closed when the loop ends: `_close_at_loop_end` waits in a task of its own, which
-    the loop's shutdown cancels (`asyncio.run`, pytest-asyncio, `asyncio.Runner`), or at once by
-    `close_pools()` / `DjangoMemoryStore.aclose()`. An idle connection is reused without any
-    checkout bookkeeping (a list pop), so a long-lived loop keeps the speed of a kept
-    connection."""
+    A pool runs a worker task (it connects, and replaces a connection returned broken). When
+    the loop shuts down (`asyncio.run`, pytest-asyncio, `asyncio.Runner` cancel every task),
+    that worker swallows its cancellation (psycopg_pool's async worker catches
+    CancelledError), so the loop would wait on it forever unless the pool is closed:
+    `_close_at_loop_end` does it from a task of its own that the same shutdown cancels.
+    `pool.close()` there may end in the other workers' CancelledError before it closed the
+    idle connections, so every connection a pool opened is also kept here (weakly, through
+    `configure`) and closed by hand."""
 
-    def __init__(self, size: int, alias: str = "default") -> None:
-        self.size = size
-        self.alias = alias
-        self.idle: list[Any] = []
-        self.opened = 0  # idle and in use
-        self.waiters: deque[asyncio.Future[None]] = deque()
-        self.closed = False
+    def __init__(self) -> None:
+        self.pools: dict[str, Any] = {}
+        self.opened: weakref.WeakSet[Any] = weakref.WeakSet()
 
-    async def acquire(self) -> Any:
-        from psycopg import AsyncConnection
+    async def pool(self, alias: str) -> Any:
+        pool = self.pools.get(alias)
+        if pool is not None and not pool.closed:
+            return pool
+        from psycopg_pool import AsyncConnectionPool
 
-        while True:
-            if self.closed:
-                raise RuntimeError("the store's connections for this event loop are closed")
-            if self.idle:
-                return self.idle.pop()
-            if self.opened < self.size:
-                self.opened += 1
-                try:
-                    return await AsyncConnection.connect(
-                        **_conninfo(self.alias),
-                        autocommit=True,
-                        # Behind a transaction-mode pooler nothing is prepared (pgbouncer 1.18
-                        # cannot carry a prepared statement from one transaction to the next).
-                        prepare_threshold=None if settings.DATABASE_POOLER else 5,
-                    )
-                except BaseException:
-                    self.opened -= 1
-                    self._wake()
-                    raise
-            waiter = asyncio.get_running_loop().create_future()
-            self.waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                with suppress(ValueError):
-                    self.waiters.remove(waiter)
+        async def keep(conn: Any) -> None:
+            self.opened.add(conn)
 
-    async def release(self, conn: Any) -> None:
-        """Back to the idle list if it is clean; a broken connection, or one left inside a
-        statement (a cancelled call), is closed instead; a transaction left open is rolled
-        back."""
-        try:
-            status = conn.info.transaction_status
-            if not (self.closed or conn.closed or conn.broken) and status in _ROLLBACK:
-                await conn.rollback()
-                status = conn.info.transaction_status
-            if self.closed or conn.closed or conn.broken or status != _IDLE:
-                await conn.close()
-                self.opened -= 1
+        pool = AsyncConnectionPool(
+            kwargs={
+                **_conninfo(alias),
+                "autocommit": True,
+                # Behind a transaction-mode pooler nothing is prepared (pgbouncer 1.18 cannot
+                # carry a prepared statement from one transaction to the next).
+                "prepare_threshold": None if settings.DATABASE_POOLER else 5,
+            },
+            min_size=0,
+            max_size=max(1, settings.MEMORY_STORE_POOL_SIZE),
+            open=False,
+            configure=keep,
+            name=f"memoryadmin-store-{alias}",
+            timeout=WAIT_SECONDS if alias == replicas.PRIMARY else REPLICA_WAIT_SECONDS,
+            num_workers=1,
+        )
+        # Opening takes the pool's lock, free here: it does not yield, so no other task of the
+        # loop can see the pool before it is open.
+        await pool.open()
+        self.pools[alias] = pool
+        return pool
+
+    async def close(self, *, loop_ending: bool = False) -> None:
+        pools, self.pools = list(self.pools.values()), {}
+        for pool in pools:
+            if loop_ending:
+                with suppress(asyncio.CancelledError):  # the pool's own, cancelled, worker
+                    await pool.close(timeout=CLOSE_SECONDS)
             else:
-                self.idle.append(conn)
-        except BaseException:
-            await conn.close()
-            self.opened -= 1
-            raise
-        finally:
-            self._wake()
-
-    def _wake(self) -> None:
-        for waiter in self.waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-                return
-
-    async def close(self) -> None:
-        self.closed = True
-        idle, self.idle = self.idle, []
-        for conn in idle:
+                await pool.close(timeout=CLOSE_SECONDS)
+        for conn in list(self.opened):
             await conn.close()  # no round trip: psycopg just closes the socket
-            self.opened -= 1
-        for waiter in self.waiters:
-            if not waiter.done():
-                waiter.set_result(None)  # they see `closed` and raise
 
 
 # Keyed weakly by the loop, and nothing in a value refers to its loop: a loop that is dropped
-# takes its entry with it. Per loop, the connections of each database (the primary, and each
-# read replica the reads have used).
-_natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _LoopConnections]] = (
+# takes its entry with it.
+_natives: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopPools] = (
     weakref.WeakKeyDictionary()
 )
 _watchers: set[asyncio.Task[None]] = set()  # tasks must be referenced while they wait
@@ -125,28 +104,24 @@ def _conninfo(alias: str = "default") -> dict[str, Any]:
     return {**replicas.conninfo(alias), "options": "-c TimeZone=UTC"}
 
 
-async def _close_at_loop_end(natives: dict[str, _LoopConnections]) -> None:
-    """Waits until the loop shuts down (its tasks are cancelled), then closes its connections."""
+async def _close_at_loop_end(natives: _LoopPools) -> None:
+    """Waits until the loop shuts down (its tasks are cancelled), then closes its pools."""
     try:
         await asyncio.get_running_loop().create_future()
     finally:
-        for native in list(natives.values()):
-            await native.close()
+        await natives.close(loop_ending=True)
         await positions.close_loop()
 
 
-def _native(alias: str = "default") -> _LoopConnections:
+def _loop_pools() -> _LoopPools:
     loop = asyncio.get_running_loop()
     natives = _natives.get(loop)
     if natives is None:
-        natives = _natives[loop] = {}
+        natives = _natives[loop] = _LoopPools()
         watcher = loop.create_task(_close_at_loop_end(natives), name="memoryadmin-store-close")
         _watchers.add(watcher)
         watcher.add_done_callback(_watchers.discard)
-    native = natives.get(alias)
-    if native is None or native.closed:
-        native = natives[alias] = _LoopConnections(max(1, settings.MEMORY_STORE_POOL_SIZE), alias)
-    return native
+    return natives
 
 
 async def close_pools() -> None:
@@ -155,25 +130,27 @@ async def close_pools() -> None:
     `DjangoMemoryStore.aclose()`, first; `asyncio.run` and pytest-asyncio need neither."""
     natives = _natives.pop(asyncio.get_running_loop(), None)
     if natives is not None:
-        for native in list(natives.values()):
-            await native.close()
+        await natives.close()
     await positions.close_loop()
 
 
 @asynccontextmanager
 async def connection(alias: str = "default") -> AsyncIterator[Any]:
-    """A connection of this loop's, back to it (or closed) when the call ends."""
-    native = _native(alias)
-    conn = await native.acquire()
+    """A connection of this loop's pool, back to it when the call ends: a transaction left open
+    is rolled back there, a connection left inside a statement (a cancelled call) or broken is
+    closed and replaced."""
+    pool = await _loop_pools().pool(alias)
+    conn = await pool.getconn()
     try:
         yield conn
     finally:
-        await native.release(conn)
+        await pool.putconn(conn)
 
 
 async def fetch_on(alias: str, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """A read; on a kept connection the server dropped (a restart, a failover) it is closed and
-    the read runs once more on a new one (which a multi-host URL points at the new primary)."""
+    """A read; on a kept connection the server dropped (a restart, a failover) it goes back to
+    the pool, which replaces it, and the read runs once more (a multi-host URL points the new
+    connection at the new primary)."""
     import psycopg
 
     attempts = max(1, settings.MEMORY_STORE_POOL_SIZE) + 1  # every idle one may be stale

@@ -17,7 +17,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from memoryadmin.db.cursors import hot_cursor
+from memoryadmin.db import hot_cursor
 from memoryadmin.facts.validation import clean_reason, sanitize_text, session_tag
 
 from .models import FINISHED_STATUSES, ExtractionJob, JobStatus

@@ -14,8 +14,8 @@ class FactsConfig(AppConfig):
 
     def ready(self) -> None:
         # Make the Celery app current in every Django process, so shared_task binds to it.
+        from memoryadmin import db
         from memoryadmin.celery import app  # noqa: F401
-        from memoryadmin.db import partitions
 
         from . import gauges, sql, tables
         from .models import MemorySettings, RetentionRule
@@ -26,8 +26,8 @@ class FactsConfig(AppConfig):
         recompute_starter_set(recompute_expiry.delay)
         gauges.register()  # facts by category/status and the sweep's lag, for /metrics
         # The history, partitioned by month: kept up and dropped by month on beat.
-        partitions.register(
-            partitions.Partitioned(
+        db.partitioned_register(
+            db.Partitioned(
                 table=tables.FACT_EVENT,
                 column="created_at",
                 storage=tables.FACT_EVENT_STORAGE,

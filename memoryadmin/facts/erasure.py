@@ -33,7 +33,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.sql import SQL, Identifier
 
-from memoryadmin.db import replicas
+from memoryadmin import db
 
 from .actors import Actor
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
@@ -250,7 +250,7 @@ def erase_facts(rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, 
         for eraser in in_python:
             eraser(erased)
         _after_commit(on_facts=True)
-        replicas.written(*(subject_id for subject_id, _, _ in gone))
+        db.written(*(subject_id for subject_id, _, _ in gone))
     return len(gone)
 
 

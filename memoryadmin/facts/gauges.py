@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from memoryadmin.db import replicas
+from memoryadmin import db
 from memoryadmin.observability.gauges import Reading, register_gauge_source
 
 from .models import MemoryFact
@@ -40,13 +40,11 @@ def sweep_lag() -> Iterable[Reading]:
 
 
 def replica_up() -> list[Reading]:
-    return [((s.alias,), 1.0 if s.usable else 0.0) for s in replicas.replica_states()]
+    return [((s.alias,), 1.0 if s.usable else 0.0) for s in db.replica_states()]
 
 
 def replica_lag() -> list[Reading]:
-    return [
-        ((s.alias,), s.lag_seconds) for s in replicas.replica_states() if s.lag_seconds is not None
-    ]
+    return [((s.alias,), s.lag_seconds) for s in db.replica_states() if s.lag_seconds is not None]
 
 
 def register() -> None:

@@ -31,8 +31,8 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from memoryadmin.db import replicas
-from memoryadmin.db.cursors import hot_cursor
+from memoryadmin import db
+from memoryadmin.db import hot_cursor
 
 from .keyhash import history_hashes, key_digest
 from .models import (
@@ -148,7 +148,7 @@ def search_terms(query: str) -> list[str]:
 
 def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
     """On a replica that has replayed the traveller's last write, else the primary
-    (`replicas.subject_read`: this process's copy of the traveller's position, else Redis, before
+    (`db.subject_read`: this process's copy of the traveller's position, else Redis, before
     the query; inside a transaction, always the primary)."""
 
     def read(using: str) -> list[AgentFact]:
@@ -157,8 +157,8 @@ def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
             return [AgentFact._make(row) for row in cursor.fetchall()]
 
     if not settings.DATABASE_REPLICAS:
-        return read(replicas.PRIMARY)
-    return replicas.subject_read(params["subject"], read)
+        return read(db.PRIMARY)
+    return db.subject_read(params["subject"], read)
 
 
 def memory_enabled() -> bool:
@@ -211,8 +211,8 @@ def purge_generation(subject_id: str) -> int:
             return cursor.fetchone()[0]
 
     if not settings.DATABASE_REPLICAS:
-        return read(replicas.PRIMARY)
-    return replicas.subject_read(subject_id, read)
+        return read(db.PRIMARY)
+    return db.subject_read(subject_id, read)
 
 
 # --- reads the faces share -----------------------------------------------------------------------

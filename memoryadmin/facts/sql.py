@@ -75,7 +75,7 @@ SQL_PURGE_GENERATION = f"""
 SELECT coalesce((SELECT purge_generation FROM {SUBJECT} WHERE subject_id = %(subject)s), 0)
 """
 
-# --- the upsert (services/upsert.py) and the traveller's lock (services/forgetting.py) ---------
+# --- the writes (services/commit.py, upsert.py) and the traveller's lock (services/forgetting.py)
 
 SQL_LOCK_SUBJECT = f"""
 SELECT memory_paused, memory_use_paused FROM {SUBJECT} WHERE subject_id = %s FOR UPDATE
@@ -92,7 +92,7 @@ VALUES (%s, 0, false, false, false, %s, %s)
 ON CONFLICT (subject_id) DO NOTHING
 """
 
-# The rows come as tuples in this order (upsert.FACT_COLUMN_NAMES names them).
+# The rows come as tuples in this order (plan.FACT_COLUMNS names them).
 SQL_EXISTING = f"""
 SELECT id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,
        source_session_id, created_at, updated_at, evidence, evidence_origin
@@ -122,21 +122,24 @@ ORDER BY r.n
 """
 
 # The traveller is named although the ids alone find the rows: every statement of the agent's
-# path names one subject_id, so a table distributed on it routes this one to one shard.
+# path names one subject_id, so a table distributed on it routes this one to one shard. A row
+# whose `rewritten_by` is null keeps the column (a new category alone keeps who wrote the
+# words). Every version goes through it: the upsert's and a person's change (services/plan.py).
 SQL_UPDATE_FACTS = f"""
 UPDATE {MEMORY_FACT} AS f
-SET value = r.value, category = r.category, updated_at = r.updated_at, changed_at = r.updated_at,
+SET value = r.value, category = r.category, updated_at = r.updated_at, changed_at = r.changed_at,
     source_session_id = r.source_session_id, status = r.status, sensitive = r.sensitive,
     expires_at = r.expires_at, expiry_pinned = r.expiry_pinned, version = r.version,
     evidence = r.evidence, evidence_origin = r.evidence_origin,
-    rewritten_by = r.rewritten_by, rewritten_by_label = r.rewritten_by_label
+    rewritten_by = coalesce(r.rewritten_by, f.rewritten_by),
+    rewritten_by_label = coalesce(r.rewritten_by_label, f.rewritten_by_label)
 FROM jsonb_to_recordset(%s::jsonb) AS r(id bigint, value text, category text,
                                         source_session_id text, status text,
                                         sensitive boolean, expires_at timestamptz,
                                         expiry_pinned boolean, version integer,
-                                        updated_at timestamptz, evidence text,
-                                        evidence_origin text, rewritten_by text,
-                                        rewritten_by_label text)
+                                        updated_at timestamptz, changed_at timestamptz,
+                                        evidence text, evidence_origin text,
+                                        rewritten_by text, rewritten_by_label text)
 WHERE f.id = r.id AND f.subject_id = %s
 """
 

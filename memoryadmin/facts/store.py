@@ -2,18 +2,18 @@
 selectors. An agent host that runs inside this Django project uses it instead of the HTTP client.
 
 The agent's reads run on every turn, so on PostgreSQL they do not hop to a thread: they run the
-selectors' own SQL (`facts/sql.py`, so the rows are the same by construction) on a native async
-psycopg connections opened beside Django's, a few per event loop (`db/pool.py`), all
-closed when that loop ends: no connection outlives its loop and no loop's shutdown waits on
+selectors' own SQL (`facts/sql.py`, so the rows are the same by construction) on native async
+psycopg connections opened beside Django's, a psycopg_pool pool per event loop (`db/pool.py`),
+all closed when that loop ends: no connection outlives its loop and no loop's shutdown waits on
 them. An agent host may also hold the store as `async with DjangoMemoryStore() as store:` (or
 call `await store.aclose()`), which closes the current loop's connections at once. Upserts run
 `services.fact_upsert_async` on the same pool (the same plan, statements and audit events as
 `fact_upsert`), deletes `services.fact_delete_async` (the same one erasing statement as
 `fact_delete`, with the erasers' SQL in it); clears go through their service in Django's thread.
 
-Tests run inside a transaction on Django's connection that a second connection cannot see, so
-the test suite turns the native path off (`MEMORY_STORE_NATIVE_ASYNC`) except where it tests
-that path itself on committed data.
+A test inside a transaction on Django's connection hides its data from the native path's own
+connections, so the test suite turns that path off (`MEMORY_STORE_NATIVE_ASYNC`) for such tests
+only; the store's own tests run on committed data, on the default native path.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
-from psycopg.pq import TransactionStatus
 
-from memoryadmin.db import pool, replicas
-from memoryadmin.db.async_reads import subject_fetch
+from memoryadmin import db
+from memoryadmin.db import subject_fetch
 from memoryadmin_client.text import clamp_query
 from memoryadmin_client.types import MemoryCategory, MemoryFact
 
@@ -38,8 +37,6 @@ from .sql import SQL_FACTS, SQL_PURGE_GENERATION, SQL_SEARCH, SQL_TIER_ONE
 from .validation import clean_subject_id, normalize_key, session_tag
 
 _CATEGORIES = {category.value: category for category in MemoryCategory}
-_IDLE = TransactionStatus.IDLE
-_ROLLBACK = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
 
 
 def to_wire(fact: Any) -> MemoryFact:
@@ -129,8 +126,8 @@ class DjangoMemoryStore:
 
     async def aclose(self) -> None:
         """Close the current event loop's connections (the next call opens them again). Needed
-        only where a loop ends without cancelling its tasks; see `pool.close_pools`."""
-        await pool.close_pools()
+        only where a loop ends without cancelling its tasks; see `db.store_connections_close`."""
+        await db.store_connections_close()
 
     async def get_facts(self, subject_id: str) -> list[MemoryFact]:
         _check_subject(subject_id)
@@ -198,7 +195,7 @@ class DjangoMemoryStore:
             )
             return
         config = await _config()
-        async with pool.connection() as conn:
+        async with db.store_connection() as conn:
             await services.fact_upsert_async(
                 conn=conn,
                 subject_id=subject_id,
@@ -208,7 +205,7 @@ class DjangoMemoryStore:
                 reason="saved by the agent",
                 session_tag=self.session_tag,
             )
-            await replicas.written_async(conn, subject_id)
+            await db.written_async(conn, subject_id)
 
     async def delete_fact(self, subject_id: str, key: str) -> bool:
         if not normalize_key(key):
@@ -220,7 +217,7 @@ class DjangoMemoryStore:
                 actor=self.actor,
                 reason="deleted by the agent",
             )
-        async with pool.connection() as conn:
+        async with db.store_connection() as conn:
             deleted = await services.fact_delete_async(
                 conn=conn,
                 subject_id=subject_id,
@@ -228,7 +225,7 @@ class DjangoMemoryStore:
                 actor=self.actor,
                 reason="deleted by the agent",
             )
-            await replicas.written_async(conn, subject_id)
+            await db.written_async(conn, subject_id)
             return deleted
 
     async def clear(self, subject_id: str) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from celery import shared_task
 from django.conf import settings
 
-from memoryadmin.db import partitions
+from memoryadmin import db
 
 from . import services
 
@@ -69,7 +69,7 @@ def partitions_upkeep_task() -> dict[str, object]:
     months ahead, rows that landed in a default partition are in their month's, closed months
     have their keep index, and every month past its table's retention is dropped, its kept rows
     kept (`partitions`)."""
-    made = partitions.partitions_upkeep()
-    indexed = partitions.closed_months_index()
-    dropped = partitions.retention_by_month()
+    made = db.partitions_upkeep()
+    indexed = db.closed_months_index()
+    dropped = db.retention_by_month()
     return {"made": made, "indexed": indexed, "dropped": dropped}

@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import add_never_cache_headers
 
-from memoryadmin.db import replicas
+from memoryadmin import db
 
 from .middleware import PORTAL_PREFIX
 from .services import portal_session_resume
@@ -58,13 +58,13 @@ def portal_session_required(view: Callable[..., HttpResponse]) -> Callable[..., 
         request.portal_subject_id = session.subject_id
         if request.method in ("GET", "HEAD"):
             # Read from a replica that has this traveller's last write (db/replicas.py).
-            response = replicas.page_read(
-                lambda: view(request, *args, **kwargs), replicas.subject_key(session.subject_id)
+            response = db.page_read(
+                lambda: view(request, *args, **kwargs), db.subject_key(session.subject_id)
             )
         else:
             response = view(request, *args, **kwargs)
             # Whatever the traveller changed, their next page reads it back.
-            replicas.written(session.subject_id)
+            db.written(session.subject_id)
         add_never_cache_headers(response)  # personal data: not for shared caches or back buttons
         return response
 

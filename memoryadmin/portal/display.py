@@ -171,10 +171,16 @@ def used_sentence(use: UseSummary | None, then: usage_selectors.Snapshot | None 
     if use is None or use.last_used_at is None:
         return ""
     first = _count_sentence(use, use.last_used_at)
-    if then is None or then.erased_on is not None or not then.value:
+    both = _("%(used)s. %(earlier)s")  # the two sentences, punctuated in each language
+    if then is not None and then.erased_on is not None:  # said, never shown
+        erased = _("What the assistant had in that chat was erased on %(date)s")
+        return mark_safe(  # noqa: S308 - every part escaped
+            escape(str(both))
+            % {"used": first, "earlier": escape(str(erased)) % {"date": when_html(then.erased_on)}}
+        )
+    if then is None or not then.value:
         return first
     earlier = _("In that chat the assistant had an earlier version: “%(value)s”")
-    both = _("%(used)s. %(earlier)s")  # the two sentences, punctuated in each language
     return mark_safe(  # noqa: S308 - every part escaped
         escape(str(both))
         % {"used": first, "earlier": escape(str(earlier)) % {"value": escape(then.value)}}

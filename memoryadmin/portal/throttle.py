@@ -8,7 +8,7 @@ from django.core.cache.backends.base import BaseCache
 from django.http import HttpRequest
 
 from memoryadmin.conf.env import Rate, rate_of
-from memoryadmin.db.redis import with_fallback
+from memoryadmin.db import with_fallback
 
 
 def client_address(request: HttpRequest) -> str:

@@ -14,7 +14,7 @@ class PrivacyConfig(AppConfig):
     label = "privacy"
 
     def ready(self) -> None:
-        from memoryadmin.db import partitions
+        from memoryadmin import db
         from memoryadmin.facts.corrections import register_correction_listener
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.observability.gauges import register_gauge_source
@@ -27,8 +27,8 @@ class PrivacyConfig(AppConfig):
         register_gauge_source("memoryadmin_privacy_requests_due", _requests_due_reading)
         # The delivery log is partitioned by month: a month past the log's
         # retention is dropped, keeping the attempts of deliveries still kept.
-        partitions.register(
-            partitions.Partitioned(
+        db.partitioned_register(
+            db.Partitioned(
                 table="privacy_webhook_attempt",
                 column="attempted_at",
                 cutoff=log_retention_cutoff,

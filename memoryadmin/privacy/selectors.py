@@ -7,12 +7,14 @@ import csv
 import io
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from memoryadmin.facts.choices import ActorKind, EventAction
+from memoryadmin.facts.keyhash import is_key_digest
 from memoryadmin.facts.models import FactEvent, MemoryFact, Subject
 
 from . import clock
@@ -212,6 +214,44 @@ def receipt_outcomes(receipt: str, evidence: dict) -> dict[str, dict[str, object
 
 
 CORRECTIONS = (EventAction.UPDATED, EventAction.DELETED)
+
+
+@dataclass(frozen=True)
+class CorrectionShown:
+    """What a rectification's evidence proves, in words: which fact, from which version to
+    which; an erased fact only by its keyed hash (its key is gone)."""
+
+    key: str  # "" once the fact is erased
+    key_hash: str
+    from_version: int | None
+    to_version: int | None
+    deleted: bool  # the correction was the fact's deletion
+
+
+def correction_shown(subject_id: str, evidence: dict) -> CorrectionShown | None:
+    """The history event a rectification's evidence names (its id, or the fact's keyed hash
+    and the version it made): one query."""
+    key_hash = str(evidence.get("key_hash") or "")
+    if not key_hash:
+        return None
+    events = FactEvent.objects.filter(subject_id=subject_id, key_hash=key_hash)
+    if evidence.get("correction_event"):
+        events = events.filter(pk=evidence["correction_event"])
+    elif evidence.get("version"):
+        events = events.filter(after__version=evidence["version"])
+    else:
+        return CorrectionShown("", key_hash, None, None, False)
+    event = events.order_by("created_at", "id").first()
+    if event is None:
+        return CorrectionShown("", key_hash, None, None, False)
+    before, after = event.before or {}, event.after or {}
+    return CorrectionShown(
+        key="" if is_key_digest(event.key) else event.key,
+        key_hash=key_hash,
+        from_version=before.get("version"),
+        to_version=after.get("version"),
+        deleted=event.action == EventAction.DELETED,
+    )
 
 
 def correction_since(subject_id: str, since: datetime) -> FactEvent | None:

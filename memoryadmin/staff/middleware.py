@@ -15,7 +15,7 @@ from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 
-from memoryadmin.db import replicas
+from memoryadmin import db
 from memoryadmin.middleware import is_api_request
 
 TOUCHED = "_idle_touched"
@@ -62,7 +62,7 @@ class ReplicaReadsMiddleware:
         if settings.DATABASE_REPLICAS and request.method not in SAFE and _staff_page(request):
             user = getattr(request, "user", None)
             if user is not None and user.is_authenticated:
-                replicas.written_keys(replicas.staff_key(user.pk))
+                db.written_keys(db.staff_key(user.pk))
         return response
 
     def process_view(
@@ -71,11 +71,11 @@ class ReplicaReadsMiddleware:
         if not settings.DATABASE_REPLICAS or request.method not in SAFE or not _staff_page(request):
             return None
         user = getattr(request, "user", None)
-        keys = [replicas.staff_key(user.pk)] if user is not None and user.is_authenticated else []
+        keys = [db.staff_key(user.pk)] if user is not None and user.is_authenticated else []
         subject_id = kwargs.get("subject_id")
         if isinstance(subject_id, str):
-            keys.append(replicas.subject_key(subject_id))
-        return replicas.page_read(lambda: view(request, *args, **kwargs), *keys)
+            keys.append(db.subject_key(subject_id))
+        return db.page_read(lambda: view(request, *args, **kwargs), *keys)
 
 
 SAFE = ("GET", "HEAD")

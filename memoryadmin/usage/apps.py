@@ -6,7 +6,7 @@ class UsageConfig(AppConfig):
     label = "usage"
 
     def ready(self) -> None:
-        from memoryadmin.db import partitions
+        from memoryadmin import db
         from memoryadmin.extraction.services import job_uses_taker_set
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.facts.store import use_recorder_set
@@ -21,8 +21,8 @@ class UsageConfig(AppConfig):
         from .tables import MEMORY_USE
 
         # Receipts are partitioned by month, dropped by month past their retention.
-        partitions.register(
-            partitions.Partitioned(
+        db.partitioned_register(
+            db.Partitioned(
                 table=MEMORY_USE,
                 column="used_at",
                 cutoff=uses_retention_cutoff,

@@ -38,6 +38,9 @@ class MemoryUse(models.Model):
     # `version_assumed` says so. Empty only for receipts recorded before versions were kept.
     version = models.PositiveIntegerField(null=True, blank=True)
     version_assumed = models.BooleanField(default=False, db_default=False)
+    # Set when the fact was erased: the receipt stays as a tombstone (key hash, version, time;
+    # it never held a value, key or quote), so the turn still says a fact it used was erased.
+    erased_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = MEMORY_USE

@@ -54,12 +54,14 @@ WHERE used_at < %(cutoff)s
                       ORDER BY t.used_at LIMIT %(limit)s))
 """
 
-# The erasers' parts of the erasing statements (facts/sql.py): a fact's receipts go with it,
-# found through the hashes of the facts that went (`erased_facts`); on "forget everything"
-# every receipt of the traveller goes (`erased_subjects`).
-USAGE_ERASE_FACTS_SQL = f"""DELETE FROM {MEMORY_USE} AS u
-USING erased_facts AS e
-WHERE u.subject_id = e.subject_id AND u.key_hash = e.key_hash"""
+# The erasers' parts of the erasing statements (facts/sql.py): a fact's receipts stay as
+# tombstones, marked erased (found through the hashes of the facts that went, `erased_facts`):
+# they hold no value, key or quote, and the turn they belong to can then say a fact it used was
+# erased instead of claiming it was never reported. On "forget everything" every receipt of
+# the traveller goes, turn ids with them (`erased_subjects`).
+USAGE_ERASE_FACTS_SQL = f"""UPDATE {MEMORY_USE} AS u SET erased_at = now()
+FROM erased_facts AS e
+WHERE u.subject_id = e.subject_id AND u.key_hash = e.key_hash AND u.erased_at IS NULL"""
 
 USAGE_ERASE_SUBJECTS_SQL = f"""DELETE FROM {MEMORY_USE}
 WHERE subject_id IN (SELECT subject_id FROM erased_subjects)"""

@@ -12,7 +12,8 @@ from memoryadmin.facts.actors import Actor
 
 from .conftest import facts_url, subject_url
 
-pytestmark = pytest.mark.django_db
+# On the bare production cursor, without the suite's execute wrapper (tests/conftest.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.bare_cursor]
 
 SUBJECT = "FF-LEAN-1"
 

@@ -116,6 +116,7 @@ def test_invalidate_drops_the_cache_after_an_update_that_bypasses_save():
     assert selectors.memory_settings().tier_one_cap == 2
 
 
+@pytest.mark.bare_cursor  # the production cursor (tests/facts/test_bare_cursor.py)
 def test_agent_reads_keep_upstream_order_first_written_and_an_update_keeps_its_place():
     FactFactory(subject_id="o", key="seat", value="Aisle")
     FactFactory(subject_id="o", key="overnight", value="No red-eyes", category="constraint")
@@ -130,6 +131,7 @@ def test_agent_reads_keep_upstream_order_first_written_and_an_update_keeps_its_p
     assert [f.key for f in selectors.tier_one("o", cap=3)] == ["overnight", "connections", "seat"]
 
 
+@pytest.mark.bare_cursor  # the production cursor (tests/facts/test_bare_cursor.py)
 def test_search_is_case_insensitive_on_both_sides_and_matches_chinese_text():
     FactFactory(subject_id="z", key="seat", value="偏好靠走道的座位")
     FactFactory(subject_id="z", key="meal", value="Vegetarian MEALS")
@@ -147,6 +149,7 @@ def _keys(facts):
     return [fact.key for fact in facts]
 
 
+@pytest.mark.bare_cursor  # the production cursor (tests/facts/test_bare_cursor.py)
 def test_agent_reads_keep_the_order_facts_were_first_written_and_updates_keep_their_place():
     for key, value in [("seat", "Window"), ("meal", "Vegetarian"), ("party", "With spouse")]:
         FactFactory(subject_id="o", key=key, value=value)
@@ -156,6 +159,7 @@ def test_agent_reads_keep_the_order_facts_were_first_written_and_updates_keep_th
     assert _keys(selectors.facts_search("o", "aisle spouse")) == ["seat", "party"]
 
 
+@pytest.mark.bare_cursor  # the production cursor (tests/facts/test_bare_cursor.py)
 def test_one_batch_is_stored_in_the_batch_order():
     services.fact_upsert(
         subject_id="b",
@@ -165,6 +169,7 @@ def test_one_batch_is_stored_in_the_batch_order():
     assert _keys(selectors.facts_for_agent("b")) == ["zulu", "alpha", "mike"]
 
 
+@pytest.mark.bare_cursor  # the production cursor (tests/facts/test_bare_cursor.py)
 def test_tier_one_keeps_constraints_in_stored_order_then_newest_others():
     FactFactory(subject_id="t", key="red_eye", value="No overnight flights", category="constraint")
     FactFactory(subject_id="t", key="pref_a", value="Aisle seats")

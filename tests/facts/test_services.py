@@ -297,6 +297,17 @@ def test_a_category_change_alone_keeps_who_wrote_the_words(staff):
     assert get("seat").rewritten_by == "customer"
 
 
+def test_the_agents_new_category_alone_keeps_who_wrote_the_words():
+    upsert(("seat", "Window"))
+    services.fact_edit(
+        subject_id=SUBJECT, key="seat", value="Aisle", expected_version=1,
+        actor=Actor.customer(SUBJECT),
+    )  # fmt: skip
+    upsert(("seat", "Aisle", "constraint"))
+    assert (get("seat").category, get("seat").version) == ("constraint", 3)
+    assert get("seat").rewritten_by == "customer"
+
+
 def test_edit_with_stale_version_raises_and_changes_nothing(staff):
     upsert(("seat", "Window"))
     upsert(("seat", "Aisle"))

@@ -36,7 +36,7 @@ class TestStoreWithTricksOff(MemoryStoreContract):
 
     @pytest.fixture
     def store(self):
-        return DjangoMemoryStore(session_id="sess-1234")
+        return DjangoMemoryStore(session_id="sess-1234", native=False)
 
 
 @pytest.mark.django_db
@@ -85,7 +85,7 @@ def test_every_trick_has_its_setting_on_by_default():
 
 @pytest.mark.django_db
 def test_store_reads_equal_with_and_without_the_tricks(settings):
-    store = DjangoMemoryStore(session_id="sess-1")
+    store = DjangoMemoryStore(session_id="sess-1", native=False)
     run(store.upsert_facts, "fp-1", [fact("seat", "Prefers aisle seats"), fact("meal", "素食")])
     on = [run(store.get_facts, "fp-1"), run(store.tier_one, "fp-1")]
     turn_off(settings, TRICKS)

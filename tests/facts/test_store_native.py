@@ -1,6 +1,7 @@
-"""The MemoryStore contract on DjangoMemoryStore's native async path: reads on its own psycopg
-pool (a second connection), so the data must be committed (transactional tests). The pool lives
-in one event loop for the module, as in an agent host."""
+"""The MemoryStore contract on DjangoMemoryStore's default path, the native async one: reads and
+writes on its own psycopg pool (connections of its own), so the data must be committed
+(transactional tests, which tests/conftest.py leaves on the default). The pool lives in one event
+loop for the module, as in an agent host."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import asyncio
 import pytest
 
 from memoryadmin.facts import selectors
+from memoryadmin.facts.actors import ActorKind
+from memoryadmin.facts.models import FactEvent
 from memoryadmin.facts.store import DjangoMemoryStore
+from memoryadmin.facts.validation import session_tag
 
 from .store_contract import MemoryStoreContract, fact, run
 
@@ -36,7 +40,37 @@ class OnHostLoop:
 class TestNativeDjangoMemoryStore(MemoryStoreContract):
     @pytest.fixture
     def store(self, host_loop):
-        return OnHostLoop(DjangoMemoryStore(session_id="sess-1234", native=True), host_loop)
+        store = DjangoMemoryStore(session_id="sess-1234")
+        assert store.native  # the default
+        return OnHostLoop(store, host_loop)
+
+
+def test_writes_are_audited_as_the_agent_with_the_session_tag_only(host_loop):
+    store = OnHostLoop(DjangoMemoryStore(session_id="raw-session-secret"), host_loop)
+    run(store.upsert_facts, "t-1", [fact("meal", "Vegetarian meals")])
+    event = FactEvent.objects.get(subject_id="t-1", key="meal")
+    assert event.actor_kind == ActorKind.AGENT
+    assert event.session_tag == session_tag("raw-session-secret") == event.session_tag[:12]
+    assert len(event.session_tag) == 12
+    [got] = run(store.get_facts, "t-1")
+    assert got.source_session_id == session_tag("raw-session-secret")
+    assert "raw-session-secret" not in str(FactEvent.objects.values_list())
+
+
+def test_the_agents_new_value_on_the_native_path_clears_who_rewrote_it(host_loop):
+    from memoryadmin.facts import services
+    from memoryadmin.facts.actors import Actor
+    from memoryadmin.facts.models import MemoryFact
+
+    store = OnHostLoop(DjangoMemoryStore(session_id="sess-1234"), host_loop)
+    run(store.upsert_facts, "t-1", [fact("meal", "Vegetarian meals")])
+    services.fact_edit(
+        subject_id="t-1", key="meal", value="Vegan meals", expected_version=1,
+        actor=Actor.customer("t-1"),
+    )  # fmt: skip
+    assert MemoryFact.objects.get(subject_id="t-1", key="meal").rewritten_by == "customer"
+    run(store.upsert_facts, "t-1", [fact("meal", "Pescatarian meals")])
+    assert MemoryFact.objects.get(subject_id="t-1", key="meal").rewritten_by == ""
 
 
 def test_native_reads_equal_the_selectors_row_for_row(host_loop):

@@ -63,3 +63,42 @@ def test_the_history_reads_the_webhook_state_as_the_request_page_does(recipient,
     assert "rows still holding erased facts" in text and "receipt number" in text
     page = _text(client.get(f"/staff/privacy/requests/{request.number}/"))
     assert "CRM Yes" in page  # the request's page: Acknowledged, Yes
+
+
+def test_a_correction_requests_evidence_names_the_topic_and_the_versions():
+    """Not "Fact corrected (keyed hash) #7014…": which fact, from which version to which; an
+    erased fact only by its keyed hash."""
+    from memoryadmin.facts import services
+
+    admin = make_staff("priya", PRIVACY_ADMIN)
+    FactFactory(subject_id=S, key="seat_preference", value="aisle")
+    FactFactory(subject_id=S, key="meal_preference", value="vegetarian")
+    client = Client()
+    client.force_login(admin)
+    request = privacy.privacy_request_record(
+        subject_id=S,
+        kind="rectification",
+        channel="phone",
+        received_at=timezone.now(),
+        actor=Actor.staff(admin),
+        note="called in",
+    )
+    from memoryadmin.facts.models import MemoryFact
+
+    seat = MemoryFact.objects.get(subject_id=S, key="seat_preference")
+    services.fact_edit(
+        subject_id=S,
+        key="seat_preference",
+        value="window",
+        expected_version=seat.version,
+        actor=Actor.staff(admin),
+        reason="traveller's call",
+    )
+    privacy.privacy_request_complete(request_id=request.pk, actor=Actor.staff(admin))
+    text = _text(client.get(f"/staff/privacy/requests/{request.number}/"))
+    assert "Seat preference corrected, version 1 → 2" in text
+    assert "keyed hash" not in text
+
+    services.fact_delete(subject_id=S, key="seat_preference", actor=Actor.staff(admin))
+    text = _text(client.get(f"/staff/privacy/requests/{request.number}/"))
+    assert "A fact since erased (keyed hash #" in text and "Seat preference" not in text

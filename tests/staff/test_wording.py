@@ -3,6 +3,7 @@ problem, a window names its length, a request about a traveller we never held sa
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -73,3 +74,24 @@ def test_every_erasing_button_has_the_danger_style():
     assert len(found) >= 5
     plain = [f for f in found if "danger" not in f[2] and "button-warning" not in f[2]]
     assert plain == []
+
+
+def test_the_traveller_page_links_to_their_privacy_requests(client, editor):
+    from tests.factories import FactFactory
+
+    FactFactory(subject_id="FF-5151", key="seat_preference", value="Aisle")
+    for subject in ("FF-5151", "FF-5252"):
+        privacy.privacy_request_record(
+            subject_id=subject,
+            kind="access",
+            channel="phone",
+            received_at=timezone.now(),
+            actor=Actor.staff(editor),
+            note="asked",
+        )
+    client.force_login(editor)
+    page = client.get("/staff/travellers/FF-5151/").content.decode()
+    link = re.search(r'href="(/staff/privacy/\?subject_id=[^"]+)">Privacy requests', page)
+    assert link is not None
+    listed = _text(client.get(html.unescape(link.group(1))))
+    assert "FF-5151" in listed and "FF-5252" not in listed

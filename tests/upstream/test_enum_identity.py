@@ -13,7 +13,7 @@ from tests.facts.store_contract import fact, run
 
 from .reference import MemoryCategory
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)  # the store's default, native path
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -33,6 +33,7 @@ def pinned(facts) -> list[str]:
 
 def test_upstreams_identity_check_needs_the_readme_adapter():
     store = DjangoMemoryStore()
+    assert store.native
     run(
         store.upsert_facts,
         "enum-1",

@@ -3,7 +3,7 @@ divergences) and on DjangoMemoryStore and HttpMemoryStore side by side: every re
 (order, values, truncation, booleans, exceptions). Issue 20 asks for at least 300 sequences of
 30 calls inside `make test`.
 
-DjangoMemoryStore runs the way production runs it (issue 29): on its native async path, its own
+DjangoMemoryStore runs the way production runs it: on its default, native async path, its own
 psycopg connections, each call in an `asyncio.run` of its own as agent hosts call it. Those
 connections only see committed data, so the test is transactional (the tables are emptied after
 each shard) and every sequence writes travellers of its own. The sequences are split into shards
@@ -155,12 +155,11 @@ def make_machine(stores: dict[str, object], run_call, counter: dict[str, int]):
 
 
 @pytest.fixture
-def compared_stores(live_server, transactional_db, settings):
-    """DjangoMemoryStore on the native path (production's setting), each call in its own
+def compared_stores(live_server, transactional_db):
+    """DjangoMemoryStore on its default path, the native one, each call in its own
     `asyncio.run`; HttpMemoryStore on the live server, on one event loop for the whole shard (so
     the HTTP client keeps its connection), with a token whose own rate is high enough for
     thousands of calls."""
-    settings.MEMORY_STORE_NATIVE_ASYNC = True
     django = DjangoMemoryStore()
     assert django.native and erasure.native_ready()  # reads, upserts and deletes all native
     # gunicorn answers with TCP_NODELAY; without it each answer of the test server waits ~40 ms

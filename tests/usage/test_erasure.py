@@ -1,6 +1,8 @@
 """Deleting is erasing, evidence and receipts included: after each erasure path, and after the
-receipts expire, `pg_dump` of the whole database holds no quote, no key and no turn id of the
-erased fact, and no receipt row is left."""
+receipts expire, `pg_dump` of the whole database holds no quote and no key of the erased fact.
+A fact's erasure leaves its receipts as tombstones (key hash, version, time: no value, key or
+quote), so the turn can say a fact it used was erased; "forget everything" takes every receipt
+and its turn id with it."""
 
 from __future__ import annotations
 
@@ -103,9 +105,17 @@ def test_each_erasure_path_leaves_no_quote_key_or_receipt(path: str) -> None:
     # The turn id stays only on the neighbour's receipt (that fact was not erased).
     gone = MARKERS if whole else MARKERS[:2]
     assert [marker for marker in gone if marker in dump] == []
-    left = list(MemoryUse.objects.filter(subject_id=subject_id).values_list("how", "fact_id"))
-    neighbour = MemoryFact.objects.filter(subject_id=subject_id, key="meal").first()
-    assert left == ([] if whole else [("injected", neighbour.pk)])
+    left = MemoryUse.objects.filter(subject_id=subject_id)
+    if whole:
+        assert not left.exists()
+        return
+    neighbour = MemoryFact.objects.get(subject_id=subject_id, key="meal")
+    assert list(left.filter(erased_at__isnull=True).values_list("how", "fact_id")) == [
+        ("injected", neighbour.pk)
+    ]
+    tombstones = left.filter(erased_at__isnull=False)
+    assert sorted(tombstones.values_list("how", flat=True)) == ["injected", "recalled"]
+    assert all(use.key_hash.startswith("#") and use.turn_id == TURN for use in tombstones)
 
 
 def test_a_rejected_fact_takes_its_quote_and_receipts(editor) -> None:
@@ -115,7 +125,8 @@ def test_a_rejected_fact_takes_its_quote_and_receipts(editor) -> None:
     )
     dump = pg_dump_text()
     assert [marker for marker in MARKERS[:2] if marker in dump] == []
-    assert MemoryUse.objects.filter(subject_id="erase-reject").count() == 1  # the neighbour's
+    live = MemoryUse.objects.filter(subject_id="erase-reject", erased_at__isnull=True)
+    assert live.count() == 1  # the neighbour's; the rejected fact's are tombstones
 
 
 def test_the_native_async_delete_erases_receipts_in_its_one_statement(host_loop) -> None:
@@ -123,7 +134,9 @@ def test_the_native_async_delete_erases_receipts_in_its_one_statement(host_loop)
     _native_delete("erase-native", host_loop)
     dump = pg_dump_text()
     assert [marker for marker in MARKERS[:2] if marker in dump] == []
-    assert MemoryUse.objects.filter(subject_id="erase-native").count() == 1  # the neighbour's
+    live = MemoryUse.objects.filter(subject_id="erase-native", erased_at__isnull=True)
+    assert live.count() == 1  # the neighbour's
+    assert MemoryUse.objects.filter(subject_id="erase-native").count() == 3  # and two tombstones
 
 
 def test_receipts_go_when_they_expire(privacy_admin) -> None:

@@ -60,10 +60,15 @@ def test_the_turn_view_shows_the_value_the_agent_had_and_an_erased_one_nowhere(
     assert body.count("did not name the version") == 1  # one note under the table, not per row
 
     services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
-    after = client.get(URL).content.decode()
-    assert HAD not in after and NOW not in after
+    response = client.get(URL)
+    after = response.content.decode()
+    assert response.status_code == 200  # the turn keeps its receipt, as a tombstone
+    given = after.split("Recalled by a memory tool")[0]
+    assert "A fact used in this turn was erased on" in given
+    assert "did not report" not in after
+    assert HAD not in after and NOW not in after and "seat_preference" not in given
     dump = pg_dump_text()
-    assert HAD not in dump and NOW not in dump
+    assert HAD not in dump and NOW not in dump and "seat_preference" not in dump
 
 
 @pytest.mark.django_db
@@ -81,7 +86,7 @@ def test_a_value_erased_from_the_history_is_never_shown(client, editor):
     )
     client.force_login(editor)
     body = client.get(URL).content.decode()
-    assert "This fact was erased on" in body
+    assert "A fact used in this turn was erased on" in body
     assert HAD not in body and NOW not in body
 
 
@@ -116,3 +121,40 @@ def test_the_portal_card_says_what_the_assistant_had_in_that_chat(
     services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
     body = client.get("/portal/").content.decode()
     assert HAD not in body and NOW not in body
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "language, erased",
+    [
+        ("en", "What the assistant had in that chat was erased on"),
+        ("zh-hant", "那次對話時 AI 客服用的內容，已於"),
+    ],
+)
+def test_the_portal_card_says_an_erased_version_was_erased_never_its_words(
+    signed_in, language, erased
+):
+    """The version the assistant had in its last chat was blanked from the history: the card
+    says so in the traveller's words, and shows neither that value nor a made-up one."""
+    from django.utils import timezone
+
+    from memoryadmin.facts.models import FactEvent
+
+    _a_turn_with_the_window_seat()
+    _save(NOW, Actor.customer(T))
+    FactEvent.objects.filter(subject_id=T, key="seat_preference", after__version=1).update(
+        after={"version": 1}, redacted_at=timezone.now()
+    )
+    body = signed_in(T, language=language).get("/portal/").content.decode()
+    assert erased in body and HAD not in body and NOW in body
+
+
+@pytest.mark.django_db
+def test_after_forget_everything_the_turn_says_so_not_that_it_was_never_reported(client, editor):
+    _a_turn_with_the_window_seat()
+    services.subject_forget(subject_id=T, actor=Actor.customer(T))
+    client.force_login(editor)
+    response = client.get(URL)
+    body = response.content.decode()
+    assert response.status_code == 404
+    assert "the traveller asked us to forget everything, which took every receipt with it" in body

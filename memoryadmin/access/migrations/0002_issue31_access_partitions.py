@@ -3,7 +3,7 @@ index and constraint kept, and the append-only trigger (on the parent, so on eve
 
 from django.db import migrations
 
-from memoryadmin.db.partitions import convert_to_partitioned, convert_to_plain
+from memoryadmin.db import convert_to_partitioned, convert_to_plain
 
 TABLE = "staff_access"
 COLUMN = "at"

@@ -3,7 +3,7 @@ index and constraint kept; each partition keeps the free room of 0007 (fillfacto
 
 from django.db import migrations
 
-from memoryadmin.db.partitions import convert_to_partitioned, convert_to_plain
+from memoryadmin.db import convert_to_partitioned, convert_to_plain
 
 TABLE = "memory_fact_event"
 COLUMN = "created_at"

@@ -33,14 +33,14 @@ from ..validation import (
     clean_reason,
     validate_fact,
 )
+from .commit import plan_commit, record_event
 from .forgetting import fact_delete
 from .history import (
-    apply_retention,
     commit_change,
+    fact_row,
     load_for_update,
-    record_event,
-    snapshot,
 )
+from .plan import WritePlan, change_plan
 
 
 @transaction.atomic
@@ -70,20 +70,17 @@ def fact_edit(
     if clean.value == fact.value and clean.category == fact.category:  # a case change counts
         return fact
     value_changed = clean.value != fact.value
-    before = snapshot(fact)
-    fact.value = clean.value
-    fact.category = clean.category
-    fact.updated_at = timezone.now()
-    # A person's correction is its own source: the old quote no longer supports it.
-    fact.evidence = ""
-    fact.evidence_origin = actor.origin
-    if value_changed:  # who wrote the words the pages show; a new category alone is not that
-        fact.rewritten_by, fact.rewritten_by_label = actor.rewriter
-    if classify_sensitive(clean.key, clean.value):
-        fact.sensitive = True  # masked in staff lists; a person wrote it, so no review needed
-    apply_retention(fact, retention_rules())
+    # A person's correction is its own source (`clean` has no quote: the old one no longer
+    # supports it); a sensitive topic is masked in staff lists, with no review (a person
+    # wrote it).
     fact = commit_change(
-        fact, before=before, action=EventAction.UPDATED, actor=actor, reason=reason
+        fact,
+        action=EventAction.UPDATED,
+        actor=actor,
+        reason=reason,
+        clean=clean,
+        rules=retention_rules(),
+        sensitive=fact.sensitive or classify_sensitive(clean.key, clean.value) is not None,
     )
     if value_changed:  # a new category alone corrects nothing another system holds
         notify_corrected(
@@ -108,11 +105,13 @@ def fact_expire(
 ) -> MemoryFact:
     """Hide the fact from the agent now; the retention sweep deletes it later."""
     fact = load_for_update(subject_id, key, expected_version)
-    before = snapshot(fact)
-    fact.expires_at = timezone.now()
-    fact.expiry_pinned = True
     return commit_change(
-        fact, before=before, action=EventAction.EXPIRED, actor=actor, reason=reason
+        fact,
+        action=EventAction.EXPIRED,
+        actor=actor,
+        reason=reason,
+        expires_at=timezone.now(),
+        expiry_pinned=True,
     )
 
 
@@ -130,14 +129,15 @@ def fact_set_expiry(
     if expires_at is not None and timezone.is_naive(expires_at):
         raise FactInvalid("Expiry needs a time zone.", fields={"expires_at": "Needs a time zone."})
     fact = load_for_update(subject_id, key, expected_version)
-    before = snapshot(fact)
-    fact.expiry_pinned = expires_at is not None
-    if expires_at is None:
-        apply_retention(fact, retention_rules())
-    else:
-        fact.expires_at = expires_at
+    pinned = {"expires_at": expires_at} if expires_at is not None else {}
     return commit_change(
-        fact, before=before, action=EventAction.EXPIRY_CHANGED, actor=actor, reason=reason
+        fact,
+        action=EventAction.EXPIRY_CHANGED,
+        actor=actor,
+        reason=reason,
+        rules=None if expires_at is not None else retention_rules(),
+        expiry_pinned=expires_at is not None,
+        **pinned,
     )
 
 
@@ -153,11 +153,15 @@ def _set_sensitive(
     fact = load_for_update(subject_id, key, expected_version)
     if fact.sensitive == sensitive:
         return fact
-    before = snapshot(fact)
-    fact.sensitive = sensitive
-    apply_retention(fact, retention_rules())  # sensitive facts have their own retention
     action = EventAction.FLAGGED_SENSITIVE if sensitive else EventAction.UNFLAGGED_SENSITIVE
-    return commit_change(fact, before=before, action=action, actor=actor, reason=reason)
+    return commit_change(
+        fact,
+        action=action,
+        actor=actor,
+        reason=reason,
+        rules=retention_rules(),  # sensitive facts have their own retention
+        sensitive=sensitive,
+    )
 
 
 @transaction.atomic
@@ -212,10 +216,8 @@ def fact_approve(
     fact = load_for_update(subject_id, key, expected_version)
     if fact.status != FactStatus.PENDING_REVIEW:
         raise FactStateError("Only facts waiting for review can be approved.")
-    before = snapshot(fact)
-    fact.status = FactStatus.ACTIVE
     return commit_change(
-        fact, before=before, action=EventAction.APPROVED, actor=actor, reason=reason
+        fact, action=EventAction.APPROVED, actor=actor, reason=reason, status=FactStatus.ACTIVE
     )
 
 
@@ -279,27 +281,27 @@ def fact_quotes_confirm(
     were confirmed."""
     if not quotes:
         return 0
-    confirmed = 0
     facts = (
         MemoryFact.objects.select_for_update()
         .filter(subject_id=subject_id, key__in=list(quotes), evidence_origin=Origin.AGENT)
         .order_by("key")
     )
+    plan = WritePlan()
     for fact in facts:
         if not fact.evidence or fact.evidence != quotes.get(fact.key):
             continue
-        before = snapshot(fact)
-        fact.evidence_origin = Origin.EXTRACTION
-        fact.save(update_fields=["evidence_origin"])
-        record_event(
+        row = fact_row(fact)  # the same version: only where its quote came from changes
+        more = change_plan(
+            row, {**row, "evidence_origin": str(Origin.EXTRACTION)}, action=EventAction.UPDATED
+        )
+        plan.updates += more.updates
+        plan.events += more.events
+    if plan:
+        plan_commit(
+            plan,
             subject_id=subject_id,
-            key=fact.key,
-            action=EventAction.UPDATED,
             actor=actor,
-            reason=clean_reason(reason or "the assistant's quote is the traveller's words"),
-            before=before,
-            after=snapshot(fact),
+            reason=reason or "the assistant's quote is the traveller's words",
             session_tag=session_tag,
         )
-        confirmed += 1
-    return confirmed
+    return len(plan.updates)

@@ -1,68 +1,42 @@
-"""How a change to a fact is made and kept in its history, shared by the services of this
-package (not exported: callers use the services): the traveller's lock, the load-lock-compare
-and save-and-record steps of a single-fact change, the snapshots and FactEvent record, whether a
-restatement changes nothing, and the retention a version falls under."""
+"""A person's change to one fact, shared by the services of this package (not exported:
+callers use the services): the traveller's lock, load-lock-compare (the If-Match), and the
+change made through the write plan (`plan.py`) and its commit (`commit.py`), as the upsert's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from datetime import datetime
+from collections.abc import Iterable
 from typing import Any
 
 from django.utils import timezone
 
-from memoryadmin.db import replicas
+from memoryadmin import db
 
 from .. import retention
 from ..actors import Actor
 from ..errors import FactConflict, FactNotFound
 from ..models import (
     EventAction,
-    FactEvent,
     MemoryFact,
     RetentionRule,
     Subject,
 )
-from ..validation import CleanFact, clean_reason, clean_subject_id, normalize_key
+from ..validation import CleanFact, clean_subject_id, normalize_key
+from .commit import UPDATE_COLUMNS, plan_commit
+from .plan import FACT_COLUMNS, Row, change_plan, next_version, restate
+
+_ROW_COLUMNS = (*FACT_COLUMNS, "changed_at", "rewritten_by", "rewritten_by_label")
 
 
 def lock_subject(subject_id: str) -> Subject:
     """Create the subject if needed and lock its row for the rest of the transaction. Every
     write that locks a traveller records, at commit, its position for read-your-writes."""
-    replicas.written(subject_id)
+    db.written(subject_id)
     subject = Subject.objects.select_for_update().filter(subject_id=subject_id).first()
     if subject is None:
         # ON CONFLICT DO NOTHING waits for a concurrent creator instead of failing.
         Subject.objects.bulk_create([Subject(subject_id=subject_id)], ignore_conflicts=True)
         subject = Subject.objects.select_for_update().get(subject_id=subject_id)
     return subject
-
-
-def record_event(
-    *,
-    subject_id: str,
-    key: str,
-    action: EventAction,
-    actor: Actor,
-    reason: str,
-    before: dict[str, Any] | None = None,
-    after: dict[str, Any] | None = None,
-    session_tag: str = "",
-    receipt: str = "",
-) -> FactEvent:
-    return FactEvent.objects.create(
-        subject_id=subject_id,
-        key=key,
-        action=action,
-        actor_kind=actor.kind,
-        actor_user=actor.user,
-        actor_label=actor.label[:200],
-        reason=clean_reason(reason),
-        before=before,
-        after=after,
-        session_tag=session_tag,
-        receipt=receipt,
-    )
 
 
 def matching_rule(
@@ -72,14 +46,8 @@ def matching_rule(
     return retention.winning_rule(rules, key=key, category=category, sensitive=sensitive)
 
 
-def apply_retention(fact: MemoryFact, rules: Iterable[RetentionRule]) -> None:
-    if fact.expiry_pinned:
-        return
-    rule = matching_rule(rules, key=fact.key, category=fact.category, sensitive=fact.sensitive)
-    fact.expires_at = retention.expiry_for(rule, fact.updated_at)
-
-
 def load_for_update(subject_id: str, key: str, expected_version: int | None) -> MemoryFact:
+    """Lock the traveller, read the fact; a stale `expected_version` (If-Match) raises."""
     clean_subject_id(subject_id)
     lock_subject(subject_id)
     fact = MemoryFact.objects.filter(subject_id=subject_id, key=normalize_key(key)).first()
@@ -93,64 +61,30 @@ def load_for_update(subject_id: str, key: str, expected_version: int | None) -> 
     return fact
 
 
+def fact_row(fact: MemoryFact) -> Row:
+    """A loaded fact as the plan reads it."""
+    return {name: getattr(fact, name) for name in _ROW_COLUMNS}
+
+
 def commit_change(
-    fact: MemoryFact, *, before: dict[str, Any], action: EventAction, actor: Actor, reason: str
+    fact: MemoryFact,
+    *,
+    action: EventAction,
+    actor: Actor,
+    reason: str,
+    clean: CleanFact | None = None,
+    rules: Iterable[RetentionRule] | None = None,
+    **changes: Any,
 ) -> MemoryFact:
-    """Bump the version, save, and record the event with both snapshots. Every new version
-    moves `changed_at` (what the desk shows as "Updated"); only a value change moves
-    `updated_at`, which retention counts from."""
-    fact.version += 1
-    fact.changed_at = timezone.now()
-    fact.save()
-    record_event(
-        subject_id=fact.subject_id,
-        key=fact.key,
-        action=action,
-        actor=actor,
-        reason=reason,
-        before=before,
-        after=snapshot(fact),
-    )
+    """A person's change to one loaded fact, through the write plan and its commit: new words
+    (`clean`, see `plan.restate`) and/or other `changes` make the next version, its expiry
+    recomputed under `rules` when given, written with its event; `fact` is updated to match."""
+    now = timezone.now()
+    row = fact_row(fact)
+    new = restate(row, clean, actor=actor, at=now) if clean else next_version(row, at=now)
+    new.update(changes)
+    plan = change_plan(row, new, action=action, rules=rules)
+    plan_commit(plan, subject_id=fact.subject_id, actor=actor, reason=reason, now=now)
+    for name in UPDATE_COLUMNS:
+        setattr(fact, name, new[name])
     return fact
-
-
-def snapshot(fact: Mapping[str, Any] | MemoryFact) -> dict[str, Any]:
-    """What an event keeps of a fact: a model instance or a planned row (a mapping)."""
-    row = fact if isinstance(fact, Mapping) else vars(fact)
-    expires_at = row["expires_at"]
-    shot = {
-        "value": row["value"],
-        "category": row["category"],
-        "status": row["status"],
-        "sensitive": row["sensitive"],
-        "expires_at": expires_at.isoformat() if expires_at else None,
-        "version": row["version"],
-    }
-    # The quote is the traveller's words: kept with the version it supports, and blanked with
-    # the value when the fact is erased (the snapshots go whole).
-    if row.get("evidence"):
-        shot["evidence"] = row["evidence"]
-    return shot
-
-
-def row_expiry(row: dict[str, Any], rules: Iterable[RetentionRule]) -> datetime | None:
-    if row["expiry_pinned"]:
-        return row["expires_at"]
-    rule = matching_rule(
-        rules, key=row["key"], category=row["category"], sensitive=row["sensitive"]
-    )
-    return retention.expiry_for(rule, row["updated_at"])
-
-
-def is_unchanged(row: Mapping[str, Any] | MemoryFact, clean: CleanFact, now: datetime) -> bool:
-    """Whether restating `clean` changes nothing: the same value as stored (both are cleaned, so
-    spacing, NFC and invisible characters already agree; a change of case is a correction and
-    is kept, as upstream keeps it), the same category, and the held fact has not expired
-    (restating an expired fact revives it). The upsert and the import both decide with this."""
-    held = row if isinstance(row, Mapping) else vars(row)
-    expires_at = held["expires_at"]
-    return (
-        held["value"] == clean.value
-        and held["category"] == clean.category
-        and (expires_at is None or expires_at > now)
-    )

@@ -40,9 +40,9 @@ from ..validation import (
     sanitize_text,
     validate_fact,
 )
-from .history import (
-    apply_retention,
+from .plan import (
     is_unchanged,
+    row_expiry,
     snapshot,
 )
 
@@ -223,7 +223,7 @@ def _import_chunk(
                 version=1,
                 expiry_pinned=False,
             )
-            apply_retention(fact, rules)
+            fact.expires_at = row_expiry(vars(fact), rules)
             new_rows.append(fact)
             result.created += 1
         elif same:
@@ -243,7 +243,7 @@ def _import_chunk(
             if topic:
                 fact.sensitive, fact.status = True, FactStatus.PENDING_REVIEW
             fact.version += 1
-            apply_retention(fact, rules)
+            fact.expires_at = row_expiry(vars(fact), rules)
             changed.append((fact, before))
             result.updated += 1
         if fact.status == FactStatus.PENDING_REVIEW and topic:

@@ -13,8 +13,9 @@ from ..models import EventAction, MemoryFact
 from ..selectors import fact_revealed_since
 from ..validation import clean_reason
 from .changes import fact_approve
+from .commit import record_event
 from .forgetting import fact_reject
-from .history import load_for_update, record_event
+from .history import load_for_update
 
 DECISIONS = ("approve", "reject")
 # How long a reveal lets its reviewer decide (the staff pages show the value as long).
@@ -70,7 +71,7 @@ def fact_review_decide(
 
 @transaction.atomic
 def fact_quality_mark(*, subject_id: str, key: str, actor: Actor, words: str) -> MemoryFact:
-    """A reviewer's quality mark on a sampled fact (issue 33), in its history as a
+    """A reviewer's quality mark on a sampled fact, in its history as a
     `quality_marked` event whose reason is the mark in words; the value is untouched and not
     copied. As for a review decision, a sensitive value is marked only by someone who revealed
     it within the last REVEAL_WINDOW, after its last change (`FactStateError` otherwise)."""

@@ -18,10 +18,8 @@ from ..validation import (
     clean_reason,
     clean_subject_id,
 )
-from .history import (
-    lock_subject,
-    record_event,
-)
+from .commit import record_event
+from .history import lock_subject
 
 
 @transaction.atomic

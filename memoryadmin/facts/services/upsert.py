@@ -1,189 +1,60 @@
-"""The upsert: validate, lock and read, plan in Python, write in a fixed number of statements
-(Django's connection, or an async psycopg one for DjangoMemoryStore)."""
+"""The agent's upsert: validate and filter, lock and read, plan (`plan.py`), write (`commit.py`)
+in a fixed number of statements, on Django's connection (`fact_upsert`) or on an async psycopg
+one (`fact_upsert_async`, DjangoMemoryStore's native path)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
-from memoryadmin.db import replicas
-from memoryadmin.db.cursors import hot_cursor, in_own_pipelined_transaction, pipelined
+from memoryadmin import db
+from memoryadmin.db import hot_cursor, in_own_pipelined_transaction, pipelined
 from memoryadmin_client.types import SESSION_ID_MAX_LENGTH
 
 from ..actors import Actor
 from ..counting import actor_label, count_blocked
 from ..errors import (
     FactBlocked,
-    FactConflict,
     FactInvalid,
     FactLearningPaused,
     FactMemoryDisabled,
 )
-from ..keyhash import event_key_hash
-from ..models import (
-    ActorKind,
-    EventAction,
-    FactStatus,
-)
 from ..selectors import (
-    AgentFact,
     MemoryConfig,
     facts_for_agent,
     memory_config,
 )
 from ..sql import (
     SQL_EXISTING,
-    SQL_INSERT_EVENTS,
-    SQL_INSERT_FACTS,
     SQL_LOCK_SUBJECT,
     SQL_NEW_SUBJECT,
-    SQL_UPDATE_FACTS,
 )
 from ..validation import (
     CleanFact,
     MemoryWriteFilter,
-    classify_sensitive,
     clean_evidence,
-    clean_reason,
     clean_subject_id,
-    normalize_key,
     sanitize_text,
     validate_fact,
 )
-from .history import (
-    is_unchanged,
-    row_expiry,
-    snapshot,
+from .commit import plan_commit, plan_statements
+from .plan import (
+    ABSENT,
+    FACT_COLUMNS,
+    Batch,
+    FactDraft,
+    FactState,
+    UpsertResult,
+    upsert_plan,
 )
 
-# The expected version of a fact that must not exist yet (versions start at 1).
-ABSENT = 0
-
-
-@dataclass(frozen=True)
-class FactDraft:
-    """A candidate fact as a caller hands it in; validate_fact cleans it."""
-
-    key: Any
-    value: Any
-    category: Any = None
-    # The traveller's words behind it, already checked against the turn by the caller when it
-    # could be (extraction); the upsert still bounds it and runs it through the write filter,
-    # and drops it (never the fact) when it fails.
-    evidence: Any = ""
-
-
-@dataclass
-class UpsertResult:
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    sent_to_review: list[str] = field(default_factory=list)
-    states: dict[str, FactState] = field(default_factory=dict)
-    agent_facts: list[AgentFact] = field(default_factory=list)
-
-    @property
-    def changed(self) -> list[str]:
-        return self.created + self.updated
-
-
-# --- helpers ------------------------------------------------------------------------------------
-
-
-# The rows of SQL_EXISTING come as tuples in this order (no cursor.description to build).
-_FACT_COLUMN_NAMES = (
-    "id",
-    "key",
-    "value",
-    "category",
-    "status",
-    "sensitive",
-    "expires_at",
-    "expiry_pinned",
-    "version",
-    "source_session_id",
-    "created_at",
-    "updated_at",
-    "evidence",
-    "evidence_origin",
-)
-_INSERT_COLUMNS = (
-    "key",
-    "value",
-    "category",
-    "status",
-    "sensitive",
-    "expires_at",
-    "updated_at",
-    "evidence",
-    "evidence_origin",
-)
-_UPDATE_COLUMNS = (
-    "id",
-    "value",
-    "category",
-    "source_session_id",
-    "status",
-    "sensitive",
-    "expires_at",
-    "expiry_pinned",
-    "version",
-    "updated_at",
-    "evidence",
-    "evidence_origin",
-    "rewritten_by",
-    "rewritten_by_label",
-)
-_STEP = timedelta(microseconds=1)
-
-
-class _Batch(dict[str, CleanFact]):
-    """A batch's clean facts by key, in the order first named (a new fact's place); `rank` is
-    where each key was last named, which orders their stamps: a later fact is the newer one."""
-
-    rank: dict[str, int]
-
-
-def _json_rows(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
-    return json.dumps(
-        [{name: row[name] for name in columns} for row in rows],
-        default=lambda value: value.isoformat(),  # the datetimes (expires_at)
-    )
-
-
-def _json_events(subject_id: str, events: list[tuple[str, str, str | None, str]]) -> str:
-    """The events' document; their snapshots are already JSON text, spliced in as they are."""
-    parts = []
-    for key, action, before, after in events:
-        head = json.dumps(
-            {"key": key, "key_hash": event_key_hash(subject_id, key), "action": str(action)}
-        )
-        parts.append(f'{head[:-1]},"before":{before or "null"},"after":{after}}}')
-    return "[" + ",".join(parts) + "]"
-
-
-@dataclass(frozen=True)
-class FactState:
-    """A fact as this write committed it (or found it unchanged), so callers can answer from it
-    without reading again (a later read could show another writer's state)."""
-
-    key: str
-    value: str
-    category: str
-    updated_at: datetime
-    source_session_id: str
-    version: int
-    status: str
-    sensitive: bool
-    expires_at: datetime | None
-    agent_visible: bool  # active, unexpired, memory on, the traveller has not paused its use
+__all__ = ["ABSENT", "FactDraft", "FactState", "UpsertResult", "fact_upsert", "fact_upsert_async"]
 
 
 def _upsert_read(
@@ -207,82 +78,21 @@ def _upsert_read(
             read.execute(SQL_EXISTING, [subject_id, keys])
             row = lock.fetchone()
             found = read.fetchall()
-    existing = {r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found}
+    existing = {r[1]: dict(zip(FACT_COLUMNS, r, strict=True)) for r in found}
     return bool(row[0]), bool(row[1]), existing
 
 
-def _upsert_write(
-    *,
-    subject_id: str,
-    actor: Actor,
-    reason: str,
-    session_tag: str,
-    now: datetime,
-    inserts: list[dict[str, Any]],
-    updates: list[dict[str, Any]],
-    events: list[tuple[str, str, str | None, str]],
-) -> None:
-    """At most three statements."""
-    with hot_cursor() as cursor:
-        for sql, params in _upsert_statements(
-            subject_id=subject_id,
-            actor=actor,
-            reason=reason,
-            session_tag=session_tag,
-            now=now,
-            inserts=inserts,
-            updates=updates,
-            events=events,
-        ):
-            cursor.execute(sql, params)
+@lru_cache(maxsize=16)
+def _cached_filter(patterns: tuple[str, ...]) -> MemoryWriteFilter:
+    return MemoryWriteFilter(patterns)
 
 
-def _upsert_statements(
-    *,
-    subject_id: str,
-    actor: Actor,
-    reason: str,
-    session_tag: str,
-    now: datetime,
-    inserts: list[dict[str, Any]],
-    updates: list[dict[str, Any]],
-    events: list[tuple[str, str, str | None, str]],
-) -> list[tuple[str, list[Any]]]:
-    """The PostgreSQL statements of a planned upsert: at most three, each batch of rows one JSON
-    document."""
-    statements: list[tuple[str, list[Any]]] = []
-    if inserts:
-        statements.append(
-            (
-                SQL_INSERT_FACTS,
-                [
-                    subject_id,
-                    session_tag,
-                    now,
-                    str(actor.origin),
-                    _json_rows(inserts, _INSERT_COLUMNS),
-                ],
-            )
-        )
-    if updates:
-        statements.append((SQL_UPDATE_FACTS, [_json_rows(updates, _UPDATE_COLUMNS), subject_id]))
-    if events:
-        statements.append(
-            (
-                SQL_INSERT_EVENTS,
-                [
-                    subject_id,
-                    str(actor.kind),
-                    actor.user.pk if actor.user is not None else None,
-                    actor.label[:200],
-                    clean_reason(reason),
-                    session_tag,
-                    now,
-                    _json_events(subject_id, events),
-                ],
-            )
-        )
-    return statements
+def _write_filter(patterns: Any) -> MemoryWriteFilter:
+    """The filter for the settings' patterns, built once per set of them (building checks and
+    compiles each pattern): the upsert is the agent's hot path."""
+    if isinstance(patterns, list) and all(isinstance(source, str) for source in patterns):
+        return _cached_filter(tuple(patterns))
+    return MemoryWriteFilter(patterns)  # not a list of text: refused by the filter, as ever
 
 
 def _upsert_clean(
@@ -292,17 +102,17 @@ def _upsert_clean(
     actor: Actor,
     session_tag: str,
     config: MemoryConfig,
-) -> _Batch:
+) -> Batch:
     """Validate and filter a batch before anything is read or written."""
     clean_subject_id(subject_id)
     if len(session_tag) > SESSION_ID_MAX_LENGTH:
         raise FactInvalid("Session tag too long.", fields={"session_id": "Too long."})
-    cleaned = _Batch()
+    cleaned = Batch()
     cleaned.rank = {}
     errors: dict[str, str] = {}
     if actor.is_automated and not config.settings.memory_enabled:
         raise FactMemoryDisabled("Memory is not enabled; nothing is saved.")
-    write_filter = MemoryWriteFilter(config.settings.blocked_patterns)
+    write_filter = _write_filter(config.settings.blocked_patterns)
     for index, draft in enumerate(facts):
         try:
             clean = validate_fact(draft.key, draft.value, draft.category)
@@ -330,104 +140,9 @@ def _upsert_check_paused(actor: Actor, memory_paused: bool) -> None:
         raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
 
 
-@dataclass
-class _UpsertPlan:
-    result: UpsertResult
-    inserts: list[dict[str, Any]]
-    updates: list[dict[str, Any]]
-    events: list[tuple[str, str, str | None, str]]  # key, action, before, after (JSON)
-
-
-def _upsert_plan(
-    *,
-    cleaned: Mapping[str, CleanFact],
-    existing: Mapping[str, dict[str, Any]],
-    use_paused: bool,
-    actor: Actor,
-    session_tag: str,
-    expected_versions: Mapping[str, int] | None,
-    config: MemoryConfig,
-    now: datetime,
-) -> _UpsertPlan:
-    """What the batch changes, decided in Python from the locked rows: no I/O here, so the
-    Django path and the async path (DjangoMemoryStore) write exactly the same rows and events."""
-    for raw_key, version in (expected_versions or {}).items():
-        current = existing.get(normalize_key(raw_key))
-        if version == ABSENT and current is None:
-            continue  # an add: the key must not be held yet (checked under the lock)
-        if current is None or current["version"] != version:
-            raise FactConflict(
-                "The fact was changed since it was read; fetch it again and retry.",
-                current_version=current["version"] if current else None,
-            )
-    result = UpsertResult()
-    rules = config.rules
-    visible_to_agent = config.settings.memory_enabled and not use_paused
-    plan = _UpsertPlan(result=result, inserts=[], updates=[], events=[])
-    rank = getattr(cleaned, "rank", {})
-    for position, (key, clean) in enumerate(cleaned.items()):
-        stamp = now + _STEP * rank.get(key, position)
-        # Staff facts go through the same classifier: masked and under the sensitive-facts rule,
-        # but not held for review (a person wrote them, after the form's warning).
-        topic = (
-            classify_sensitive(clean.key, clean.value)
-            if actor.is_automated or actor.kind == ActorKind.STAFF
-            else None
-        )
-        held = topic is not None and actor.is_automated
-        row = existing.get(key)
-        if row is None:
-            row = {
-                "key": key,
-                "value": clean.value,
-                "category": str(clean.category),
-                "status": FactStatus.PENDING_REVIEW if held else FactStatus.ACTIVE,
-                "sensitive": topic is not None,
-                "expiry_pinned": False,
-                "expires_at": None,
-                "version": 1,
-                "source_session_id": session_tag,
-                "updated_at": stamp,
-                "evidence": clean.evidence,
-                "evidence_origin": str(actor.origin),
-            }
-            row["expires_at"] = row_expiry(row, rules)
-            plan.inserts.append(row)
-            plan.events.append((key, EventAction.CREATED, None, json.dumps(snapshot(row))))
-            result.created.append(key)
-        else:
-            row = dict(row)
-            if is_unchanged(row, clean, now):
-                result.unchanged.append(key)
-                result.states[key] = _state(row, visible_to_agent, now)
-                continue
-            before = json.dumps(snapshot(row))
-            row.update(
-                value=clean.value,
-                category=str(clean.category),
-                updated_at=stamp,
-                source_session_id=session_tag or row["source_session_id"],
-                version=row["version"] + 1,
-                # A replaced fact reads the new words, or none: never the old version's quote.
-                evidence=clean.evidence,
-                evidence_origin=str(actor.origin),
-            )
-            # A person's new words say who wrote them; the agent's or extraction's clear that.
-            row["rewritten_by"], row["rewritten_by_label"] = actor.rewriter
-            if row["expiry_pinned"] and row["expires_at"] is not None and row["expires_at"] <= now:
-                row["expiry_pinned"] = False  # restating an expired fact revives it
-            if topic:
-                row["sensitive"] = True
-            if held:
-                row["status"] = FactStatus.PENDING_REVIEW
-            row["expires_at"] = row_expiry(row, rules)
-            plan.updates.append(row)
-            plan.events.append((key, EventAction.UPDATED, before, json.dumps(snapshot(row))))
-            result.updated.append(key)
-        if row["status"] == FactStatus.PENDING_REVIEW:
-            result.sent_to_review.append(key)
-        result.states[key] = _state(row, visible_to_agent, now)
-    return plan
+def _upsert_check_paused(actor: Actor, memory_paused: bool) -> None:
+    if actor.is_automated and memory_paused:
+        raise FactLearningPaused("The traveller has paused memory; nothing new is saved.")
 
 
 def fact_upsert(
@@ -479,7 +194,7 @@ def fact_upsert(
     def upsert() -> UpsertResult:
         memory_paused, use_paused, existing = _upsert_read(subject_id, list(cleaned), now)
         _upsert_check_paused(actor, memory_paused)
-        plan = _upsert_plan(
+        plan = upsert_plan(
             cleaned=cleaned,
             existing=existing,
             use_paused=use_paused,
@@ -489,16 +204,8 @@ def fact_upsert(
             config=config,
             now=now,
         )
-        _upsert_write(
-            subject_id=subject_id,
-            actor=actor,
-            reason=reason,
-            session_tag=session_tag,
-            now=now,
-            inserts=plan.inserts,
-            updates=plan.updates,
-            events=plan.events,
-        )
+        who = {"subject_id": subject_id, "actor": actor, "reason": reason}
+        plan_commit(plan, **who, session_tag=session_tag, now=now)  # at most three statements
         if agent_view:
             plan.result.agent_facts = facts_for_agent(subject_id)
         if before_commit is not None:
@@ -507,13 +214,13 @@ def fact_upsert(
 
     if not connection.in_atomic_block and connection.get_autocommit():
         result = in_own_pipelined_transaction(upsert)
-        replicas.written(subject_id)  # committed: its position for read-your-writes
+        db.written(subject_id)  # committed: its position for read-your-writes
         return result
     # The transaction outside the pipeline: entering it costs no round trip, and the pipeline's
     # closing sync (the writes' errors) still happens inside it.
     with transaction.atomic(savepoint=savepoint), pipelined():
         result = upsert()
-    replicas.written(subject_id)  # recorded when the caller's transaction commits
+    db.written(subject_id)  # recorded when the caller's transaction commits
     return result
 
 
@@ -558,9 +265,9 @@ async def fact_upsert_async(
                 row = await lock.fetchone()
                 found = await read.fetchall()
             _upsert_check_paused(actor, bool(row[0]))
-            plan = _upsert_plan(
+            plan = upsert_plan(
                 cleaned=cleaned,
-                existing={r[1]: dict(zip(_FACT_COLUMN_NAMES, r, strict=True)) for r in found},
+                existing={r[1]: dict(zip(FACT_COLUMNS, r, strict=True)) for r in found},
                 use_paused=bool(row[1]),
                 actor=actor,
                 session_tag=session_tag,
@@ -568,15 +275,13 @@ async def fact_upsert_async(
                 config=config,
                 now=now,
             )
-            for sql, params in _upsert_statements(
+            for sql, params in plan_statements(
+                plan,
                 subject_id=subject_id,
                 actor=actor,
                 reason=reason,
                 session_tag=session_tag,
                 now=now,
-                inserts=plan.inserts,
-                updates=plan.updates,
-                events=plan.events,
             ):
                 await lock.execute(sql, params)
             await lock.execute("COMMIT")
@@ -585,23 +290,3 @@ async def fact_upsert_async(
             await conn.rollback()
         raise
     return plan.result
-
-
-def _state(row: dict[str, Any], visible_to_agent: bool, now: datetime) -> FactState:
-    expires_at = row["expires_at"]
-    return FactState(
-        key=row["key"],
-        value=row["value"],
-        category=row["category"],
-        updated_at=row["updated_at"],
-        source_session_id=row["source_session_id"],
-        version=row["version"],
-        status=str(row["status"]),
-        sensitive=row["sensitive"],
-        expires_at=expires_at,
-        agent_visible=(
-            row["status"] == FactStatus.ACTIVE
-            and (expires_at is None or expires_at > now)
-            and visible_to_agent
-        ),
-    )

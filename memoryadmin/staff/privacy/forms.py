@@ -20,6 +20,7 @@ class FilterForm(forms.Form):
     kind = forms.ChoiceField(choices=_blank(RequestKind.choices), required=False)
     status = forms.ChoiceField(choices=_blank(RequestStatus.choices), required=False)
     channel = forms.ChoiceField(choices=_blank(Channel.choices), required=False)
+    subject_id = forms.CharField(max_length=128, required=False, label="Traveller id")
 
 
 class RecordForm(forms.Form):

@@ -140,6 +140,7 @@ def _detail(
             "facts_left": facts_left,
             "nothing_held": not held and not receipt,
             "known": selectors.subject_known(found.subject_id),
+            "correction": selectors.correction_shown(found.subject_id, found.evidence or {}),
         },
         status=status,
     )

@@ -11,7 +11,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from memoryadmin.facts.models import MemoryFact
+from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
 from memoryadmin.http_methods import read_only
 from memoryadmin.usage import selectors as usage_selectors
 from memoryadmin.usage.models import MemoryUse, UseHow
@@ -29,7 +29,7 @@ def _row(
     """What the page says of one receipt."""
     sensitive = (fact is not None and fact.sensitive) or (had is not None and had.sensitive)
     masked = sensitive and (fact is None or fact.key not in revealed)
-    erased_on = had.erased_on if had is not None else None
+    erased_on = use.erased_at or (had.erased_on if had is not None else None)
     if fact is None or erased_on is not None:
         state = "erased" if erased_on is not None else "deleted"
     elif use.version is None:
@@ -46,6 +46,16 @@ def _row(
         "erased_on": erased_on,
         "masked": masked,
     }
+
+
+def _forgot_on(subject_id: str) -> Any:
+    """When the traveller last asked us to forget everything (None: never)."""
+    return (
+        FactEvent.objects.filter(subject_id=subject_id, action=EventAction.SUBJECT_CLEARED)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
 
 
 @staff_required(VIEWER)
@@ -84,6 +94,8 @@ def turn(request: HttpRequest, subject_id: str, session_tag: str, turn_id: str) 
                 how: any(r["use"].version_assumed for r in rows) for how, rows in sections.items()
             },
             "found": bool(uses),
+            # Only when nothing is found: whether "forget everything" took the receipts.
+            "forgot": None if uses else _forgot_on(subject_id),
         },
         status=200 if uses else 404,
     )

@@ -3,7 +3,7 @@ index and constraint kept; the database's primary key becomes (id, used_at)."""
 
 from django.db import migrations
 
-from memoryadmin.db.partitions import convert_to_partitioned, convert_to_plain
+from memoryadmin.db import convert_to_partitioned, convert_to_plain
 
 TABLE = "memory_use"
 COLUMN = "used_at"

@@ -9,6 +9,8 @@ import pytest
 
 from memoryadmin.privacy import clock
 
+pytestmark = pytest.mark.unit
+
 TAIPEI = ZoneInfo("Asia/Taipei")
 
 

@@ -14,9 +14,10 @@ import tests.support.hypothesis_home  # noqa: F401 - before any Hypothesis test 
 from memoryadmin.extraction.dedup import Verdict, judge
 from memoryadmin.facts.errors import FactInvalid
 from memoryadmin.facts.validation import MemoryWriteFilter, normalize_value, validate_fact
+from tests.upstream import reference
+from tests.upstream.reference import Candidate
 
-from . import reference
-from .reference import Candidate
+pytestmark = pytest.mark.unit
 
 FILTER = MemoryWriteFilter()
 EXAMPLES = settings(max_examples=400, deadline=None, database=None, derandomize=True)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memoryadmin.extraction.prompts import (
     AIRLINE_PROMPT,
     EXTRACTION_TEMPLATE,
     RECORD_FACT_TOOL,
     airline_prompt,
 )
+
+pytestmark = pytest.mark.unit
 
 
 def test_airline_prompt_is_filled_from_the_generic_template() -> None:

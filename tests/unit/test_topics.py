@@ -14,6 +14,8 @@ from memoryadmin.extraction.prompts import AIRLINE_PROMPT
 from memoryadmin.facts.choices import Category
 from memoryadmin.facts.topics import CATALOGUE, topic_for, topic_label
 
+pytestmark = pytest.mark.unit
+
 SKILL = Path(__file__).resolve().parents[2] / "client" / "memoryadmin_client" / "SKILL.md"
 
 

@@ -16,6 +16,8 @@ from django.utils import timezone, translation
 
 from memoryadmin.staff.templatetags.staff_time import day, exact_time, hour, relative_time
 
+pytestmark = pytest.mark.unit
+
 TEMPLATES = Path(settings.BASE_DIR) / "templates"
 DATE_FILTER = re.compile(r"\|date:(['\"])(?P<format>[^'\"]*)\1")
 

@@ -7,6 +7,8 @@ import pytest
 from memoryadmin.facts import validation
 from memoryadmin_client.text import clamp_query, clean_text, clean_value, normalize_key
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("raw", "key"),

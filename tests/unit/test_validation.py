@@ -15,6 +15,8 @@ from memoryadmin.facts.validation import (
 )
 from memoryadmin_client.text import TRUNCATION_MARKER
 
+pytestmark = pytest.mark.unit
+
 
 def test_key_is_stripped_lower_cased_and_snake_cased():
     assert validate_fact("  Seat Preference ", "Aisle").key == "seat_preference"
@@ -255,3 +257,14 @@ def test_a_pattern_re2_cannot_run_is_refused_on_save_with_a_clear_message(patter
 )
 def test_the_built_in_rules_keep_their_unicode_reach_on_re2(value):
     assert not MemoryWriteFilter().check("note", value).allowed
+
+
+def test_a_text_several_rules_match_is_named_by_the_first_rule_in_order():
+    # the built-in rules are searched as one pattern first; the verdict still names the first
+    # rule that matches, in the rules' order, and the first text (raw key, key, value) that does
+    verdict = MemoryWriteFilter([r"window"]).check("seat", "mail 0912345678@x.com by the window")
+    assert (verdict.allowed, verdict.rule) == (False, "email")
+    verdict = MemoryWriteFilter([r"window"]).check("seat", "by the window")
+    assert (verdict.allowed, verdict.rule) == (False, "custom_0")
+    verdict = MemoryWriteFilter().check("note", "a@b.com", raw_key="call 0912 345 678")
+    assert verdict.rule == "long_number"

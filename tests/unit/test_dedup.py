@@ -6,6 +6,8 @@ import pytest
 
 from memoryadmin.extraction.dedup import Verdict, jaccard, judge, restates, tokens
 
+pytestmark = pytest.mark.unit
+
 HELD = {"seat_preference": "Prefers aisle seats", "travel_party": "Travels with spouse and kids"}
 
 

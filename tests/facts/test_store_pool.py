@@ -1,0 +1,118 @@
+"""The store's per-loop psycopg pools (memoryadmin/db/pool.py): the size cap, a connection left
+in a transaction, a connection the server dropped, the pooler's and the session's options, and a
+loop that ends while its pool is still connecting."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import psycopg
+import pytest
+
+from memoryadmin.db import pool, replicas
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def _admin() -> psycopg.Connection:
+    """A plain connection of the test's own (Django's refuses to run inside an event loop)."""
+    return psycopg.connect(**replicas.conninfo("default"), autocommit=True)
+
+
+def _backend_pids() -> set[int]:
+    """Client connections to the test database other than this one."""
+    with _admin() as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        ).fetchall()
+    return {pid for (pid,) in rows}
+
+
+def _terminate(pid: int) -> None:
+    with _admin() as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+
+async def _pid(alias: str = "default") -> int:
+    [(pid,)] = await pool.fetch_on(alias, "SELECT pg_backend_pid()", {})
+    return pid
+
+
+@pytest.mark.asyncio
+async def test_a_loop_opens_at_most_pool_size_connections(settings):
+    settings.MEMORY_STORE_POOL_SIZE = 2
+    answers = await asyncio.gather(
+        *(
+            pool.fetch_on("default", "SELECT pg_backend_pid(), pg_sleep(0.02)", {})
+            for _ in range(12)
+        )
+    )
+    used = {pid for [(pid, _)] in answers}
+    assert len(used) == 2
+    await pool.close_pools()
+    assert used & _backend_pids() == set()
+
+
+@pytest.mark.asyncio
+async def test_a_transaction_left_open_is_rolled_back_before_the_connection_is_reused(settings):
+    settings.MEMORY_STORE_POOL_SIZE = 1
+    async with pool.connection() as conn:
+        await conn.execute("BEGIN")
+        await conn.execute("CREATE TEMPORARY TABLE left_open (n int)")
+        first = conn.info.backend_pid
+    async with pool.connection() as conn:
+        assert conn.info.backend_pid == first
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        cursor = await conn.execute("SELECT to_regclass('pg_temp.left_open')")
+        assert await cursor.fetchone() == (None,)
+
+
+@pytest.mark.asyncio
+async def test_a_connection_the_server_dropped_is_replaced_and_the_read_retried(settings):
+    settings.MEMORY_STORE_POOL_SIZE = 1
+    first = await _pid()
+    await asyncio.to_thread(_terminate, first)
+    second = await _pid()  # the kept connection fails, a new one answers
+    assert second != first
+    assert await _pid() == second
+
+
+@pytest.mark.asyncio
+async def test_the_session_is_in_utc_and_statements_are_prepared_after_five_runs():
+    async with pool.connection() as conn:
+        assert conn.prepare_threshold == 5
+        cursor = await conn.execute("SHOW TimeZone")
+        assert await cursor.fetchone() == ("UTC",)
+
+
+@pytest.mark.asyncio
+async def test_behind_a_transaction_pooler_nothing_is_prepared(settings):
+    settings.DATABASE_POOLER = "transaction"
+    async with pool.connection() as conn:
+        assert conn.prepare_threshold is None
+        cursor = await conn.execute("SHOW TimeZone")  # no startup option a pooler refuses
+        assert await cursor.fetchone() is not None
+
+
+def test_a_loop_that_ends_while_its_pool_connects_ends_at_once():
+    """The pool connects in a worker task that swallows the loop's cancellation: the store
+    closes the pool as the loop shuts down, or `asyncio.run` would wait for ever."""
+    before = _backend_pids()
+
+    async def leave_reads_waiting() -> None:
+        for _ in range(4):
+            asyncio.get_running_loop().create_task(pool.fetch_on("default", "SELECT 1", {}))
+        for _ in range(3):
+            await asyncio.sleep(0)  # the reads wait; the pool's worker starts connecting
+
+    ended = threading.Event()
+
+    def host() -> None:
+        asyncio.run(leave_reads_waiting())
+        ended.set()
+
+    threading.Thread(target=host, daemon=True).start()
+    assert ended.wait(10), "asyncio.run did not return: the loop's shutdown hung"
+    assert _backend_pids() - before == set()

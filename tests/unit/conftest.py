@@ -1,0 +1,20 @@
+"""The unit tier (`make unit`, `pytest -m unit`): pure code, no database, no Redis, no server.
+
+Every module here sets `pytestmark = pytest.mark.unit` (tests/conftest.py refuses a test here
+without it, one marked `unit` elsewhere, and one here that asks for the database). `make unit`
+points DATABASE_URL and the Redis URLs at closed ports, so a test that reaches for either fails
+at once; pytest-django also refuses the database to any test without the `django_db` mark."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connections
+
+
+@pytest.fixture(autouse=True)
+def no_connection_opened():
+    """After each test, no database connection is open: a module that opened one behind
+    pytest-django's back (a raw psycopg connect is not blocked) belongs in the database tier."""
+    yield
+    opened = [alias for alias in connections if connections[alias].connection is not None]
+    assert not opened, f"a unit test opened a database connection: {opened}"
