@@ -41,7 +41,7 @@ SUBJECT ?= FF-100231
 # broker, tasks run in this one process), on the demo data: its webhooks go to the demo's
 # receiver that this server serves, and are acknowledged.
 run: $(BIN)/.installed
-	export DEBUG=$${DEBUG:-true}; \
+	export DEBUG=$${DEBUG:-true} TIME_ZONE=$${TIME_ZONE:-Asia/Taipei}; \
 	$(EMBEDDED) sh -c '$(BIN)/python manage.py migrate --noinput -v 0 && \
 	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(RUN_PORT) && \
 	echo "Traveller privacy portal for demo traveller FF-100231 (the link works once, for 15 minutes;" && \

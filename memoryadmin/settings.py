@@ -7,7 +7,6 @@ Each setting has its one default where it is read: code reads `settings.X`, neve
 """
 
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from memoryadmin.conf.cache_celery import (
     AUDIT_SWEEP_INTERVAL_SECONDS,
@@ -78,11 +77,9 @@ from memoryadmin.conf.privacy import (
     MEMORY_USE_RETENTION_DAYS,
     PORTAL_BASE_URL,
     PORTAL_COOKIE_SECURE,
-    PORTAL_LANGUAGE_TIME_ZONES,
     PORTAL_LINK_TTL_MINUTES,
     PORTAL_REDEEM_RATE,
     PORTAL_SESSION_IDLE_MINUTES,
-    PRIVACY_TIME_ZONE,
     WEBHOOK_LOG_RETENTION_DAYS,
     WEBHOOK_RETRY_BASE_SECONDS,
     WEBHOOK_RETRY_GRACE_SECONDS,
@@ -155,8 +152,8 @@ from memoryadmin.conf.staff import (
     STAFF_ACCESS_UNUSUAL_DAYS,
     STAFF_ACCESS_UNUSUAL_PER_HOUR,
     STAFF_PASSWORD_LOGIN,
-    STAFF_TIME_ZONE,
 )
+from memoryadmin.conf.time_zone import TIME_ZONE  # the one zone, every page's
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -206,7 +203,6 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "memoryadmin.middleware.BrowserAuthenticationMiddleware",
     "memoryadmin.staff.middleware.IdleTimeoutMiddleware",  # staff sessions; skips /api/
-    "memoryadmin.staff.middleware.StaffTimeZoneMiddleware",  # STAFF_TIME_ZONE under /staff/
     "memoryadmin.staff.security.SecondFactorMiddleware",  # staff pages; skips /api/
     "memoryadmin.staff.sso.RecheckMiddleware",  # SSO sessions re-checked at the provider
     "memoryadmin.middleware.BrowserMessageMiddleware",
@@ -242,9 +238,6 @@ LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hant", "繁體中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 FORMAT_MODULE_PATH = ["memoryadmin.formats"]  # English dates as "5 December 2026"
-TIME_ZONE = "UTC"
-STAFF_TIME_ZONE = STAFF_TIME_ZONE or TIME_ZONE  # noqa: F811 - its default is TIME_ZONE
-ZoneInfo(STAFF_TIME_ZONE)  # an unknown zone stops the start, with its name
 USE_I18N = True
 USE_TZ = True
 CELERY_TIMEZONE = TIME_ZONE  # beat's schedule (conf/cache_celery.py)

@@ -145,7 +145,8 @@ def test_without_database_url_settings_say_how_to_get_one_in_one_line():
         ("SECURE_COOKIES", "ture"),  # bool: not silently False
         ("WEBHOOK_TIMEOUT_SECONDS", "10s"),  # float: not silently 10.0
         ("METRICS_GAUGE_REFRESH_SECONDS", "1.5"),  # int
-        ("PORTAL_LANGUAGE_TIME_ZONES", "zh-hant"),  # dict: a pair without its zone
+        ("TIME_ZONE", "Mars/Olympus"),  # not a zone
+        ("PRIVACY_TIME_ZONE", "Asia/Taipei"),  # retired: TIME_ZONE is the one zone
         ("LOG_FORMAT", "xml"),  # one of text, json
         ("CELERY_BROKER_URL", "redis-internal"),  # a URL
         ("DATABASE_URL", "nonsense"),  # a database URL

@@ -8,6 +8,8 @@ kept.
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -29,8 +31,8 @@ class PortalLinkRequestSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         max_length=64,
-        help_text='The traveller\'s IANA time zone ("Europe/London"); the portal shows times '
-        "in it. Without it, times follow the page's language (Asia/Taipei for Chinese).",
+        help_text="Accepted for compatibility and not used: the portal shows every time in the "
+        "airline's one time zone (TIME_ZONE). An IANA name if given; anything else is refused.",
     )
 
     def validate_time_zone(self, value: str) -> str:
@@ -44,7 +46,9 @@ class PortalLinkRequestSerializer(serializers.Serializer):
 
 class PortalLinkSerializer(serializers.Serializer):
     url = serializers.URLField(help_text="Send the traveller's browser here; it works once.")
-    expires_at = serializers.DateTimeField(help_text="The link stops working after this time.")
+    expires_at = serializers.DateTimeField(
+        default_timezone=UTC, help_text="The link stops working after this time."
+    )
 
 
 def portal_url(request: Request, secret: str) -> str:
@@ -78,7 +82,6 @@ class PortalLinkView(SubjectView):
         link = portal_link_issue(
             subject_id=subject_id,
             issued_by=f"token:{getattr(request.auth, 'name', '')}",
-            time_zone=asked.validated_data.get("time_zone", ""),
         )
         body = {"url": portal_url(request, link.secret), "expires_at": link.expires_at}
         return Response(

@@ -4,6 +4,7 @@ its fact was not stored as sent. Error messages never quote the submitted text."
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from rest_framework import serializers
@@ -52,7 +53,7 @@ class WireFactSerializer(serializers.Serializer):
     key = serializers.CharField(max_length=KEY_MAX_LENGTH)
     value = serializers.CharField(max_length=VALUE_MAX_LENGTH)
     category = CategoryField()
-    updated_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField(default_timezone=UTC)
     source_session_id = serializers.CharField(
         max_length=SESSION_ID_MAX_LENGTH,
         allow_null=True,

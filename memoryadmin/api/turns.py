@@ -10,6 +10,7 @@ and whatever the model does, the turn itself has already been accepted. Only the
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from django.conf import settings
@@ -165,9 +166,9 @@ class JobSerializer(serializers.Serializer):
     model = serializers.CharField(help_text="The model that answered, once it has.")
     usage = JobUsageSerializer()
     attempts = serializers.IntegerField(help_text="Model calls tried (retries included).")
-    queued_at = serializers.DateTimeField()
-    started_at = serializers.DateTimeField(allow_null=True)
-    finished_at = serializers.DateTimeField(allow_null=True)
+    queued_at = serializers.DateTimeField(default_timezone=UTC)
+    started_at = serializers.DateTimeField(allow_null=True, default_timezone=UTC)
+    finished_at = serializers.DateTimeField(allow_null=True, default_timezone=UTC)
 
 
 def job_body(job: ExtractionJob) -> dict[str, Any]:

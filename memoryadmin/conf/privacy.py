@@ -10,15 +10,9 @@ PORTAL_REDEEM_RATE = env.rate("PORTAL_REDEEM_RATE", default="10/min")  # link op
 # Where travellers reach the portal, when it differs from the host the airline's backend calls.
 PORTAL_BASE_URL = env.url_str("PORTAL_BASE_URL", default="").rstrip("/")
 PORTAL_COOKIE_SECURE = env.bool("PORTAL_COOKIE_SECURE", default=not DEBUG)
-# The zone portal times are shown in, by page language, when the link's issuer passed none:
-# "language=Zone,language=Zone"; a language not named uses PRIVACY_TIME_ZONE (the airline's).
-PORTAL_LANGUAGE_TIME_ZONES = env.dict(
-    "PORTAL_LANGUAGE_TIME_ZONES", default={"zh-hant": "Asia/Taipei"}
-)
 
 # --- Privacy requests and erasure propagation (memoryadmin/privacy/).
-# Due dates of privacy requests are counted and shown in the airline's time zone.
-PRIVACY_TIME_ZONE = env.str("PRIVACY_TIME_ZONE", default="Asia/Taipei")
+# Due dates of privacy requests are counted in the one TIME_ZONE (conf/time_zone.py).
 # Webhook delivery: first retry after the base, doubling up to the cap, for 3 days.
 WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=60.0)
 WEBHOOK_RETRY_MAX_SECONDS = env.float("WEBHOOK_RETRY_MAX_SECONDS", default=21600.0)

@@ -30,9 +30,6 @@ LOGOUT_REDIRECT_URL = "/login/?signed_out=1"  # the sign-in page then says so
 # memoryadmin.staff.middleware.IdleTimeoutMiddleware slides the expiry at most once a minute
 # (instead of SESSION_SAVE_EVERY_REQUEST, which would write the session row on every page).
 SESSION_COOKIE_AGE = env.int("STAFF_SESSION_IDLE_SECONDS", default=30 * 60)
-# The zone staff pages show times in (an IANA name, e.g. "Asia/Taipei"); empty: TIME_ZONE.
-# settings.py fills it in; StaffTimeZoneMiddleware activates it under /staff/.
-STAFF_TIME_ZONE = env.str("STAFF_TIME_ZONE", default="")
 
 # --- Staff single sign-on (OpenID Connect, mozilla-django-oidc; memoryadmin/staff/sso.py).
 # Configured when OIDC_ISSUER is set: the endpoints come from its discovery document.

@@ -298,7 +298,8 @@ WHERE created_at < %(cutoff)s
 # `redacted_at`). `learned_at` is the first event since the last such erasure; `erased_on` and
 # `erased_category` come from the first erasure after the moment (the one that blanked it). The
 # events are read once, narrow (flags, no snapshot); only the winners' snapshots are fetched, by
-# primary key.
+# primary key. `l.id` (the snapshot's event) orders the facts of one batch as their `updated_at`
+# did: a later fact of a batch is the newer one.
 SQL_MEMORY_AS_OF = f"""
 WITH ev AS MATERIALIZED (
     SELECT e.id, e.key_hash, e.key, e.redacted_at IS NOT NULL AS redacted, e.created_at,
@@ -332,7 +333,7 @@ erasures AS (
     WHERE ev.is_erasure AND ev.created_at > %(at)s
     ORDER BY ev.key_hash, ev.created_at, ev.id
 )
-SELECT l.key_hash, l.key, l.redacted, l.created_at, l.learned_at,
+SELECT l.key_hash, l.key, l.redacted, l.created_at, l.id, l.learned_at,
        e.after ->> 'value', e.after ->> 'category', e.after ->> 'status',
        coalesce((e.after ->> 'sensitive')::boolean, false), e.after ->> 'expires_at',
        (e.after ->> 'version')::integer, x.erased_on, x.erased_category,

@@ -14,7 +14,6 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils import timezone, translation
 from django.utils.cache import add_never_cache_headers
 
 from memoryadmin import db
@@ -49,18 +48,6 @@ def signed_out(request: HttpRequest, *, ended: bool) -> HttpResponse:
     return response
 
 
-def traveller_time_zone(passed: str) -> str:
-    """The zone the portal shows times in: the one the link's issuer passed, else the one that
-    goes with the page's language (`PORTAL_LANGUAGE_TIME_ZONES`), else the airline's own
-    (`PRIVACY_TIME_ZONE`), in every language: never the server's UTC, which no traveller
-    lives in."""
-    if passed:
-        return passed
-    return settings.PORTAL_LANGUAGE_TIME_ZONES.get(
-        translation.get_language() or "", settings.PRIVACY_TIME_ZONE
-    )
-
-
 def portal_session_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
@@ -69,19 +56,15 @@ def portal_session_required(view: Callable[..., HttpResponse]) -> Callable[..., 
             return signed_out(request, ended=ended)
         request.portal_session = session
         request.portal_subject_id = session.subject_id
-        timezone.activate(traveller_time_zone(session.time_zone))
-        try:
-            if request.method in ("GET", "HEAD"):
-                # Read from a replica that has this traveller's last write (db/replicas.py).
-                response = db.page_read(
-                    lambda: view(request, *args, **kwargs), db.subject_key(session.subject_id)
-                )
-            else:
-                response = view(request, *args, **kwargs)
-                # Whatever the traveller changed, their next page reads it back.
-                db.written(session.subject_id)
-        finally:
-            timezone.deactivate()
+        if request.method in ("GET", "HEAD"):
+            # Read from a replica that has this traveller's last write (db/replicas.py).
+            response = db.page_read(
+                lambda: view(request, *args, **kwargs), db.subject_key(session.subject_id)
+            )
+        else:
+            response = view(request, *args, **kwargs)
+            # Whatever the traveller changed, their next page reads it back.
+            db.written(session.subject_id)
         add_never_cache_headers(response)  # personal data: not for shared caches or back buttons
         return response
 

@@ -21,8 +21,6 @@ class PortalLink(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
-    # The traveller's zone, when the issuer knows it (an IANA name); "" = follow the language.
-    time_zone = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         db_table = "portal_link"
@@ -40,7 +38,6 @@ class PortalSession(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)
-    time_zone = models.CharField(max_length=64, blank=True, default="")  # from the link
 
     class Meta:
         db_table = "portal_session"

@@ -9,7 +9,7 @@ traveller: every read filters by `request.portal_subject_id`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -24,7 +24,7 @@ from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
 
 from . import selectors
 from .auth import portal_session_required
-from .display import GROUPS, zone_label
+from .display import GROUPS
 
 KIND_WORDS = {
     RequestKind.ACCESS: _("A copy of your data"),
@@ -52,7 +52,9 @@ CHANNEL_WORDS = {
 class RequestItem:
     what: str
     reference: str  # the one number to quote: the receipt's, else the request's
-    received: datetime
+    asked_on: date  # the day asked, always known
+    asked_at: datetime | None  # the moment, when known (never an hour made up for a day)
+    recorded: datetime  # when we recorded it: the list's order
     status: str
     done: bool
     how: str
@@ -70,7 +72,9 @@ def request_items(subject_id: str) -> list[RequestItem]:
             RequestItem(
                 what=str(KIND_WORDS.get(request.kind, _("A request"))),
                 reference=found.number if found else request.number,
-                received=request.received_at,
+                asked_on=request.received_on,
+                asked_at=request.received_at,
+                recorded=request.created_at,
                 status=str(STATUS_WORDS.get(request.status, _("Received"))),
                 done=request.status == RequestStatus.COMPLETED,
                 how=str(CHANNEL_WORDS.get(request.channel, "")),
@@ -82,14 +86,16 @@ def request_items(subject_id: str) -> list[RequestItem]:
             RequestItem(
                 what=str(KIND_WORDS[RequestKind.ERASURE]),
                 reference=receipt.number,
-                received=receipt.cleared_at,
+                asked_on=timezone.localdate(receipt.cleared_at),
+                asked_at=receipt.cleared_at,
+                recorded=receipt.cleared_at,
                 status=str(STATUS_WORDS[RequestStatus.COMPLETED]),
                 done=True,
                 how=str(CHANNEL_WORDS[Channel.PORTAL]),
                 receipt=receipt.number,
             )
         )
-    items.sort(key=lambda item: item.received, reverse=True)
+    items.sort(key=lambda item: item.recorded, reverse=True)
     return items
 
 
@@ -110,7 +116,6 @@ def requests_page(request: HttpRequest) -> HttpResponse:
         "items": items,
         "asked": asked,
         "not_found": not_found,
-        "zone": zone_label(timezone.now()),
     }
     return render(request, "portal/requests.html", context, status=200)
 
@@ -163,6 +168,5 @@ def export_page(request: HttpRequest) -> HttpResponse:
         "history": history,
         "switches": list(data["switches"].values()),
         "exported_at": exported,
-        "zone": zone_label(exported or timezone.now()),
     }
     return render(request, "portal/export_page.html", context)

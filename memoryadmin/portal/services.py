@@ -50,8 +50,9 @@ class BadTimeZone(ValueError):
 
 
 def clean_time_zone(name: str) -> str:
-    """An IANA zone name ("Asia/Taipei"), or "" for none. Refuses anything zoneinfo cannot load,
-    so a page never fails later on a stored zone."""
+    """An IANA zone name ("Asia/Taipei"), or "" for none. Refuses anything zoneinfo cannot load:
+    the API still checks the `time_zone` an issuer may pass, though the portal shows times in
+    the one `TIME_ZONE`."""
     if not name:
         return ""
     if not isinstance(name, str) or len(name) > 64 or not name.isascii() or ".." in name:
@@ -77,12 +78,10 @@ def portal_link_issue(
     subject_id: str,
     issued_by: str,
     valid_for: timedelta | None = None,
-    time_zone: str = "",
 ) -> IssuedLink:
-    """A single-use link for a traveller the caller has already signed in. `time_zone` (IANA)
-    is the traveller's, if the issuer knows it: the portal shows times in it."""
+    """A single-use link for a traveller the caller has already signed in. The portal shows
+    times in the airline's one zone (`TIME_ZONE`), whoever issued the link."""
     clean_subject_id(subject_id)
-    time_zone = clean_time_zone(time_zone)
     secret = secrets.token_urlsafe(32)
     expires_at = timezone.now() + (valid_for or link_lifetime())
     PortalLink.objects.create(
@@ -90,7 +89,6 @@ def portal_link_issue(
         subject_id=subject_id,
         issued_by=issued_by[:200],
         expires_at=expires_at,
-        time_zone=time_zone,
     )
     return IssuedLink(secret=secret, expires_at=expires_at)
 
@@ -140,7 +138,6 @@ def portal_link_redeem(*, secret: str) -> tuple[PortalSession, str]:
         key_hash=hash_secret(cookie_secret),
         subject_id=link.subject_id,
         last_seen_at=now,
-        time_zone=link.time_zone,
     )
     return session, cookie_secret
 

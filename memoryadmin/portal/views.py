@@ -33,7 +33,7 @@ from .auth import (
     portal_session_required,
     set_session_cookie,
 )
-from .display import traveller_view, zone_label
+from .display import traveller_view
 from .forms import ChoicesForm, FactEditForm, ForgetForm, LanguageForm
 from .middleware import LANGUAGE_COOKIE, PORTAL_PREFIX
 from .services import (
@@ -335,7 +335,6 @@ def receipt(request: HttpRequest, number: str) -> HttpResponse:
     ]
     context = {
         "receipt": found,
-        "zone": zone_label(found.cleared_at),
         "erasure_request": privacy_selectors.erasure_request_for_receipt(found.number),
         "deliveries": deliveries,
     }

@@ -1,5 +1,5 @@
 """The legal clock of a privacy request: one calendar month (GDPR Art. 12(3)), counted in the
-airline's time zone, extendable by up to two further months.
+airline's one time zone (`TIME_ZONE`), extendable by up to two further months.
 
 A month after 31 January is the last day of February: when the later month has no such day, the
 period ends on its last day (Regulation 1182/71, Art. 3(2)(c), which Art. 12(3) is read with).
@@ -18,7 +18,8 @@ MAX_EXTENSION_MONTHS = 2
 
 
 def airline_zone() -> ZoneInfo:
-    return ZoneInfo(settings.PRIVACY_TIME_ZONE)
+    """The one zone (`TIME_ZONE`): the airline's calendar days are the ones every page shows."""
+    return ZoneInfo(settings.TIME_ZONE)
 
 
 def add_months(day: date, months: int) -> date:
@@ -33,11 +34,13 @@ def received_day(received_at: datetime) -> date:
     return timezone.localtime(received_at, airline_zone()).date()
 
 
-def due_on(received_at: datetime, *, extension_months: int = 0) -> date:
-    """The last day to answer: one calendar month after receipt, plus any extension."""
+def due_on(received: date | datetime, *, extension_months: int = 0) -> date:
+    """The last day to answer: one calendar month after the day of receipt (a moment counts
+    as its day in the airline's zone), plus any extension."""
     if not 0 <= extension_months <= MAX_EXTENSION_MONTHS:
         raise ValueError("An extension is one or two further months.")
-    return add_months(received_day(received_at), 1 + extension_months)
+    day = received_day(received) if isinstance(received, datetime) else received
+    return add_months(day, 1 + extension_months)
 
 
 def today() -> date:
@@ -47,12 +50,6 @@ def today() -> date:
 def deadline(day: date) -> datetime:
     """The moment a due day ends in the airline's time zone (the end of the last day)."""
     return datetime.combine(day + timedelta(days=1), time.min, tzinfo=airline_zone())
-
-
-def received_at_of(day: date) -> datetime:
-    """A received date entered by staff, as a moment of that day in the airline's zone (a
-    letter's date has no hour; the clock counts days): noon, or now if that is earlier."""
-    return min(datetime.combine(day, time(12, 0), tzinfo=airline_zone()), timezone.now())
 
 
 def day_start(day: date) -> datetime:

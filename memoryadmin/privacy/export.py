@@ -1,9 +1,10 @@
 """ "Download my data": the traveller's facts, the history of their facts and their switches.
 
 Built on request and never stored, so erasure has no copy to chase. Written for the traveller,
-in their language and time zone: the switches by the names the portal gives them, a deleted
-fact as "a fact you deleted", and why each change happened in plain words (never a
-staff member's reason or a turn number, which are internal).
+in their language and the airline's one time zone (`TIME_ZONE`, named in the file as
+`time_zone`; every moment carries its offset): the switches by the names the portal gives
+them, a deleted fact as "a fact you deleted", and why each change happened in plain words
+(never a staff member's reason or a turn number, which are internal).
 
 Built here, below both faces, because the portal hands it to the traveller and staff hand it
 over for an access request that came by phone, e-mail or letter.
@@ -137,6 +138,7 @@ def traveller_export(subject_id: str) -> dict[str, Any]:
     uses = usage_selectors.use_summaries(facts)
     return {
         "exported_at": _when(timezone.now()),
+        "time_zone": timezone.get_current_timezone_name(),
         "facts": [_fact(fact, uses.get(fact.pk)) for fact in facts],
         "history": [entry for entry in history if entry is not None],
         # Member names are the same in every language (a program reads them); the words of

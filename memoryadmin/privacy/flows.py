@@ -245,7 +245,7 @@ def privacy_legal_hold_set(
     waiting = list(
         PrivacyRequest.objects.select_for_update()
         .filter(subject_id=subject_id, kind=RequestKind.ERASURE, status=RequestStatus.ON_HOLD)
-        .order_by("received_at")
+        .order_by("created_at", "id")
     )
     for request in waiting:
         privacy_request_note(request, action="hold_lifted", actor=actor, note=reason)

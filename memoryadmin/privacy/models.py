@@ -6,8 +6,12 @@ numbers, counts), the outbox keeps the keyed hash of a key, the delivery log kee
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
+
+from . import clock
 
 
 class RequestKind(models.TextChoices):
@@ -47,7 +51,11 @@ class PrivacyRequest(models.Model):
     status = models.CharField(
         max_length=12, choices=RequestStatus.choices, default=RequestStatus.OPEN
     )
-    received_at = models.DateTimeField()
+    # The day the request was received, in the airline's one zone: always known. The moment
+    # only when it is: a portal request's; a call, e-mail or letter is entered as a day, and no
+    # hour is made up for it.
+    received_on = models.DateField()
+    received_at = models.DateTimeField(null=True, blank=True)
     due_on = models.DateField(help_text="In the airline's time zone, after any extension.")
     original_due_on = models.DateField()
     extension_months = models.PositiveSmallIntegerField(default=0)
@@ -69,11 +77,17 @@ class PrivacyRequest(models.Model):
 
     class Meta:
         db_table = "privacy_request"
-        ordering = ["due_on", "id"]
+        ordering = ["-created_at", "-id"]  # newest recorded first
         indexes = [models.Index(fields=["status", "due_on"], name="privacy_req_status_due")]
 
     def __str__(self) -> str:
         return self.number
+
+    @property
+    def received_from(self) -> datetime:
+        """The earliest moment it may have been received: its moment, else the start of its
+        day (what "since the request" means for a request entered as a day)."""
+        return self.received_at or clock.day_start(self.received_on)
 
 
 class RequestStep(models.Model):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
 
 from memoryadmin.facts.choices import ActorKind, EventAction
 from memoryadmin.facts.keyhash import is_key_digest
@@ -47,7 +48,7 @@ def privacy_requests_due_counts() -> dict[str, int]:
 def privacy_requests(
     *, kind: str = "", status: str = "", channel: str = "", subject_id: str = ""
 ) -> QuerySet[PrivacyRequest]:
-    """Requests by due date (open ones first), filtered."""
+    """Requests, newest recorded first, filtered."""
     rows = PrivacyRequest.objects.select_related("handled_by").annotate(
         known=Exists(Subject.objects.filter(subject_id=OuterRef("subject_id")))
     )
@@ -59,7 +60,7 @@ def privacy_requests(
         rows = rows.filter(channel=channel)
     if subject_id:
         rows = rows.filter(subject_id=subject_id)
-    return rows.order_by("due_on", "id")
+    return rows.order_by("-created_at", "-id")
 
 
 def request_state(request: PrivacyRequest, today: date | None = None) -> str:
@@ -158,9 +159,10 @@ def _traveller_names(recipient: WebhookRecipient | None) -> dict[str, str]:
 
 
 def traveller_requests(subject_id: str, *, limit: int = 50) -> list[PrivacyRequest]:
-    """A traveller's own requests, newest first (the portal's "Your requests"): one query."""
+    """A traveller's own requests, newest recorded first (the portal's "Your requests"): one
+    query."""
     return list(
-        PrivacyRequest.objects.filter(subject_id=subject_id).order_by("-received_at", "-id")[:limit]
+        PrivacyRequest.objects.filter(subject_id=subject_id).order_by("-created_at", "-id")[:limit]
     )
 
 
@@ -312,6 +314,7 @@ CSV_COLUMNS = (
     "kind",
     "channel",
     "status",
+    "received_on",
     "received_at",
     "due_on",
     "original_due_on",
@@ -331,15 +334,21 @@ def _cell(value: object) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+def _moment(moment: datetime | None) -> str:
+    """A moment in the airline's one zone, with its offset; "" when not known (a request
+    entered as a day has no moment)."""
+    return timezone.localtime(moment).isoformat(timespec="seconds") if moment else ""
+
+
 def requests_csv(start: date, end: date) -> str:
     """Requests received from `start` to `end` (inclusive, the airline's days), for auditors."""
     rows = (
         PrivacyRequest.objects.select_related("handled_by")
         .filter(
-            received_at__gte=clock.day_start(start),
-            received_at__lt=clock.day_start(end + timedelta(days=1)),
+            received_on__gte=start,
+            received_on__lte=end,
         )
-        .order_by("received_at", "id")
+        .order_by("received_on", "created_at", "id")
     )
     out = io.StringIO()
     writer = csv.writer(out)
@@ -354,7 +363,8 @@ def requests_csv(start: date, end: date) -> str:
                     row.kind,
                     row.channel,
                     row.status,
-                    row.received_at.isoformat(),
+                    row.received_on,
+                    _moment(row.received_at),
                     row.due_on,
                     row.original_due_on,
                     row.extension_months,
@@ -362,7 +372,7 @@ def requests_csv(start: date, end: date) -> str:
                     row.traveller_told_on,
                     row.ground,
                     row.handled_by.get_username() if row.handled_by else "",
-                    row.closed_at.isoformat() if row.closed_at else "",
+                    _moment(row.closed_at),
                     ";".join(f"{k}={v}" for k, v in sorted(row.evidence.items())),
                 )
             ]

@@ -85,11 +85,17 @@ def privacy_request_record(
     subject_id: str,
     kind: str,
     channel: str,
-    received_at: datetime,
     actor: Actor,
+    received_at: datetime | None = None,
+    received_on: date | None = None,
     note: str = "",
 ) -> PrivacyRequest:
-    """A request arrives (the portal, or staff recording a call, an e-mail or a letter)."""
+    """A request arrives: the portal's at a moment (`received_at`), staff recording a call, an
+    e-mail or a letter on a day (`received_on`, and no made-up hour). One of the two."""
+    if (received_at is None) == (received_on is None):
+        raise ValueError("Give the moment a request was received, or its day: one of the two.")
+    if received_at is not None:
+        received_on = clock.received_day(received_at)
     problems = {}
     subject_id = (subject_id or "").strip()
     if not subject_id or len(subject_id) > 128:
@@ -98,16 +104,19 @@ def privacy_request_record(
         problems["kind"] = "Choose what the traveller asked for."
     if channel not in Channel.values:
         problems["channel"] = "Choose how the request arrived."
-    if received_at > timezone.now() + timedelta(minutes=5):
-        problems["received_at"] = "The received date cannot be in the future."
+    if received_on > clock.today() or (
+        received_at is not None and received_at > timezone.now() + timedelta(minutes=5)
+    ):
+        problems["received_on"] = "The received date cannot be in the future."
     if problems:
         raise RequestInvalid("Check the request.", fields=problems)
-    due = clock.due_on(received_at)
+    due = clock.due_on(received_on)
     request = PrivacyRequest.objects.create(
         number=_new_number(),
         subject_id=subject_id,
         kind=kind,
         channel=channel,
+        received_on=received_on,
         received_at=received_at,
         due_on=due,
         original_due_on=due,
@@ -205,7 +214,7 @@ def completion_evidence(request: PrivacyRequest) -> dict[str, Any]:
             fields={"note": "Export the file for the traveller first: it closes with its hash."},
         )
     if request.kind == RequestKind.RECTIFICATION:
-        event = selectors.correction_since(subject_id, request.received_at)
+        event = selectors.correction_since(subject_id, request.received_from)
         if event is not None:
             return {"correction_event": event.pk, "key_hash": event.key_hash}
         if not held:
@@ -279,7 +288,7 @@ def privacy_request_extend(
     request.extension_months = months
     request.extension_reason = reason
     request.traveller_told_on = told_on
-    request.due_on = clock.due_on(request.received_at, extension_months=months)
+    request.due_on = clock.due_on(request.received_on, extension_months=months)
     request.save(
         update_fields=[
             "extension_months",

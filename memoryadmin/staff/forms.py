@@ -70,7 +70,7 @@ class ExpiryForm(forms.Form):
         label="Expires on",
         required=False,
         widget=forms.DateInput(attrs={"type": "date"}),
-        help_text="The agent stops seeing the fact at the start of this day (UTC). Leave empty "
+        help_text="The agent stops seeing the fact at the start of this day. Leave empty "
         "to let the retention rules decide.",
     )
     reason = reason_field()

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.signals import user_logged_in
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
 
 from memoryadmin import db
 from memoryadmin.middleware import is_api_request
@@ -48,24 +46,6 @@ def _touch_on_login(sender, request, user, **kwargs) -> None:
     """The login saves the session anyway; record the time so the next page need not."""
     if request is not None and hasattr(request, "session"):
         request.session[TOUCHED] = int(time.time())
-
-
-class StaffTimeZoneMiddleware:
-    """Staff pages show times in STAFF_TIME_ZONE (default TIME_ZONE), named once per page
-    (`staff/_zone.html`); the portal keeps the traveller's own zone."""
-
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-        self.zone = ZoneInfo(settings.STAFF_TIME_ZONE)
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not request.path.startswith("/staff/"):
-            return self.get_response(request)
-        timezone.activate(self.zone)
-        try:
-            return self.get_response(request)
-        finally:
-            timezone.deactivate()
 
 
 class ReplicaReadsMiddleware:

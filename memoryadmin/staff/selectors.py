@@ -24,6 +24,8 @@ from memoryadmin.facts.models import (
     FactEvent,
     FactStatus,
     MemoryFact,
+    PolicyAction,
+    PolicyEvent,
     Subject,
 )
 from memoryadmin.facts.sql import SQL_MEMORY_AS_OF
@@ -71,8 +73,9 @@ def staff_overview_counts() -> dict[str, object]:
 
 
 def staff_activity_by_day(*, days: int = CHART_DAYS) -> list[dict[str, object]]:
-    """Facts learned, changed and deleted per day (UTC) over the last `days`, zeros included."""
-    today = timezone.now().date()
+    """Facts learned, changed and deleted per day (the one zone's days) over the last `days`,
+    zeros included."""
+    today = timezone.localdate()
     first = today - timedelta(days=days - 1)
     rows = (
         FactEvent.objects.filter(created_at__date__gte=first)
@@ -280,15 +283,57 @@ class AsOfFact:
     tier_one: bool = False
     # that version alone was redacted since: the page says "redacted", never the value
     redacted_on: datetime | None = None
+    event_id: int = 0  # the snapshot's event: the order within a batch
+
+    @property
+    def erased(self) -> bool:
+        """Erased since the moment: its value, status and flags went with it, so whether the
+        agent had it in tier one then is not known (never shown as "no")."""
+        return not self.key
 
 
-def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfFact]:
+def tier_one_cap_at(at: datetime, *, today: int) -> int:
+    """The tier-one cap the agent's reads used at `at`: the value before the first change of
+    it after `at` (the policy history's settings changes), else today's (`today`)."""
+    later = (
+        PolicyEvent.objects.filter(
+            action=PolicyAction.SETTINGS_CHANGED,
+            created_at__gt=at,
+            before__has_key="tier_one_cap",
+        )
+        .order_by("created_at", "id")
+        .values_list("before", flat=True)
+        .first()
+    )
+    return int(later["tier_one_cap"]) if later else today
+
+
+def memory_use_paused_at(subject_id: str, at: datetime, *, today: bool) -> bool:
+    """Whether the traveller had the agent's use of their memory paused at `at` (the agent's
+    read then returned nothing): the last switch change at or before it, else the state before
+    the first one after it, else today's (`today`). One query over the few switch events."""
+    changes = FactEvent.objects.filter(
+        subject_id=subject_id, action=EventAction.PREFERENCES_CHANGED
+    ).order_by("created_at", "id")
+    state = None
+    for created_at, before, after in changes.values_list("created_at", "before", "after"):
+        if created_at > at:
+            return bool((before or {}).get("memory_use_paused", False)) if state is None else state
+        state = bool((after or {}).get("memory_use_paused", False))
+    return today if state is None else state
+
+
+def staff_memory_as_of(
+    subject_id: str, at: datetime, *, cap: int, use_paused: bool = False
+) -> list[AsOfFact]:
     """The traveller's memory as it stood at `at`, from the history in one statement
     (`SQL_MEMORY_AS_OF`: the server keeps each fact's last snapshot at or before `at`, so a page
     costs one row per fact, not one per event): a fact erased later shows as erased (its
     snapshots are blank), one erased by then is gone. Tier one as the agent's read ranked it then
-    (active, not sensitive, not expired at `at`; rules first, then the newest), with today's
-    cap."""
+    (`SQL_TIER_ONE`: active, not sensitive, not expired at `at`; rules first, then the newest),
+    with the cap in force then (`tier_one_cap_at`), and none while the traveller had paused its
+    use (`use_paused`, from `memory_use_paused_at`). A fact erased since takes no part: whether
+    it was in tier one went with it."""
     with connection.cursor() as cursor:
         cursor.execute(SQL_MEMORY_AS_OF, {"subject": subject_id, "at": at})
         rows = cursor.fetchall()
@@ -298,6 +343,7 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
         key,
         redacted,
         created_at,
+        event_id,
         learned_at,
         value,
         category,
@@ -314,6 +360,7 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
                 key_hash=key_hash,
                 learned_at=learned_at,
                 changed_at=created_at if created_at != learned_at else None,
+                event_id=event_id,
             )
         else:
             fact = AsOfFact(
@@ -328,13 +375,15 @@ def staff_memory_as_of(subject_id: str, at: datetime, *, cap: int) -> list[AsOfF
                 learned_at=learned_at,
                 changed_at=created_at,
                 redacted_on=redacted_on,
+                event_id=event_id,
             )
         if erased_on is not None:
             fact.erased_on = erased_on
             if not fact.key:  # erased: nothing of it but the summary
                 fact.category = fact.category or erased_category or ""
         facts.append(fact)
-    _rank_tier_one([f for f in facts if f.key and _servable(f, at)], cap)
+    if not use_paused:
+        _rank_tier_one([f for f in facts if f.key and _servable(f, at)], cap)
     return sorted(facts, key=lambda f: (f.category, f.key or "~", f.learned_at or at))
 
 
@@ -354,7 +403,7 @@ def _rank_tier_one(facts: list[AsOfFact], cap: int) -> None:
     )
     rest = sorted(
         (f for f in facts if f.category != Category.CONSTRAINT),
-        key=lambda f: f.changed_at or datetime.min.replace(tzinfo=UTC),
+        key=lambda f: (f.changed_at or datetime.min.replace(tzinfo=UTC), f.event_id),
         reverse=True,
     )
     for fact in (rules + rest)[: max(cap, len(rules))]:

@@ -27,6 +27,13 @@ def _fresh_throttle_counts():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _airline_zone(settings):
+    """The portal's times are the airline's one zone: here the demo's, Asia/Taipei, so that a
+    time in UTC would show."""
+    settings.TIME_ZONE = "Asia/Taipei"
+
+
 @pytest.fixture
 def issue_link(db) -> Callable[[str], str]:
     def issue(subject_id: str) -> str:

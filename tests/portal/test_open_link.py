@@ -14,7 +14,6 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
 from memoryadmin.portal.auth import COOKIE_NAME
 from memoryadmin.portal.models import PortalLink, PortalSession
-from memoryadmin.portal.services import portal_link_issue
 from tests.factories import FactFactory
 
 from .conftest import A, B, open_url
@@ -95,36 +94,27 @@ def _receipt_time(client: Client) -> str:
     return body
 
 
-def test_times_follow_the_language_asia_taipei_for_chinese(issue_link):
+def test_times_are_in_the_airlines_one_zone_in_both_languages(issue_link, settings):
+    settings.TIME_ZONE = "Asia/Taipei"
     FactFactory(subject_id=A, key="seat_preference", value="Aisle")
-    client = Client(HTTP_ACCEPT_LANGUAGE="zh-hant")
-    client.post(open_url(issue_link(A)))
+    chinese = Client(HTTP_ACCEPT_LANGUAGE="zh-hant")
+    chinese.post(open_url(issue_link(A)))
+    english = Client(HTTP_ACCEPT_LANGUAGE="en")
+    english.post(open_url(issue_link(A)))
 
-    body = _receipt_time(client)
-
-    assert "（台灣時間）" in body  # the zone by the name Taiwanese readers use, not "CST"
-    assert "CST" not in body
-
-
-def test_a_zone_passed_by_the_issuer_wins_over_the_language(db):
-    FactFactory(subject_id=A, key="seat_preference", value="Aisle")
-    link = portal_link_issue(subject_id=A, issued_by="test", time_zone="Europe/London")
-    client = Client(HTTP_ACCEPT_LANGUAGE="zh-hant")
-    client.post(open_url(link.secret))
-
-    body = _receipt_time(client)
-
-    assert "（英國時間）" in body
-    assert "台灣時間" not in body
+    assert "時間皆為台灣時間。" in _receipt_time(chinese)  # by the name readers use, not "CST"
+    body = english.get("/portal/").content.decode()
+    assert "Times are in Taiwan time." in body and "CST" not in body
 
 
-def test_the_learned_date_on_a_card_is_in_the_travellers_zone(issue_link):
+def test_the_learned_date_on_a_card_is_in_the_airlines_zone(issue_link, settings):
+    settings.TIME_ZONE = "Asia/Taipei"
     FactFactory(subject_id=A, key="seat_preference", value="Aisle")
     english = Client(HTTP_ACCEPT_LANGUAGE="en")
     english.post(open_url(issue_link(A)))
     chinese = Client(HTTP_ACCEPT_LANGUAGE="zh-hant")
     chinese.post(open_url(issue_link(A)))
 
-    # no zone from the issuer: the airline's (PRIVACY_TIME_ZONE) in both languages, never UTC
+    # the airline's one zone (TIME_ZONE) in both languages
     assert re.search(r'<time datetime="[0-9T:.-]+\+08:00"', english.get("/portal/").text)
     assert re.search(r'<time datetime="[0-9T:.-]+\+08:00"', chinese.get("/portal/").text)

@@ -79,9 +79,10 @@ def test_your_requests_lists_each_with_one_reference_and_its_status_in_words(
         body = text(client.get("/portal/requests"))
     main = body.split('<main id="main"', 1)[1]
     titles = re.findall(r"<h2>([^<]+)</h2>", main.split('<ul class="requests">')[1])
-    # newest first: forget everything, the download, the correction, then the phone call
-    assert titles == ["Forget everything", "A copy of your data", "A correction"] + [
-        "A copy of your data",
+    # newest recorded first: forget everything, the phone call (received two days ago, recorded
+    # after the portal's two), the download, the correction
+    assert titles == ["Forget everything", "A copy of your data", "A copy of your data"] + [
+        "A correction",
         "Looking for one you've seen before?",
     ]
     assert main.count(">Done<") == 3 and main.count(">Received<") == 1

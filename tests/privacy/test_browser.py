@@ -72,7 +72,7 @@ def test_an_overdue_request_on_the_overview(page, live_server):
         subject_id="FF-940002",
         kind="erasure",
         channel="letter",
-        received_at=clock.received_at_of(clock.today() - timedelta(days=40)),
+        received_on=clock.today() - timedelta(days=40),
         actor=Actor.system("test"),
         note="",
     )
@@ -96,7 +96,7 @@ def test_refusing_a_request_needs_a_ground(page, live_server):
         subject_id="FF-940003",
         kind="objection",
         channel="email",
-        received_at=clock.received_at_of(clock.today()),
+        received_on=clock.today(),
         actor=Actor.system("t"),
         note="",
     )

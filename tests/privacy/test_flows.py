@@ -132,7 +132,7 @@ def _phone_request(**kwargs) -> PrivacyRequest:
         subject_id=S,
         kind="access",
         channel="phone",
-        received_at=kwargs.get("received_at", timezone.now()),
+        **(kwargs or {"received_at": timezone.now()}),
         actor=editor,
         note="called in",
     )
@@ -175,10 +175,8 @@ def test_refusing_needs_a_ground():
 
 
 def test_an_extension_needs_a_reason_and_the_day_the_traveller_was_told():
-    from memoryadmin.privacy import clock
 
-    received = clock.received_at_of(date(2026, 10, 31))
-    request = _phone_request(received_at=received)
+    request = _phone_request(received_on=date(2026, 10, 31))
     assert request.due_on == date(2026, 11, 30)
     admin = Actor.staff(UserFactory(username="priya"))
     with pytest.raises(RequestInvalid) as refused:
@@ -201,7 +199,7 @@ def test_due_counts_for_the_overview_and_metrics():
     from memoryadmin.privacy import clock
 
     today = clock.today()
-    _phone_request(received_at=clock.received_at_of(today - timedelta(days=40)))  # overdue
-    _phone_request(received_at=clock.received_at_of(today - timedelta(days=27)))  # due soon
+    _phone_request(received_on=today - timedelta(days=40))  # overdue
+    _phone_request(received_on=today - timedelta(days=27))  # due soon
     _phone_request()  # due in a month
     assert selectors.privacy_requests_due_counts() == {"due_7d": 1, "overdue": 1}

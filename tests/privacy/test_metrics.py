@@ -44,7 +44,7 @@ def test_requests_due_and_overdue_reach_the_gauge():
             subject_id="FF-MET-1",
             kind="access",
             channel="phone",
-            received_at=clock.received_at_of(today - timedelta(days=days_ago)),
+            received_on=today - timedelta(days=days_ago),
             actor=editor,
             note="called in",
         )

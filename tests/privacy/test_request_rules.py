@@ -117,7 +117,7 @@ def test_a_rectification_completes_with_the_correction_event(editor):
     )
     done = privacy.privacy_request_complete(request_id=request.pk, actor=editor)
     assert done.status == RequestStatus.COMPLETED
-    event = selectors.correction_since(S, request.received_at)
+    event = selectors.correction_since(S, request.received_from)
     assert done.evidence == {"correction_event": event.pk, "key_hash": event.key_hash}
 
 

@@ -25,7 +25,7 @@ def _request(days_ago: int = 0, kind: str = "access") -> PrivacyRequest:
         subject_id="FF-930001",
         kind=kind,
         channel="phone",
-        received_at=clock.received_at_of(clock.today() - timedelta(days=days_ago)),
+        received_on=clock.today() - timedelta(days=days_ago),
         actor=Actor.system("test"),
         note='=HYPERLINK("x")',
     )

@@ -51,7 +51,7 @@ def _request(subject_id: str, kind: str) -> PrivacyRequest:
         subject_id=subject_id,
         kind=kind,
         channel="phone",
-        received_at=clock.received_at_of(clock.today()),
+        received_on=clock.today(),
         actor=Actor.system("test"),
     )
 

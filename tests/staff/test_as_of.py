@@ -4,16 +4,18 @@ access record; a fixed number of queries whatever the history's size."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import re
+from datetime import UTC, timedelta
 
 import pytest
 from django.utils import timezone
 
 from memoryadmin.access.models import StaffAccess
+from memoryadmin.facts import selectors as fact_selectors
 from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactEvent
-from memoryadmin.facts.services import FactDraft
+from memoryadmin.facts.services import FactDraft, policy
 
 pytestmark = pytest.mark.django_db
 T = "T-ASOF-1"
@@ -150,3 +152,68 @@ def test_a_long_memory_is_shown_a_page_at_a_time_keeping_the_moment(client, edit
     assert f"?at={at.replace(':', '%3A')}&amp;page=2" in first
     second = client.get(URL, {"at": at, "page": 2}).content.decode()
     assert second.count("zq-") == 10 and "51–60 of 60" in second
+
+
+def test_a_fact_erased_since_counts_as_erased_not_as_out_of_tier_one(client, editor):
+    """Both facts were in tier one 7 days ago; the seat was erased since: its row and the count
+    say erased, never "Tier one: no"."""
+    now = _history()
+    services.fact_delete(subject_id=T, key="seat_preference", actor=Actor.customer(T))
+    client.force_login(editor)
+    body = client.get(URL, {"at": _at(now - timedelta(days=7))}).content.decode()
+    assert "2 facts, 1 in tier one, 1 erased since" in body
+    assert "whether the agent had it in tier one went with it" in body
+    tier_cells = re.findall(r'data-label="Tier one">(.*?)</td>', body)
+    assert sorted(tier_cells) == ['<span class="muted">erased</span>', "yes"]
+
+
+def test_tier_one_uses_the_cap_in_force_at_that_moment(client, editor):
+    """The cap was 8 when both facts were held; lowered to 1 since: as of then, both were in
+    tier one, as of now only the newest is."""
+    now = _history()
+    update = {"tier_one_cap": 1}
+    current = fact_selectors.memory_settings()
+    values = {name: getattr(current, name) for name in policy.SETTINGS_FIELDS} | update
+    policy.memory_settings_update(values=values, actor=Actor.staff(editor), reason="smaller")
+    client.force_login(editor)
+    then = client.get(URL, {"at": _at(now - timedelta(days=7))}).content.decode()
+    assert "2 facts, 2 in tier one." in then
+    later = client.get(URL, {"at": _at(timezone.now() + timedelta(minutes=1))}).content.decode()
+    assert "2 facts, 1 in tier one." in later
+
+
+def test_the_moment_is_read_in_the_one_zone(client, editor, settings):
+    """Learned at 10:00 UTC, 18:00 in Taipei: with the airline in Taipei, "17:30" is before it
+    and "18:30" after it, and the page names the zone."""
+    settings.TIME_ZONE = "Asia/Taipei"
+    learned = timezone.now().replace(hour=10, minute=0, second=0, microsecond=0, tzinfo=UTC)
+    learned -= timedelta(days=2)
+    services.fact_upsert(
+        subject_id=T, actor=Actor.extraction("job 1"), facts=[FactDraft("meal", "zq-meal")]
+    )
+    FactEvent.objects.filter(subject_id=T).update(created_at=learned)
+    day = learned.date().isoformat()
+    client.force_login(editor)
+    before = client.get(URL, {"at": f"{day}T17:30"}).content.decode()
+    after = client.get(URL, {"at": f"{day}T18:30"}).content.decode()
+    assert "No facts at that moment" in before and "zq-meal" in after
+    assert after.count("Times are in Asia/Taipei (UTC+08:00)") == 1
+
+
+def test_while_the_traveller_paused_its_use_the_agent_had_nothing_in_tier_one(client, editor):
+    """Paused 4 days ago, resumed 2 days ago: 3 days ago tier one was empty, before and after
+    it held both facts."""
+    now = _history()
+    for days, paused in ((4, True), (2, False)):
+        services.subject_set_preferences(
+            subject_id=T, actor=Actor.customer(T), memory_use_paused=paused
+        )
+        FactEvent.objects.filter(subject_id=T, action="preferences_changed").filter(
+            created_at__gt=now - timedelta(days=1)
+        ).update(created_at=now - timedelta(days=days))
+    client.force_login(editor)
+    paused = client.get(URL, {"at": _at(now - timedelta(days=3))}).content.decode()
+    assert "2 facts, 0 in tier one (the traveller had paused" in paused
+    before = client.get(URL, {"at": _at(now - timedelta(days=4, hours=1))}).content.decode()
+    after = client.get(URL, {"at": _at(now - timedelta(days=1))}).content.decode()
+    assert "2 facts, 2 in tier one." in before and "2 facts, 2 in tier one." in after

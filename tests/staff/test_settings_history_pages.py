@@ -2,7 +2,7 @@
 with the count and the overview says so; one error for "0 days"; the webhook secret whole with a
 Copy button; the legal hold page's warning and Cancel; the policy history by kind and paged; the
 delivery log in words; flagging sensitive says when a rule shortens the expiry; a history row
-never shows a value changing to itself; times in STAFF_TIME_ZONE, the zone named once; roles
+never shows a value changing to itself; times in the one TIME_ZONE, the zone named once; roles
 and actors in words."""
 
 from __future__ import annotations
@@ -207,8 +207,8 @@ def test_a_history_row_never_shows_a_value_changing_to_itself(client, viewer):  
         "/staff/privacy/webhooks/",
     ],
 )
-def test_times_are_in_the_staff_zone_named_once(client, privacy_admin, settings, path):  # noqa: F811
-    settings.STAFF_TIME_ZONE = "Asia/Taipei"
+def test_times_are_in_the_one_zone_named_once(client, privacy_admin, settings, path):  # noqa: F811
+    settings.TIME_ZONE = "Asia/Taipei"
     FactFactory(subject_id="FF-933500", key="seat", value="aisle")
     client.force_login(privacy_admin)
     client.get("/staff/travellers/FF-933500/")  # an access row to list

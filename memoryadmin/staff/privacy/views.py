@@ -64,7 +64,7 @@ def request_list(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     rows = selectors.privacy_requests(**{k: v for k, v in filters.items() if v})
     today = clock.today()
-    open_rows = [row for row in rows.filter(status__in=WORKING)[:500]]
+    open_rows = list(rows.filter(status__in=WORKING).order_by("due_on", "id")[:500])
     page = page_of(request, rows, PER_PAGE)
     return render(
         request,
@@ -76,7 +76,6 @@ def request_list(request: HttpRequest) -> HttpResponse:
             "page": page,
             "query": query_without_page(request),
             "today": today,
-            "zone": clock.airline_zone().key,
             "csv_form": CsvForm(initial={"start": today.replace(day=1), "end": today}),
             "can_record": has_role(request.user, EDITOR),
         },
@@ -103,7 +102,7 @@ def request_record(request: HttpRequest) -> HttpResponse:
                     subject_id=data["subject_id"],
                     kind=data["kind"],
                     channel=data["channel"],
-                    received_at=clock.received_at_of(data["received_on"]),
+                    received_on=data["received_on"],
                     actor=_actor(request),
                     note=data["note"],
                 )
@@ -133,8 +132,6 @@ def _detail(
             "steps": selectors.request_steps(found),
             "deliveries": selectors.receipt_deliveries(receipt),
             "deadline": clock.deadline(found.due_on),
-            "received_on": clock.received_day(found.received_at),
-            "zone": clock.airline_zone().key,
             "working": found.status in WORKING,
             "closed": found.status in (RequestStatus.COMPLETED, RequestStatus.REFUSED),
             "can_work": has_role(request.user, EDITOR),
@@ -206,7 +203,6 @@ def _form_action(
     context = {
         "req": found,
         "form": form,
-        "received_on": clock.received_day(found.received_at),
         **(extra(found) if extra else {}),
     }
     return render(request, template, context, status=status)

@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
 from memoryadmin.access import selectors as access_selectors
 from memoryadmin.facts.models import SUBJECT_ID_MAX_LENGTH
@@ -63,7 +64,7 @@ def _csv_lines(rows) -> Iterator[str]:
     for row in rows.iterator(chunk_size=2000):
         yield out.writerow(
             [
-                row.at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                timezone.localtime(row.at).isoformat(timespec="seconds"),
                 _cell(row.staff_username),
                 _cell(row.subject_id),
                 row.what,

@@ -191,7 +191,8 @@ def traveller(request: HttpRequest, subject_id: str) -> HttpResponse:
 
 def _moment(raw: str) -> datetime | None:
     """A date and time as the form's field sends it (YYYY-MM-DDTHH:MM: the end of that minute,
-    or a date alone: the end of that day), in the staff time zone; None when it is not one."""
+    or a date alone: the end of that day), in the airline's one zone (`TIME_ZONE`, named on
+    the page); None when it is not one."""
     raw = raw.strip()
     try:
         if len(raw) == 10:
@@ -219,10 +220,11 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
     error = "Give a date and time, like 2026-11-03 14:30." if raw and at is None else ""
     if at is not None and at - timedelta(days=1) > timezone.now():
         error, at = "Give a moment in the past, or today.", None
-    facts = []
+    facts, use_paused = [], False
     if at is not None:
-        cap = fact_selectors.memory_settings().tier_one_cap
-        facts = selectors.staff_memory_as_of(subject_id, at, cap=cap)
+        cap = selectors.tier_one_cap_at(at, today=fact_selectors.memory_settings().tier_one_cap)
+        use_paused = selectors.memory_use_paused_at(subject_id, at, today=subject.memory_use_paused)
+        facts = selectors.staff_memory_as_of(subject_id, at, cap=cap, use_paused=use_paused)
         record_access(request, AccessKind.AS_OF, [subject_id])
     revealed = revealed_keys(request, subject_id)
     categories = dict(Category.choices)
@@ -249,6 +251,8 @@ def traveller_as_of(request: HttpRequest, subject_id: str) -> HttpResponse:
             "qs": urlencode({"at": raw[:16]}) if at else "",
             "held": len(facts),
             "in_tier_one": sum(1 for fact in facts if fact.tier_one),
+            "erased_since": sum(1 for fact in facts if fact.erased),
+            "use_paused": use_paused,
         },
         status=400 if error else 200,
     )
