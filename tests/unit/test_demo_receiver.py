@@ -11,6 +11,8 @@ from standardwebhooks.webhooks import Webhook
 
 from memoryadmin.staff.demo.receiver import DEMO_WEBHOOK_SECRET, receive
 
+pytestmark = pytest.mark.unit
+
 BODY = b'{"type":"memory.subject.erased","data":{"subject_id":"FF-1"}}'
 
 
@@ -29,12 +31,10 @@ def _post(secret: str, *, signed_at=None, body: bytes = BODY, method: str = "pos
     return receive(request).status_code
 
 
-@pytest.mark.unit
 def test_a_delivery_signed_with_the_demo_secret_is_acknowledged():
     assert _post(DEMO_WEBHOOK_SECRET) == 204
 
 
-@pytest.mark.unit
 def test_a_wrong_secret_a_changed_body_or_an_old_signature_is_refused():
     other = "whsec_" + "b3RoZXItc2VjcmV0LW9mLXRoaXJ0eS10d28tYnl0ZXMh"
     assert _post(other) == 401
