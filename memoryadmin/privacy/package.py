@@ -1,7 +1,8 @@
 """ "Download my data" as a package: one ZIP a person and a program can both read.
 
-- `memory.json` for programs: the export document (`export.py`) with the traveller's requests
-  and the staff looks, under its own `schema_version` (README, "The download package").
+- `memory.json` for programs: the export document (`export.py`) with the use receipts, the
+  traveller's requests and the staff looks, under its own `schema_version` (README, "The
+  download package").
 - `facts.csv`, `history.csv`, `uses.csv`, `requests.csv`, `looked.csv` for spreadsheets
   (`package_tables.py`: UTF-8 with a byte-order mark, headers in words, formulas neutralised).
 - `index.html` to read and print: one page, inline CSS, no script, nothing fetched from
@@ -29,6 +30,8 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
 from memoryadmin.access import selectors as access_selectors
+from memoryadmin.facts import selectors as fact_selectors
+from memoryadmin.usage import selectors as usage_selectors
 
 from . import selectors
 from .export import traveller_export
@@ -71,6 +74,21 @@ def _requests(subject_id: str) -> list[dict[str, Any]]:
     ]
 
 
+def _uses(subject_id: str) -> list[dict[str, Any]]:
+    """Each time the assistant had a fact in a conversation: when, which fact (none once it was
+    erased: a receipt never held its key), how, and the version it had."""
+    keys = {fact.pk: fact.key for fact in fact_selectors.subject_facts(subject_id)}
+    return [
+        {
+            "at": timezone.localtime(use.used_at).isoformat(),
+            "fact": None if use.erased_at else keys.get(use.fact_id),
+            "how": use.how,
+            "version": use.version,
+        }
+        for use in usage_selectors.subject_uses(subject_id)
+    ]
+
+
 def _looked(subject_id: str) -> list[dict[str, Any]]:
     """As the portal's "Who has looked" shows it: days, and how many times each kind of staff
     looked; never a name."""
@@ -87,6 +105,7 @@ def package_document(subject_id: str, *, now: datetime) -> dict[str, Any]:
         "traveller": subject_id,
         "language": translation.get_language(),
         **traveller_export(subject_id, now=now),
+        "uses": _uses(subject_id),
         "requests": _requests(subject_id),
         "looked": _looked(subject_id),
     }

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy
 
 from memoryadmin.facts.models import FactStatus
 from memoryadmin.facts.topics import topic_label
+from memoryadmin.usage.models import UseHow
 
 # A spreadsheet reads a leading =, +, - or @ as a formula (OWASP "CSV injection"); a tab or a
 # carriage return first can smuggle one past a naive check.
@@ -93,6 +94,8 @@ FACT_HEADERS = (
     gettext_lazy("Last changed"),
     gettext_lazy("Will be deleted on"),
     gettext_lazy("Your words it was learned from"),
+    gettext_lazy("Conversations it was used in"),
+    gettext_lazy("Last used"),
 )
 HISTORY_HEADERS = (
     gettext_lazy("When"),
@@ -103,12 +106,15 @@ HISTORY_HEADERS = (
     gettext_lazy("Why"),
 )
 USE_HEADERS = (
+    gettext_lazy("When"),
     gettext_lazy("Topic"),
-    gettext_lazy("Conversations it was used in"),
-    gettext_lazy("Times given to the assistant"),
-    gettext_lazy("Times the assistant looked it up"),
-    gettext_lazy("Last used"),
+    gettext_lazy("How the assistant used it"),
+    gettext_lazy("Version"),
 )
+USE_WORDS = {
+    UseHow.INJECTED: gettext_lazy("given to the assistant as the conversation started"),
+    UseHow.RECALLED: gettext_lazy("looked up by the assistant during the conversation"),
+}
 REQUEST_HEADERS = (
     gettext_lazy("Reference"),
     gettext_lazy("What you asked"),
@@ -138,6 +144,8 @@ def _fact_rows(document: dict[str, Any]) -> list[tuple[str, ...]]:
                 shown_time(fact["changed_at"]),
                 shown_time(fact["expires_at"]),
                 quote or "",
+                str(fact["use"]["conversations"]),
+                shown_time(fact["use"]["last_used_at"]),
             )
         )
     return rows
@@ -157,13 +165,12 @@ def _history_row(entry: dict[str, Any]) -> tuple[str, ...]:
 def _use_rows(document: dict[str, Any]) -> list[tuple[str, ...]]:
     return [
         (
-            topic_label(fact["key"]),
-            str(fact["use"]["conversations"]),
-            str(fact["use"]["injected"]),
-            str(fact["use"]["recalled"]),
-            shown_time(fact["use"]["last_used_at"]),
+            shown_time(use["at"]),
+            topic_label(use["fact"]) if use["fact"] else _("a fact that was erased"),
+            str(USE_WORDS.get(use["how"], use["how"])),
+            str(use["version"] or ""),
         )
-        for fact in document["facts"]
+        for use in document["uses"]
     ]
 
 
@@ -203,7 +210,12 @@ def package_tables(document: dict[str, Any]) -> list[Table]:
             _words(HISTORY_HEADERS),
             [_history_row(entry) for entry in document["history"]],
         ),
-        Table("uses.csv", _("How the assistant used it"), _words(USE_HEADERS), _use_rows(document)),
+        Table(
+            "uses.csv",
+            _("When the assistant used it"),
+            _words(USE_HEADERS),
+            _use_rows(document),
+        ),
         Table("requests.csv", _("Your requests"), _words(REQUEST_HEADERS), _request_rows(document)),
         Table(
             "looked.csv",

@@ -216,3 +216,38 @@ def test_days_are_days_and_moments_have_their_minute():
     assert shown_time("2027-01-07") == "2027-01-07"
     assert shown_time("2026-12-07T21:34:05.123+08:00") == "2026-12-07 21:34"
     assert shown_time(None) == ""
+
+
+def test_each_use_and_each_staff_look_is_a_row(signed_in, client, editor):  # noqa: F811
+    from memoryadmin.usage.services import TurnUse, uses_record
+
+    FactFactory(subject_id=A, key="seat_preference", value="Window seat please")
+    FactFactory(subject_id=A, key="meal_preference", value="Vegetarian Kx9")
+    uses_record(
+        subject_id=A,
+        uses=[
+            TurnUse("s1", "t1", injected=["seat_preference", "meal_preference"], recalled=[]),
+            TurnUse("s1", "t2", injected=[], recalled=["seat_preference"]),
+        ],
+    )
+    portal = signed_in(A)
+    assert portal.post("/portal/facts/meal_preference/delete").status_code == 302
+    client.force_login(editor)
+    assert client.get(f"/staff/travellers/{A}/").status_code == 200  # a support agent looks
+
+    body = portal.get("/portal/download").content
+
+    uses = rows(body, "uses.csv")
+    assert uses[0] == ["When", "Topic", "How the assistant used it", "Version"]
+    hows = sorted((row[1], row[2]) for row in uses[1:])
+    assert hows == [
+        ("Seat preference", "given to the assistant as the conversation started"),
+        ("Seat preference", "looked up by the assistant during the conversation"),
+        ("a fact that was erased", "given to the assistant as the conversation started"),
+    ]
+    seat = next(row for row in rows(body, "facts.csv")[1:] if row[0] == "Seat preference")
+    assert seat[7] == "1"  # two uses, in one conversation
+    looked = rows(body, "looked.csv")
+    assert looked[0] == ["Day", "Times support agents looked", "Times privacy officers looked"]
+    assert looked[1][1:] == ["1", "0"]
+    assert "Vegetarian Kx9" not in b"".join(members(body).values()).decode()
