@@ -245,7 +245,7 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     assert any(event["what"].startswith(words["deleted_on"]) for event in exported["history"])
     assert exported["switches"]["learn_from_conversations"]["label"] == words["learn"]
     assert exported["switches"]["use_memory"]["label"] == words["use"]
-    package_check(new_page, package, f"package-index-{lang}", words["new_value"])
+    package_check(new_page, package, f"portal-package-{lang}", words["new_value"])
 
     # pause learning: a posted turn is then skipped
     page.get_by_label(words["learn"]).uncheck()
