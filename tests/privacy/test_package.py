@@ -251,3 +251,13 @@ def test_each_use_and_each_staff_look_is_a_row(signed_in, client, editor):  # no
     assert looked[0] == ["Day", "Times support agents looked", "Times privacy officers looked"]
     assert looked[1][1:] == ["1", "0"]
     assert "Vegetarian Kx9" not in b"".join(members(body).values()).decode()
+
+
+def test_the_file_name_holds_the_id_and_the_day_and_nothing_a_path_could_use():
+    from datetime import UTC, datetime
+
+    from memoryadmin.privacy.package import package_filename
+
+    moment = datetime(2026, 12, 7, 3, 0, tzinfo=UTC)
+    assert package_filename("FF-100231", now=moment).startswith("memory-FF-100231-2026-12-0")
+    assert package_filename('../a"b/c', now=moment).startswith("memory-.._a_b_c-")
