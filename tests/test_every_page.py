@@ -18,6 +18,7 @@ from memoryadmin.privacy.services import privacy_request_record
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from memoryadmin.usage.services import TurnUse, uses_record
 from tests.staff.conftest import make_staff
+from tests.support.package import members
 
 pytestmark = [pytest.mark.django_db]
 
@@ -136,7 +137,6 @@ def test_each_portal_page_answers_the_traveller(held: dict[str, object]) -> None
         ("/portal/", "What our assistant remembers about you"),
         ("/portal/facts/seat_preference/change", "Change what the assistant remembers"),
         ("/portal/facts/seat_preference/delete", "Delete this?"),
-        ("/portal/download", '"exported_at"'),
         ("/portal/forget", "Forget everything?"),
         ("/portal/forget/confirm", "Are you sure?"),
         ("/portal/looked", "Who has looked at your memory"),
@@ -145,6 +145,10 @@ def test_each_portal_page_answers_the_traveller(held: dict[str, object]) -> None
         body = response.content.decode()
         assert response.status_code == 200, path
         assert landmark in body, path
+    download = client.get("/portal/download")
+    assert download.status_code == 200 and '"exported_at"' in members(download.content)[
+        "memory.json"
+    ].decode("utf-8")
     receipt = client.post("/portal/forget/confirm", {"confirm": "on"})
     assert receipt.status_code == 302
     response = client.get(receipt["Location"])

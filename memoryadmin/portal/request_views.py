@@ -21,31 +21,11 @@ from memoryadmin.http_methods import read_only
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export
 from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
+from memoryadmin.privacy.request_words import CHANNEL_WORDS, KIND_WORDS, STATUS_WORDS
 
 from . import selectors
 from .auth import portal_session_required
 from .display import GROUPS
-
-KIND_WORDS = {
-    RequestKind.ACCESS: _("A copy of your data"),
-    RequestKind.RECTIFICATION: _("A correction"),
-    RequestKind.ERASURE: _("Forget everything"),
-    RequestKind.RESTRICTION: _("A change to your choices"),
-    RequestKind.OBJECTION: _("An objection"),
-}
-STATUS_WORDS = {
-    RequestStatus.OPEN: _("Received"),
-    RequestStatus.IN_PROGRESS: _("We're working on it"),
-    RequestStatus.COMPLETED: _("Done"),
-    RequestStatus.REFUSED: _("We couldn't do this"),
-    RequestStatus.ON_HOLD: _("On hold for a legal reason"),
-}
-CHANNEL_WORDS = {
-    Channel.PORTAL: _("You did this on this site"),
-    Channel.PHONE: _("You asked us by phone"),
-    Channel.EMAIL: _("You asked us by e-mail"),
-    Channel.LETTER: _("You asked us by letter"),
-}
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,12 @@ traveller is always the session's: no view takes a traveller id from the request
 
 from __future__ import annotations
 
-import hashlib
-
 from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone, translation
+from django.utils import translation
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 
@@ -24,7 +22,7 @@ from memoryadmin.facts.models import MemoryFact
 from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.privacy import selectors as privacy_selectors
-from memoryadmin.privacy.export import traveller_export_bytes
+from memoryadmin.privacy.package import traveller_package
 
 from . import selectors, throttle
 from .auth import (
@@ -269,16 +267,14 @@ def choices(request: HttpRequest) -> HttpResponse:
 @read_only
 @portal_session_required
 def export(request: HttpRequest) -> HttpResponse:
-    body = traveller_export_bytes(request.portal_subject_id)
+    """The download package (`privacy/package.py`) in the page's language."""
+    package = traveller_package(request.portal_subject_id)
     # The download is an access request, closed with the SHA-256 of exactly these bytes.
     privacy_flows.privacy_export_record(
-        subject_id=request.portal_subject_id,
-        sha256=hashlib.sha256(body).hexdigest(),
-        actor=_actor(request),
+        subject_id=request.portal_subject_id, sha256=package.sha256, actor=_actor(request)
     )
-    response = HttpResponse(body, content_type="application/json; charset=utf-8")
-    day = timezone.localdate().isoformat()
-    response["Content-Disposition"] = f'attachment; filename="my-travel-memory-{day}.json"'
+    response = HttpResponse(package.body, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{package.filename}"'
     return response
 
 

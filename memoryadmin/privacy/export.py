@@ -112,16 +112,52 @@ def _fact(fact: MemoryFact, use: UseSummary | None) -> dict[str, Any]:
     }
 
 
-def _event(event: FactEvent) -> dict[str, Any] | None:
+def _named(event: FactEvent) -> bool:
+    """The event is about a fact still known by its key (not erased, not a traveller-wide one)."""
+    return bool(event.key) and not is_key_digest(event.key)
+
+
+# A version marked redacted, by (key, version): when it was redacted.
+Redacted = dict[tuple[str, int], str | None]
+
+
+def _redacted_versions(events: list[FactEvent]) -> Redacted:
+    """The versions redacted on their own (their fact still kept): a snapshot marked with its
+    `redacted_at`, or the event that wrote the version marked as a whole. Every snapshot of
+    such a version then shows as redacted, whatever else the row still holds."""
+    marks: Redacted = {}
+    for event in events:
+        if not _named(event):
+            continue
+        for shot in (event.before, event.after):
+            if isinstance(shot, dict) and shot.get("redacted_at") and "version" in shot:
+                marks[(event.key, shot["version"])] = shot["redacted_at"]
+        if event.redacted_at is not None and isinstance(event.after, dict):
+            marks.setdefault((event.key, event.after.get("version")), _when(event.redacted_at))
+    return marks
+
+
+def _snapshot(key: str, shot: Any, redacted: Redacted) -> Any:
+    if isinstance(shot, dict) and (key, shot.get("version")) in redacted:
+        return {
+            "version": shot["version"],
+            "value": None,
+            "redacted_at": redacted[(key, shot["version"])],
+        }
+    return shot
+
+
+def _event(event: FactEvent, redacted: Redacted) -> dict[str, Any] | None:
     """One entry of the history; an erased fact's earlier events say nothing its deletion does
-    not (their values are gone), so only the deletion is listed."""
-    if event.redacted_at is not None:
+    not (their values are gone), so only the deletion is listed. A redacted version of a fact
+    still kept is listed with its snapshot as `{"version", "value": null, "redacted_at"}`."""
+    if event.redacted_at is not None and not _named(event):
         return None
     entry: dict[str, Any] = {"at": _when(event.created_at), "what": _what(event)}
-    if event.key and not is_key_digest(event.key):
+    if _named(event):
         entry["fact"] = event.key
-        entry["before"] = event.before
-        entry["after"] = event.after
+        entry["before"] = _snapshot(event.key, event.before, redacted)
+        entry["after"] = _snapshot(event.key, event.after, redacted)
     entry["why"] = _why(event.actor_kind)
     return entry
 
@@ -131,13 +167,17 @@ def _subject_events(subject_id: str) -> list[FactEvent]:
     return list(FactEvent.objects.filter(subject_id=subject_id).order_by("created_at", "id"))
 
 
-def traveller_export(subject_id: str) -> dict[str, Any]:
+def traveller_export(subject_id: str, *, now: datetime | None = None) -> dict[str, Any]:
+    """The document as of `now` (default: this moment); the same data and moment give the
+    same document."""
     subject = fact_selectors.subject_get(subject_id)
-    history = [_event(event) for event in _subject_events(subject_id)]
+    events = _subject_events(subject_id)
+    redacted = _redacted_versions(events)
+    history = [_event(event, redacted) for event in events]
     facts = list(fact_selectors.subject_facts(subject_id))
     uses = usage_selectors.use_summaries(facts)
     return {
-        "exported_at": _when(timezone.now()),
+        "exported_at": _when(now or timezone.now()),
         "time_zone": timezone.get_current_timezone_name(),
         "facts": [_fact(fact, uses.get(fact.pk)) for fact in facts],
         "history": [entry for entry in history if entry is not None],

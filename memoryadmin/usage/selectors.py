@@ -71,6 +71,12 @@ def fact_recent_uses(fact: MemoryFact, limit: int = RECENT_USES) -> list[MemoryU
     return list(MemoryUse.objects.filter(fact_id=fact.pk).order_by("-used_at", "-id")[:limit])
 
 
+def subject_uses(subject_id: str) -> list[MemoryUse]:
+    """Every use receipt still kept for one traveller, oldest first (their download; one
+    query). Receipts are kept `use_retention_days`, so the list is bounded."""
+    return list(MemoryUse.objects.filter(subject_id=subject_id).order_by("used_at", "id"))
+
+
 def use_summaries(facts: Iterable[MemoryFact]) -> dict[int, UseSummary]:
     """Fact id -> counts for the given facts (one grouped query; none for no facts)."""
     ids = [fact.pk for fact in facts]

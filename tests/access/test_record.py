@@ -77,7 +77,7 @@ def test_a_privacy_request_page_and_an_export_made_for_them_are_rows(traveller, 
     before = StaffAccess.objects.count()
     assert client.get(f"/staff/privacy/requests/{found.number}/").status_code == 200
     response = client.post(f"/staff/privacy/requests/{found.number}/export/")
-    assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     rows = list(StaffAccess.objects.order_by("id"))[before:]
     assert [(row.what, row.subject_id) for row in rows] == [
         ("privacy_request", S),

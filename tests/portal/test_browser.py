@@ -27,6 +27,7 @@ from tests.support.browser import (
     page_check,
 )
 from tests.support.dbscan import occurrences
+from tests.support.package import members
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -159,6 +160,20 @@ def card(page, value: str):
     return page.locator("li.card").filter(has_text=value)
 
 
+def package_check(new_page, package: dict[str, bytes], name: str, value: str) -> None:
+    """The package's index.html read on a phone as the traveller opens it from the ZIP: no
+    script ran, nothing was fetched, nothing wider than the screen but the tables' own
+    scrolling regions."""
+    page = new_page(viewport=PHONE)
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.set_content(package["index.html"].decode("utf-8"))
+    assert value in page.locator("body").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    page_check(page, name)
+    assert fetched == []
+
+
 @pytest.mark.parametrize("lang", ["en", "zh-hant"])
 def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets(
     new_page, live_server, lang
@@ -224,12 +239,14 @@ def test_a_traveller_on_a_phone_sees_corrects_deletes_exports_pauses_and_forgets
     # the traveller's day: the airline's one zone in both languages (it may be tomorrow there)
     zone = ZoneInfo(settings.TIME_ZONE)
     day = datetime.now(zone).date().isoformat()
-    assert download.suggested_filename == f"my-travel-memory-{day}.json"
-    exported = json.loads(download.path().read_text(encoding="utf-8"))
+    assert download.suggested_filename == f"memory-{subject}-{day}.zip"
+    package = members(download.path().read_bytes())
+    exported = json.loads(package["memory.json"])
     assert words["new_value"] in [fact["value"] for fact in exported["facts"]]
     assert any(event["what"].startswith(words["deleted_on"]) for event in exported["history"])
     assert exported["switches"]["learn_from_conversations"]["label"] == words["learn"]
     assert exported["switches"]["use_memory"]["label"] == words["use"]
+    package_check(new_page, package, f"portal-package-{lang}", words["new_value"])
 
     # pause learning: a posted turn is then skipped
     page.get_by_label(words["learn"]).uncheck()

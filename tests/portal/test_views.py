@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import html
-import json
 import re
 from zoneinfo import ZoneInfo
 
@@ -20,6 +19,7 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import ActorKind, EventAction, FactEvent, MemoryFact, Subject
 from tests.factories import FactFactory, UserFactory
 from tests.support.dbscan import occurrences
+from tests.support.package import members, memory
 
 from .conftest import A
 
@@ -443,13 +443,11 @@ def test_download_my_data_has_facts_history_with_erased_values_and_switches(sign
     response = signed_in(A).get("/portal/download")
 
     assert response.status_code == 200
-    assert response["Content-Type"].startswith("application/json")
+    assert response["Content-Type"] == "application/zip"
     taipei = ZoneInfo(settings.TIME_ZONE)  # the airline's one zone
     day = timezone.localdate(timezone=taipei).isoformat()
-    assert response["Content-Disposition"] == (
-        f'attachment; filename="my-travel-memory-{day}.json"'
-    )
-    data = json.loads(response.content)
+    assert response["Content-Disposition"] == f'attachment; filename="memory-{A}-{day}.zip"'
+    data = memory(response.content)
     assert [(f["key"], f["value"]) for f in data["facts"]] == [
         ("seat_preference", "Prefers aisle seats")
     ]
@@ -468,9 +466,10 @@ def test_download_my_data_has_facts_history_with_erased_values_and_switches(sign
     assert "fact" not in deleted and deleted["why"] == "you did this in the privacy portal"
     seat = next(e for e in data["history"] if e.get("fact") == "seat_preference")
     assert seat["why"] == "done automatically by our system"  # FactFactory writes as system
-    assert "turn" not in response.content.decode()
-    assert "Kx9" not in response.content.decode()
-    assert "Someone else" not in response.content.decode()
+    everything = "".join(member.decode() for member in members(response.content).values())
+    assert "turn" not in members(response.content)["memory.json"].decode()
+    assert "Kx9" not in everything
+    assert "Someone else" not in everything
 
 
 # --- forget everything ---------------------------------------------------------------------------

@@ -8,7 +8,13 @@ from tests.facts.conftest import host_loop  # noqa: F401 - the agent host's loop
 
 # Portal links opened here count against the portal's per-address throttle: start each test
 # with no counts, as the portal's own tests do (else the order of the suite decides).
-from tests.portal.conftest import _fresh_throttle_counts  # noqa: F401
+# A traveller signed in to the portal through a real link (the download package's tests).
+from tests.portal.conftest import (  # noqa: F401
+    _fresh_throttle_counts,  # noqa: F401
+    issue_link,
+    signed_in,
+    two_travellers,
+)
 
 from .receiver import Receiver
 

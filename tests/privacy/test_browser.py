@@ -29,6 +29,7 @@ from tests.support.browser import (
     page_check,
     staff_login,
 )
+from tests.support.package import rows
 
 pytestmark = pytest.mark.browser
 
@@ -52,9 +53,10 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live
     assert "Recorded " + req.number in page.locator(".flashes").inner_text()
     with page.expect_download() as download_info:
         click(page.get_by_role("button", name="Export for the traveller"))
+    assert download_info.value.suggested_filename.startswith("memory-FF-940001-")
     path = Path(download_info.value.path())
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    assert "Prefers aisle seats" in path.read_text("utf-8")
+    assert "Prefers aisle seats" in rows(path.read_bytes(), "facts.csv")[1]
 
     page.reload()
     assert page.locator('[data-evidence="sha256"]').inner_text() == sha

@@ -4,7 +4,6 @@ English and Traditional Chinese; the export; the use-retention setting with its 
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from unittest import mock
 
@@ -18,6 +17,7 @@ from memoryadmin.facts.services import FactDraft
 from memoryadmin.facts.validation import session_tag
 from memoryadmin.usage.models import MemoryUse, UseHow
 from memoryadmin.usage.services import TurnUse, uses_record
+from tests.support.package import memory
 
 pytestmark = pytest.mark.django_db
 XSS = "<script>alert(1)</script>"
@@ -208,7 +208,7 @@ def test_one_traveller_never_sees_anothers_quote_or_counts(signed_in):
 def test_the_export_has_evidence_and_use_counts(signed_in):
     learned()
     used(T, 3)
-    data = json.loads(signed_in(T).get("/portal/download").content)
+    data = memory(signed_in(T).get("/portal/download").content)
     seat = next(fact for fact in data["facts"] if fact["key"] == "seat_preference")
     assert seat["evidence"]["quote"] == "I always want an aisle seat"
     assert seat["evidence"]["source"] == "said"

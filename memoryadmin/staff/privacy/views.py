@@ -5,9 +5,8 @@ and reopen; viewers read. Thin: services decide and record, selectors read."""
 
 from __future__ import annotations
 
-import hashlib
-
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -19,8 +18,8 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import clock, flows, selectors, services
 from memoryadmin.privacy.errors import PrivacyError, RequestInvalid
-from memoryadmin.privacy.export import traveller_export_bytes
 from memoryadmin.privacy.models import WORKING, PrivacyRequest, RequestKind, RequestStatus
+from memoryadmin.privacy.package import traveller_package
 
 from ..roles import EDITOR, PRIVACY_ADMIN, VIEWER, has_role
 from ..templatetags.staff_time import day
@@ -141,6 +140,7 @@ def _detail(
             "nothing_held": not held and not receipt,
             "known": selectors.subject_known(found.subject_id),
             "correction": selectors.correction_shown(found.subject_id, found.evidence or {}),
+            "export_languages": settings.LANGUAGES,
         },
         status=status,
     )
@@ -157,21 +157,25 @@ def request_detail(request: HttpRequest, number: str) -> HttpResponse:
 @staff_required(EDITOR)
 @post_only
 def request_export(request: HttpRequest, number: str) -> HttpResponse:
-    """Export for the traveller: the file staff send on, its SHA-256 attached as evidence."""
+    """Export for the traveller: the same package the portal's download gives, in the language
+    chosen (else English), its SHA-256 attached as evidence."""
     found = _request_or_404(number)
     if found.kind != RequestKind.ACCESS or found.status not in WORKING:
         messages.error(request, "Only an open access request has an export.")
         return redirect("privacy:request", number=number)
-    body = traveller_export_bytes(found.subject_id)
+    language = request.POST.get("language", "")
+    if language not in dict(settings.LANGUAGES):
+        language = settings.LANGUAGE_CODE
+    package = traveller_package(found.subject_id, language=language)
     record_access(request, AccessKind.EXPORT, [found.subject_id])
     flows.privacy_export_record(
         subject_id=found.subject_id,
         request_id=found.pk,
-        sha256=hashlib.sha256(body).hexdigest(),
+        sha256=package.sha256,
         actor=_actor(request),
     )
-    response = HttpResponse(body, content_type="application/json; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{found.number}-export.json"'
+    response = HttpResponse(package.body, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{package.filename}"'
     return response
 
 
