@@ -6,7 +6,9 @@ with another offset; the exports they link to (CSV, the traveller's JSON) carry 
 from __future__ import annotations
 
 import html
+import io
 import re
+import zipfile
 from collections import deque
 from urllib.parse import quote
 
@@ -62,8 +64,14 @@ def _walk(client: Client, start: list[str], prefix: str) -> dict[str, str]:
         response = client.get(path)
         if response.status_code != 200:
             continue
-        body = b"".join(response).decode()  # a streamed CSV as a page
+        raw = b"".join(response)
         kind = response.get("Content-Type", "")
+        if kind.startswith("application/zip"):  # the download package: each member a page
+            with zipfile.ZipFile(io.BytesIO(raw)) as package:
+                for name in package.namelist():
+                    pages[f"{path}#{name}"] = package.read(name).decode("utf-8-sig")
+            continue
+        body = raw.decode()  # a streamed CSV as a page
         if not kind.startswith("text/html"):
             pages[path] = body
             continue

@@ -176,7 +176,7 @@ def test_staff_export_is_the_same_package_and_completing_records_its_sha256(
         subject_id=A,
         kind="access",
         channel="phone",
-        received_at=clock.received_at_of(clock.today()),
+        received_on=clock.today(),
         actor=Actor.staff(editor),
     )
     client.force_login(editor)

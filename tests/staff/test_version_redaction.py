@@ -25,6 +25,7 @@ from memoryadmin.facts.validation import session_tag
 from memoryadmin.portal.services import portal_link_issue
 from memoryadmin.usage.services import TurnUse, uses_record
 from tests.facts.test_erasure import _event_table_updates
+from tests.support.package import members, memory
 from tests.support.pgdump import pg_dump_text
 
 T = "T-REDACT-1"
@@ -125,9 +126,10 @@ def test_a_privacy_admin_redacts_version_one_and_its_words_leave_the_database(
     chinese = _portal("zh-hant").get("/portal/your-data").content.decode()
     assert "較早的一個版本已於" in chinese and OLD not in chinese
     exported = _portal("en").get("/portal/download")
-    data = b"".join(exported.streaming_content) if exported.streaming else exported.content
-    assert OLD.encode() not in data and QUOTE.encode() not in data
-    assert NEW in json.dumps(json.loads(data), ensure_ascii=False)
+    package = b"".join(exported.streaming_content) if exported.streaming else exported.content
+    for name, data in members(package).items():  # every file of the package, unpacked
+        assert OLD.encode() not in data and QUOTE.encode() not in data, name
+    assert NEW in json.dumps(memory(package), ensure_ascii=False)
 
     replay = agent.put(
         f"/api/v1/subjects/{quote(T)}/facts",

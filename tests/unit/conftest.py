@@ -13,8 +13,16 @@ from django.db import connections
 
 @pytest.fixture(autouse=True)
 def no_connection_opened():
-    """After each test, no database connection is open: a module that opened one behind
-    pytest-django's back (a raw psycopg connect is not blocked) belongs in the database tier."""
+    """A test opens no database connection: a module that opened one behind pytest-django's
+    back (a raw psycopg connect is not blocked) belongs in the database tier. Compared with the
+    connections before the test, since `make test` runs this tier in the same processes as the
+    database tests, whose connections stay open between tests."""
+    before = {alias: connections[alias].connection for alias in connections}
     yield
-    opened = [alias for alias in connections if connections[alias].connection is not None]
+    opened = [
+        alias
+        for alias in connections
+        if connections[alias].connection is not None
+        and connections[alias].connection is not before.get(alias)
+    ]
     assert not opened, f"a unit test opened a database connection: {opened}"
