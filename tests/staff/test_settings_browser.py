@@ -126,7 +126,8 @@ def test_an_invalid_blocked_pattern_is_refused_with_a_message(admin_page, live_s
     summary = page.get_by_role("alert")
     assert "There is a problem" in summary.inner_text()
     assert "Extra blocked patterns" in summary.inner_text()
-    assert "Not a valid regular expression" not in summary.inner_text()  # once, beside it
+    assert "Not a valid regular expression" in summary.inner_text()  # the summary says it too
+    assert summary.get_by_role("link").first.get_attribute("href").startswith("#")
     beside = page.locator(".field.has-error .field-error")
     assert "Pattern 2: Not a valid regular expression" in beside.inner_text()
     screenshot(page, "settings-invalid-pattern")
