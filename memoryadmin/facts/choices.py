@@ -65,6 +65,10 @@ class EventAction(models.TextChoices):
     # A reviewer's mark on a fact drawn for the weekly quality sample (correct, or
     # wrong with one reason, in words in the event's reason). No value, changes no version.
     QUALITY_MARKED = "quality_marked", "Quality checked"
+    # Use stopped while the fact's accuracy is checked (GDPR Art. 18), and resumed: the value
+    # is unchanged by either; the reason says who asked and why, `after` the outcome.
+    RESTRICTED = "restricted", "Use stopped while checked"
+    UNRESTRICTED = "unrestricted", "Use resumed"
 
 
 class PolicyAction(models.TextChoices):

@@ -43,6 +43,7 @@ from .policy import (
     retention_rule_save,
     use_retention_update,
 )
+from .restriction import fact_restrict, fact_unrestrict
 from .retention import (
     ChunkResult,
     events_sweep_old,
@@ -84,11 +85,13 @@ __all__ = [
     "fact_flag_sensitive",
     "fact_quotes_confirm",
     "fact_reject",
+    "fact_restrict",
     "fact_quality_mark",
     "fact_review_decide",
     "fact_reveal",
     "fact_set_expiry",
     "fact_unflag_sensitive",
+    "fact_unrestrict",
     "fact_upsert",
     "fact_upsert_async",
     "facts_bulk_apply",
