@@ -163,4 +163,4 @@ def test_the_pages_read_naturally_in_chinese(facts, signed_in):  # noqa: F811
     assert "先暫停使用，等你們確認" in home
     client.post(reverse("portal:fact-restrict", args=[DOUBT]), {"note": ""})
     home = client.get(reverse("portal:home")).content.decode()
-    assert "我們正在確認這一項。" in home and "助理目前不會使用它。" in home
+    assert "我們正在確認這一筆。" in home and "AI 客服目前不會使用。" in home
