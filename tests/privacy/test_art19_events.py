@@ -71,7 +71,10 @@ def test_an_erasure_recipient_hears_of_the_stop_and_the_correction(
 
 
 def test_a_recipient_of_corrections_gets_one_event_per_correction(
-    recipient, receiver, signed_in, django_capture_on_commit_callbacks  # noqa: F811
+    recipient,
+    receiver,
+    signed_in,  # noqa: F811
+    django_capture_on_commit_callbacks,
 ):
     fact = FactFactory(subject_id=S, key=KEY, value=OLD)
     client = signed_in(S)
@@ -84,7 +87,9 @@ def test_a_recipient_of_corrections_gets_one_event_per_correction(
 
 
 def test_a_recipient_of_other_events_hears_nothing_of_a_restriction(
-    receiver, signed_in, django_capture_on_commit_callbacks  # noqa: F811
+    receiver,
+    signed_in,  # noqa: F811
+    django_capture_on_commit_callbacks,
 ):
     webhook_recipient_add(
         name="Requests only",
