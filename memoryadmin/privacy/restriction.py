@@ -32,6 +32,7 @@ OUTCOME_NOTES = {
     "corrected": "the value was corrected: the assistant uses the new value",
     "confirmed": "checked and confirmed: the assistant uses it again",
     "lifted": "the traveller lifted the restriction",
+    "erased": "the fact was deleted",
 }
 
 
@@ -77,28 +78,41 @@ def privacy_restrict(
     return request
 
 
+def _close(subject_id: str, digest: str, *, actor: Actor, outcome: str) -> None:
+    for request in selectors.restriction_requests(subject_id, digest).select_for_update():
+        note = OUTCOME_NOTES.get(outcome, outcome)
+        privacy_request_note(
+            request,
+            action="restriction_lifted",
+            actor=actor,
+            note=note,
+            detail={"key_hash": digest, "outcome": outcome},
+        )
+        privacy_request_finish(
+            request,
+            actor=actor,
+            evidence={
+                "key_hash": digest,
+                "outcome": outcome,
+                "lifted_at": timezone.now().isoformat(),
+            },
+            note=note,
+        )
+
+
 def restriction_resolved(change: RestrictionChanged) -> None:
     """A restriction listener: when a fact's use resumes, complete its open restriction
     requests with the outcome, in the same transaction."""
     if change.restricted:
         return
     digest = key_digest(change.subject_id, change.key)
-    for request in selectors.restriction_requests(change.subject_id, digest).select_for_update():
-        note = OUTCOME_NOTES.get(change.outcome, change.outcome)
-        privacy_request_note(
-            request,
-            action="restriction_lifted",
-            actor=change.actor,
-            note=note,
-            detail={"key_hash": digest, "outcome": change.outcome},
-        )
-        privacy_request_finish(
-            request,
-            actor=change.actor,
-            evidence={
-                "key_hash": digest,
-                "outcome": change.outcome,
-                "lifted_at": timezone.now().isoformat(),
-            },
-            note=note,
-        )
+    _close(change.subject_id, digest, actor=change.actor, outcome=change.outcome)
+
+
+@transaction.atomic
+def privacy_fact_delete(*, subject_id: str, key: str, actor: Actor, reason: str) -> None:
+    """Delete one fact (the portal's "Delete this"); a restriction request about it is
+    answered by the deletion and completes with the outcome "erased", in the same
+    transaction."""
+    fact_services.fact_delete(subject_id=subject_id, key=key, actor=actor, reason=reason)
+    _close(subject_id, key_digest(subject_id, key), actor=actor, outcome="erased")

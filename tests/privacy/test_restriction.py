@@ -164,3 +164,13 @@ def test_the_pages_read_naturally_in_chinese(facts, signed_in):  # noqa: F811
     client.post(reverse("portal:fact-restrict", args=[DOUBT]), {"note": ""})
     home = client.get(reverse("portal:home")).content.decode()
     assert "我們正在確認這一筆。" in home and "AI 客服目前不會使用。" in home
+
+
+def test_deleting_a_restricted_fact_answers_its_request(facts, signed_in):  # noqa: F811
+    client = signed_in(S)
+    _stop_in_portal(client)
+    assert client.post(reverse("portal:fact-delete", args=[DOUBT])).status_code == 302
+    assert not MemoryFact.objects.filter(subject_id=S, key=DOUBT).exists()
+    request = PrivacyRequest.objects.get(subject_id=S, kind=RequestKind.RESTRICTION)
+    assert (request.status, request.evidence["outcome"]) == (RequestStatus.COMPLETED, "erased")
+    assert "Deleted." in client.get(reverse("portal:requests")).content.decode()
