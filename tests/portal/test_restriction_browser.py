@@ -1,6 +1,7 @@
 """Stopping the use of one fact, on a 390x844 phone in Debian's Chromium, in English and in
 Traditional Chinese: the card's link, the page that explains it, the card afterwards, "Your
-requests", and using it again; no JavaScript needed, axe on every page, a screenshot of each."""
+requests", and using it again (the portal runs no script), axe on every page, a screenshot
+of each."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_a_traveller_stops_and_resumes_the_use_of_one_fact_on_a_phone(new_page, 
     subject = f"FF-RSB-{lang}"
     FactFactory(subject_id=subject, key="seat_preference", value="Middle seat, always")
     FactFactory(subject_id=subject, key="meal_preference", value="Vegetarian meals")
-    page = new_page(viewport=PHONE, locale=words["locale"], java_script_enabled=False)
+    page = new_page(viewport=PHONE, locale=words["locale"])
     enter(page, link(live_server, subject))
     doubted = card(page, "Middle seat, always")
     click(doubted.get_by_role("link", name=words["stop"]))
