@@ -47,7 +47,8 @@ JOB_COLUMNS = (
 )
 
 # Starts the job and reads all its extraction needs, in one statement: the job's columns, the
-# traveller's purge generation and learning switch, and every held fact as one JSON text. The
+# traveller's purge generation and learning switch, and every held fact as one JSON text (not a
+# restricted one: kept while it is checked, it is not sent to the model either). The
 # attempt is counted and the model named only when the model will be called: the airline-wide
 # checks passed (%(may_call)s), there is a transcript, and learning is not paused (exactly
 # when runtime._extract goes on to the call), with the extraction prompt's version.
@@ -90,7 +91,8 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
                     WHERE s.subject_id = j.subject_id), false),
           (SELECT json_agg(json_build_array(f.key, f.value, f.category, f.status)
                            ORDER BY f.category, f.key)::text
-           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id),
+           FROM {MEMORY_FACT} f
+           WHERE f.subject_id = j.subject_id AND f.restricted_at IS NULL),
           {AGENT_QUOTES}
 """
 
@@ -113,7 +115,8 @@ RETURNING j.id, j.public_id, j.subject_id, j.session_tag, j.turn_id, j.status, j
                     WHERE s.subject_id = j.subject_id), false),
           (SELECT json_agg(json_build_array(f.key, f.value, f.category, f.status)
                            ORDER BY f.category, f.key)::text
-           FROM {MEMORY_FACT} f WHERE f.subject_id = j.subject_id),
+           FROM {MEMORY_FACT} f
+           WHERE f.subject_id = j.subject_id AND f.restricted_at IS NULL),
           {AGENT_QUOTES}
 """
 

@@ -68,6 +68,10 @@ class EventAction(models.TextChoices):
     # A privacy admin blanked one past version's value and quote in every snapshot that held
     # it; the version, its time and actor stay, with a keyed hash of the value (in `after`).
     VERSION_REDACTED = "version_redacted", "Version redacted"
+    # Use stopped while the fact's accuracy is checked (GDPR Art. 18), and resumed: the value
+    # is unchanged by either; the reason says who asked and why, `after` the outcome.
+    RESTRICTED = "restricted", "Use stopped while checked"
+    UNRESTRICTED = "unrestricted", "Use resumed"
 
 
 class PolicyAction(models.TextChoices):

@@ -26,7 +26,12 @@ from .choices import (
     RunStatus,
 )
 from .keyhash import DIGEST_LENGTH, DIGEST_PREFIX, event_key_hash
-from .validation import EVIDENCE_MAX_LENGTH, SUBJECT_ID_MAX_LENGTH, validate_blocked_patterns
+from .validation import (
+    EVIDENCE_MAX_LENGTH,
+    RESTRICTION_NOTE_MAX_LENGTH,
+    SUBJECT_ID_MAX_LENGTH,
+    validate_blocked_patterns,
+)
 
 
 class Subject(models.Model):
@@ -121,6 +126,22 @@ class MemoryFact(models.Model):
         db_default="",
     )
     rewritten_by_label = models.CharField(max_length=150, blank=True, default="", db_default="")
+    # Restricted (GDPR Art. 18(1)(a)): kept, unchanged, but not used while its accuracy is
+    # checked. Every agent read leaves it out (`sql.py`), the upsert and the import leave its
+    # value alone (`services/plan.py`). Who asked ("customer" or "staff") and the traveller's
+    # own words about what is wrong: untrusted text, escaped where shown, never logged.
+    # Set and cleared only by `services/restriction.py` (and `fact_edit`, which lifts it).
+    restricted_at = models.DateTimeField(null=True, blank=True)
+    restricted_by = models.CharField(
+        max_length=16,
+        choices=[(ActorKind.STAFF.value, "Staff"), (ActorKind.CUSTOMER.value, "Traveller")],
+        blank=True,
+        default="",
+        db_default="",
+    )
+    restriction_note = models.CharField(
+        max_length=RESTRICTION_NOTE_MAX_LENGTH, blank=True, default="", db_default=""
+    )
 
     class Meta:
         db_table = tables.MEMORY_FACT
@@ -144,6 +165,10 @@ class MemoryFact(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject_id}:{self.key}"
+
+    @property
+    def restricted(self) -> bool:
+        return self.restricted_at is not None
 
 
 class FactEventManager(models.Manager["FactEvent"]):

@@ -13,7 +13,8 @@ from .tables import FACT_EVENT, MEMORY_FACT, SUBJECT
 # --- the agent's reads (selectors.py, and store.py's native async path) -----------------------
 #
 # Each returns only the wire columns. A fact is visible to the agent when it is active, not
-# expired at %(now)s, and its traveller has not paused memory use. Facts come in upstream order
+# expired at %(now)s, not restricted (kept while its accuracy is checked: GDPR Art. 18), and
+# its traveller has not paused memory use. Facts come in upstream order
 # (the order they were first written; an update keeps a fact's place): created_at, id.
 
 SQL_FACTS = f"""
@@ -21,6 +22,7 @@ SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
 FROM {MEMORY_FACT} f
 WHERE f.subject_id = %(subject)s AND f.status = 'active'
   AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND f.restricted_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
                   WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
 ORDER BY f.created_at, f.id
@@ -31,6 +33,7 @@ SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
 FROM {MEMORY_FACT} f
 WHERE f.subject_id = %(subject)s AND f.status = 'active'
   AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND f.restricted_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
                   WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
   AND f.key = %(key)s
@@ -42,6 +45,7 @@ SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
 FROM {MEMORY_FACT} f
 WHERE f.subject_id = %(subject)s AND f.status = 'active'
   AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND f.restricted_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
                   WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
   AND EXISTS (SELECT 1 FROM unnest(%(terms)s::text[]) AS t(term)
@@ -58,6 +62,7 @@ SELECT f.key, f.value, f.category, f.updated_at, f.source_session_id, f.version
 FROM {MEMORY_FACT} f
 WHERE f.subject_id = %(subject)s AND f.status = 'active'
   AND (f.expires_at IS NULL OR f.expires_at > %(now)s)
+  AND f.restricted_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM {SUBJECT} s
                   WHERE s.subject_id = f.subject_id AND s.memory_use_paused)
   AND NOT f.sensitive
@@ -68,6 +73,7 @@ ORDER BY f.category = 'constraint' DESC,
 LIMIT greatest(%(cap)s, (SELECT count(*) FROM {MEMORY_FACT} c
                          WHERE c.subject_id = %(subject)s AND c.category = 'constraint'
                            AND c.status = 'active' AND NOT c.sensitive
+                           AND c.restricted_at IS NULL
                            AND (c.expires_at IS NULL OR c.expires_at > %(now)s)))
 """
 
@@ -95,7 +101,7 @@ ON CONFLICT (subject_id) DO NOTHING
 # The rows come as tuples in this order (plan.FACT_COLUMNS names them).
 SQL_EXISTING = f"""
 SELECT id, key, value, category, status, sensitive, expires_at, expiry_pinned, version,
-       source_session_id, created_at, updated_at, evidence, evidence_origin
+       source_session_id, created_at, updated_at, evidence, evidence_origin, restricted_at
 FROM {MEMORY_FACT}
 WHERE subject_id = %s AND key = ANY(%s)
 """

@@ -32,6 +32,7 @@ __all__ = [
     "MemoryWriteFilter",
     "blocked_pattern_errors",
     "REASON_MAX_LENGTH",
+    "RESTRICTION_NOTE_MAX_LENGTH",
     "classify_sensitive",
     "clean_reason",
     "filter_text",
@@ -46,6 +47,8 @@ __all__ = [
 
 CATEGORIES = frozenset(Category.values)
 REASON_MAX_LENGTH = 500  # every reason a person or a system gives for a change
+# What the traveller says is wrong with a fact they stopped the use of (cleaned as a reason).
+RESTRICTION_NOTE_MAX_LENGTH = REASON_MAX_LENGTH
 # A quote of the traveller's own words behind a fact (memoryadmin_client.types says the same
 # for save_memory; tests/usage/test_agent_quotes.py checks they agree).
 EVIDENCE_MAX_LENGTH = 200

@@ -83,6 +83,7 @@ class FactCard:
     used: str = ""  # "Used in 3 conversations, last on 28 November", escaped; "" if never
     why: str = ""  # "You said on 28 November: “…”", escaped; "" without the traveller's words
     topic: str = ""  # "Seat preference": the key as a traveller reads it
+    restricted: bool = False  # its use stopped while it is checked (the traveller's or staff's)
 
     @property
     def key(self) -> str:
@@ -295,6 +296,7 @@ def traveller_view(subject_id: str, *, page: str | None = None) -> dict[str, Any
                 paused=paused_use,
                 expired=fact.expires_at is not None and fact.expires_at <= now,
                 short=Truncator(fact.value).chars(60),
+                restricted=fact.restricted_at is not None,
             )
         )
     groups: list[Group] = []

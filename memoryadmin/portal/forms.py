@@ -6,6 +6,7 @@ from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from memoryadmin.facts.validation import RESTRICTION_NOTE_MAX_LENGTH
 from memoryadmin_client.types import VALUE_MAX_LENGTH
 
 
@@ -20,6 +21,17 @@ class FactEditForm(forms.Form):
         },
     )
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1, max_value=2**31 - 1)
+
+
+class RestrictForm(forms.Form):
+    note = forms.CharField(
+        required=False,
+        label=_("What is wrong? (optional)"),
+        help_text=_("In your own words. This helps our team check it."),
+        max_length=RESTRICTION_NOTE_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        error_messages={"max_length": _("Keep it under %(limit_value)d characters.")},
+    )
 
 
 class ChoicesForm(forms.Form):

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import access_views, request_views, views
+from . import access_views, request_views, restrict_views, views
 
 app_name = "portal"
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("signed-out", views.signed_out_page, name="signed-out"),
     path("facts/<str:key>/change", views.fact_edit, name="fact-edit"),
     path("facts/<str:key>/delete", views.fact_delete, name="fact-delete"),
+    path("facts/<str:key>/stop-using", restrict_views.fact_restrict, name="fact-restrict"),
+    path("facts/<str:key>/use-again", restrict_views.fact_unrestrict, name="fact-unrestrict"),
     path("choices", views.choices, name="choices"),
     path("download", views.export, name="export"),
     path("your-data", request_views.export_page, name="export-page"),

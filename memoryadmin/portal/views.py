@@ -15,12 +15,12 @@ from django.utils.translation import gettext as _
 
 from memoryadmin.conf.env import rate_of
 from memoryadmin.facts import selectors as fact_selectors
-from memoryadmin.facts import services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.errors import FactBlocked, FactConflict, FactInvalid, FactNotFound
 from memoryadmin.facts.models import MemoryFact
 from memoryadmin.http_methods import form_page, post_only, read_only
 from memoryadmin.privacy import flows as privacy_flows
+from memoryadmin.privacy import restriction as privacy_restriction
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.package import traveller_package
 
@@ -205,7 +205,7 @@ def fact_delete(request: HttpRequest, key: str) -> HttpResponse:
     if fact is None:
         return not_found(request)
     if request.method == "POST":
-        services.fact_delete(
+        privacy_restriction.privacy_fact_delete(  # closes a restriction request about it
             subject_id=request.portal_subject_id,
             key=fact.key,
             actor=_actor(request),

@@ -15,11 +15,14 @@ class PrivacyConfig(AppConfig):
 
     def ready(self) -> None:
         from memoryadmin import db
-        from memoryadmin.facts.corrections import register_correction_listener
+        from memoryadmin.facts.corrections import (
+            register_correction_listener,
+            register_restriction_listener,
+        )
         from memoryadmin.facts.erasure import register_eraser
         from memoryadmin.observability.gauges import register_gauge_source
 
-        from . import outbox
+        from . import outbox, restriction
         from .retention import log_retention_cutoff
         from .sql import ATTEMPTS_KEPT_PAST_MONTH
         from .tasks import outbox_dispatch_task
@@ -55,3 +58,9 @@ class PrivacyConfig(AppConfig):
         # Every correction by a person (staff's edit form, the traveller's portal) writes its
         # `memory.fact.corrected` event in the correcting transaction.
         register_correction_listener("privacy.outbox.corrected", outbox.outbox_fact_corrected)
+        # Stopping or resuming the use of one fact (Art. 18): its `memory.restricted` or
+        # `memory.unrestricted` event (Art. 19), and a resumption completes its request.
+        register_restriction_listener("privacy.outbox.restriction", outbox.outbox_fact_restriction)
+        register_restriction_listener(
+            "privacy.restriction.resolved", restriction.restriction_resolved
+        )

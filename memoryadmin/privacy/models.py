@@ -121,6 +121,19 @@ class WebhookEventType(models.TextChoices):
     SUBJECT_ERASED = "memory.subject.erased", "A traveller's memory was erased"
     FACT_CORRECTED = "memory.fact.corrected", "A fact was corrected"
     REQUEST_COMPLETED = "privacy_request.completed", "A privacy request was completed"
+    # Art. 19: what recipients of erasures must also be told (see outbox.recipient_wants).
+    RECTIFIED = "memory.rectified", "A fact was rectified"
+    RESTRICTED = "memory.restricted", "A fact's use was stopped while checked"
+    UNRESTRICTED = "memory.unrestricted", "A fact's use resumed"
+
+
+# Recipients told of erasures are told of these too (Art. 19), without registering for them.
+ERASURE_EVENTS = (WebhookEventType.FACT_ERASED, WebhookEventType.SUBJECT_ERASED)
+ART19_EVENTS = (
+    WebhookEventType.RECTIFIED,
+    WebhookEventType.RESTRICTED,
+    WebhookEventType.UNRESTRICTED,
+)
 
 
 class WebhookRecipient(models.Model):

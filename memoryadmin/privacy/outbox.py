@@ -18,10 +18,17 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memoryadmin.facts.corrections import Corrected
+from memoryadmin.facts.corrections import Corrected, RestrictionChanged
 from memoryadmin.facts.erasure import key_digest
 
-from .models import OutboxEvent, WebhookDelivery, WebhookEventType, WebhookRecipient
+from .models import (
+    ART19_EVENTS,
+    ERASURE_EVENTS,
+    OutboxEvent,
+    WebhookDelivery,
+    WebhookEventType,
+    WebhookRecipient,
+)
 from .sql import OUTBOX_FACTS_SQL, OUTBOX_SUBJECT_SQL, SQL_UNDISPATCHED
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "outbox_dispatch",
     "outbox_dispatch_soon",
     "outbox_fact_corrected",
+    "outbox_fact_restriction",
     "outbox_stamp_corrected",
     "outbox_write",
 ]
@@ -43,10 +51,23 @@ def new_msg_id() -> str:
     return "msg_" + uuid.uuid4().hex
 
 
+def recipient_wants(events: Iterable[str] | None, event_type: str) -> bool:
+    """Whether a recipient registered for `events` receives `event_type`: the ones it named,
+    and (Art. 19) a rectification or a restriction when it is told of erasures. A correction is
+    one event per recipient: `memory.fact.corrected` to one that takes it (as before), else
+    `memory.rectified`, its Art. 19 name."""
+    named = set(events or [])
+    if event_type == WebhookEventType.RECTIFIED and WebhookEventType.FACT_CORRECTED in named:
+        return False
+    if event_type in named:
+        return True
+    return event_type in ART19_EVENTS and bool(named.intersection(ERASURE_EVENTS))
+
+
 def _wanted(event_type: str) -> bool:
     # Recipients are few: read them all.
     return any(
-        event_type in (events or [])
+        recipient_wants(events, event_type)
         for events in WebhookRecipient.objects.filter(active=True).values_list("events", flat=True)
     )
 
@@ -82,32 +103,50 @@ def outbox_write(
 
 def outbox_fact_corrected(corrected: Corrected) -> None:
     """A person corrected a value (staff's edit form, the traveller's portal): the
-    `memory.fact.corrected` event, in the correcting transaction (a `facts.corrections`
+    `memory.fact.corrected` event and its Art. 19 twin `memory.rectified` (each written only
+    when a recipient wants it), in the correcting transaction (a `facts.corrections`
     listener). The keyed hash of the key, never the key or either value."""
+    for event_type in (WebhookEventType.FACT_CORRECTED, WebhookEventType.RECTIFIED):
+        outbox_write(
+            event_type=event_type,
+            subject_id=corrected.subject_id,
+            key_hash=key_digest(corrected.subject_id, corrected.key),
+            path=_PATHS.get(corrected.actor_kind, corrected.actor_kind),
+        )
+
+
+def outbox_fact_restriction(change: RestrictionChanged) -> None:
+    """A fact's use stopped or resumed: `memory.restricted` or `memory.unrestricted` (Art. 19),
+    in that transaction (a `facts.corrections` restriction listener). The keyed hash, the path,
+    and for a resumption the outcome as the receipt; never the value or the traveller's note."""
     outbox_write(
-        event_type=WebhookEventType.FACT_CORRECTED,
-        subject_id=corrected.subject_id,
-        key_hash=key_digest(corrected.subject_id, corrected.key),
-        path=_PATHS.get(corrected.actor_kind, corrected.actor_kind),
+        event_type=(
+            WebhookEventType.RESTRICTED if change.restricted else WebhookEventType.UNRESTRICTED
+        ),
+        subject_id=change.subject_id,
+        key_hash=key_digest(change.subject_id, change.key),
+        path=_PATHS.get(change.actor_kind, change.actor_kind),
     )
 
 
 def outbox_stamp_corrected(*, subject_id: str, key_hash: str, request_number: str) -> None:
-    """Give this transaction's correction event the rectification request it answers (the
-    correction is written before the request exists). The caller holds the traveller's lock."""
-    newest = (
-        OutboxEvent.objects.filter(
-            subject_id=subject_id,
-            event_type=WebhookEventType.FACT_CORRECTED,
-            key_hash=key_hash,
-            request_number="",
+    """Give this transaction's correction events (`memory.fact.corrected`, `memory.rectified`)
+    the rectification request they answer (the correction is written before the request
+    exists). The caller holds the traveller's lock."""
+    for event_type in (WebhookEventType.FACT_CORRECTED, WebhookEventType.RECTIFIED):
+        newest = (
+            OutboxEvent.objects.filter(
+                subject_id=subject_id,
+                event_type=event_type,
+                key_hash=key_hash,
+                request_number="",
+            )
+            .order_by("-id")
+            .values_list("id", flat=True)
+            .first()
         )
-        .order_by("-id")
-        .values_list("id", flat=True)
-        .first()
-    )
-    if newest is not None:
-        OutboxEvent.objects.filter(id=newest).update(request_number=request_number)
+        if newest is not None:
+            OutboxEvent.objects.filter(id=newest).update(request_number=request_number)
 
 
 def outbox_stamp_subject_erased(*, subject_id: str, receipt: str, path: str) -> None:
@@ -162,7 +201,7 @@ def outbox_dispatch(*, limit: int = DISPATCH_BATCH) -> list[int]:
         WebhookDelivery(event=event, recipient=recipient, next_attempt_at=timezone.now())
         for event in events
         for recipient in recipients
-        if event.event_type in (recipient.events or [])
+        if recipient_wants(recipient.events, event.event_type)
     ]
     made = WebhookDelivery.objects.bulk_create(deliveries, ignore_conflicts=False)
     OutboxEvent.objects.filter(id__in=ids).update(dispatched_at=timezone.now())

@@ -14,7 +14,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from memoryadmin.facts.choices import ActorKind, EventAction
-from memoryadmin.facts.keyhash import is_key_digest
+from memoryadmin.facts.keyhash import is_key_digest, key_digest
 from memoryadmin.facts.models import FactEvent, MemoryFact, Subject
 
 from . import clock
@@ -405,3 +405,20 @@ __all__ = [
     "subject_outbox",
     "subject_paused",
 ]
+
+
+def fact_by_hash(subject_id: str, key_hash: str) -> MemoryFact | None:
+    """The traveller's fact whose key has this keyed hash (a restriction request names its fact
+    so, never by its key), or None once it is gone. A traveller's facts are few."""
+    for fact in MemoryFact.objects.filter(subject_id=subject_id):
+        if key_digest(subject_id, fact.key) == key_hash:
+            return fact
+    return None
+
+
+def restriction_requests(subject_id: str, key_hash: str, *, working: bool = True) -> QuerySet:
+    """The restriction requests about one fact (its keyed hash), open ones by default."""
+    found = PrivacyRequest.objects.filter(
+        subject_id=subject_id, kind=RequestKind.RESTRICTION, evidence__key_hash=key_hash
+    )
+    return found.filter(status__in=WORKING) if working else found

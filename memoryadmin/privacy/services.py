@@ -226,6 +226,18 @@ def completion_evidence(request: PrivacyRequest) -> dict[str, Any]:
                 "request closes with that correction."
             },
         )
+    digest = request.evidence.get("key_hash", "")
+    if request.kind == RequestKind.RESTRICTION and digest:  # one fact's use stopped
+        fact = selectors.fact_by_hash(subject_id, digest)
+        if fact is not None and fact.restricted_at is not None:
+            raise RequestInvalid(
+                "Resolve the restriction first.",
+                fields={
+                    "note": "Correct the value or confirm it on the fact's page first: the "
+                    "request closes with that."
+                },
+            )
+        return {"key_hash": digest, "outcome": "erased" if fact is None else "lifted"}
     paused = selectors.subject_paused(subject_id)
     if paused:
         return paused

@@ -224,3 +224,14 @@ def test_rules_given_recompute_the_expiry_a_pinned_date_stays():
         pinned, next_version(pinned, at=NOW, sensitive=True), action="flagged", rules=[rule]
     )
     assert kept.updates[0]["expires_at"] == NOW + timedelta(days=1)
+
+
+def test_a_restricted_fact_keeps_its_value_whoever_restates_it():
+    doubted = held(restricted_at=NOW - timedelta(days=1))
+    for actor in (AGENT, Actor.extraction(), MEI):
+        done = plan(("seat", "Aisle"), ("meal", "Vegetarian"), existing=[doubted], actor=actor)
+        assert done.updates == []  # nothing about the restricted fact is written
+        assert [event[0] for event in done.events] == ["meal"]  # the other fact is untouched
+        assert done.result.kept_restricted == ["seat"] and done.result.created == ["meal"]
+        state = done.result.states["seat"]
+        assert (state.value, state.version, state.agent_visible) == ("Window", 3, False)

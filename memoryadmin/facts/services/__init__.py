@@ -44,6 +44,7 @@ from .policy import (
     use_retention_update,
 )
 from .redaction import fact_version_redact
+from .restriction import fact_restrict, fact_unrestrict
 from .retention import (
     ChunkResult,
     events_sweep_old,
@@ -85,11 +86,13 @@ __all__ = [
     "fact_flag_sensitive",
     "fact_quotes_confirm",
     "fact_reject",
+    "fact_restrict",
     "fact_quality_mark",
     "fact_review_decide",
     "fact_reveal",
     "fact_set_expiry",
     "fact_unflag_sensitive",
+    "fact_unrestrict",
     "fact_upsert",
     "fact_upsert_async",
     "fact_version_redact",

@@ -41,6 +41,7 @@ from .history import (
     load_for_update,
 )
 from .plan import WritePlan, change_plan
+from .restriction import CORRECTED, lift_restriction
 
 
 @transaction.atomic
@@ -55,7 +56,8 @@ def fact_edit(
     reason: str = "",
 ) -> MemoryFact:
     """A person corrects a fact. A stale `expected_version` raises FactConflict: a correction
-    never silently overwrites one it did not see."""
+    never silently overwrites one it did not see. A new value lifts a restriction (the
+    fact was checked and corrected: "corrected")."""
     fact = load_for_update(subject_id, key, expected_version)
     clean = validate_fact(
         fact.key,
@@ -91,6 +93,8 @@ def fact_edit(
                 actor_kind=str(actor.kind),
             )
         )
+        if fact.restricted_at is not None:  # checked and corrected: the agent may use it again
+            lift_restriction(fact, actor=actor, reason=reason, outcome=CORRECTED)
     return fact
 
 

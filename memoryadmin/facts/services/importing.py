@@ -74,6 +74,7 @@ class ImportResult:
     updated: int = 0
     unchanged: int = 0
     kept_newer: int = 0
+    kept_restricted: int = 0  # restricted facts (kept while checked): left as they are
     sent_to_review: int = 0
     skipped_paused: int = 0
     invalid: list[tuple[str, str]] = field(default_factory=list)
@@ -86,6 +87,7 @@ class ImportResult:
             "updated",
             "unchanged",
             "kept_newer",
+            "kept_restricted",
             "sent_to_review",
             "skipped_paused",
         ):
@@ -226,6 +228,9 @@ def _import_chunk(
             fact.expires_at = row_expiry(vars(fact), rules)
             new_rows.append(fact)
             result.created += 1
+        elif fact.restricted_at is not None:
+            result.kept_restricted += 1
+            continue
         elif same:
             result.unchanged += 1
             continue

@@ -52,6 +52,7 @@ FACT_COLUMNS = (
     "updated_at",
     "evidence",
     "evidence_origin",
+    "restricted_at",
 )
 
 
@@ -91,6 +92,8 @@ class UpsertResult:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     sent_to_review: list[str] = field(default_factory=list)
+    # Restricted facts (kept while checked): this write left their value alone.
+    kept_restricted: list[str] = field(default_factory=list)
     states: dict[str, FactState] = field(default_factory=dict)
     agent_facts: list[AgentFact] = field(default_factory=list)
 
@@ -290,6 +293,13 @@ def upsert_plan(
             plan.inserts.append(row)
             plan.events.append((key, EventAction.CREATED, None, json.dumps(snapshot(row))))
             result.created.append(key)
+        elif current.get("restricted_at") is not None:
+            # Kept while the traveller's doubt is checked: no writer but a person's correction
+            # (`fact_edit`) changes its value. Nothing is written; the result says so, and its
+            # state is not the agent's to see.
+            result.kept_restricted.append(key)
+            result.states[key] = fact_state(current, False, now)
+            continue
         elif is_unchanged(current, clean, now):
             result.unchanged.append(key)
             result.states[key] = fact_state(current, visible_to_agent, now)

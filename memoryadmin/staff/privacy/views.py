@@ -141,6 +141,10 @@ def _detail(
             "known": selectors.subject_known(found.subject_id),
             "correction": selectors.correction_shown(found.subject_id, found.evidence or {}),
             "export_languages": settings.LANGUAGES,
+            # A restriction of one fact: the fact (with the traveller's words) while it is held.
+            "restricted_fact": selectors.fact_by_hash(found.subject_id, found.evidence["key_hash"])
+            if found.kind == RequestKind.RESTRICTION and found.evidence.get("key_hash")
+            else None,
         },
         status=status,
     )

@@ -263,7 +263,7 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
     if fact is None:
         return _deleted_fact(request, subject, key)
     # The event that made the current version: a reveal is an access, a quality mark a
-    # review, neither a version.
+    # review, a restriction a stop of its use: none is a version.
     latest = (
         selectors.staff_events(subject_id, key=fact.key)
         .exclude(
@@ -271,6 +271,8 @@ def fact_detail(request: HttpRequest, subject_id: str, key: str) -> HttpResponse
                 EventAction.VALUE_REVEALED,
                 EventAction.QUALITY_MARKED,
                 EventAction.VERSION_REDACTED,
+                EventAction.RESTRICTED,
+                EventAction.UNRESTRICTED,
             )
         )
         .first()

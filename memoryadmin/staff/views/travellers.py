@@ -71,6 +71,8 @@ FACT_LINKS: dict[str, tuple[str, tuple[str, ...]]] = {
     "reveal": ("staff:fact_reveal", ()),
     "edit": ("staff:fact_edit", ()),
     "expiry": ("staff:fact_expiry", ()),
+    "restrict": ("staff:fact_restrict", ()),
+    "confirm": ("staff:fact_confirm", ()),
     **{
         action: ("staff:fact_action", (action,))
         for action in ("approve", "reject", "expire", "flag", "unflag", "delete")
