@@ -82,10 +82,6 @@ _pinned_until = 0.0  # this process could not record a write: primary only until
 _pid = os.getpid()
 
 
-def replicas_configured() -> bool:
-    return bool(settings.DATABASE_REPLICAS)
-
-
 _LIBPQ_OPTIONS = frozenset(
     {
         "sslmode",
@@ -187,18 +183,6 @@ def on_replica_or_primary(alias: str, read: Callable[[str], T]) -> T:
         mark_down(alias)
         connections[alias].close_if_unusable_or_obsolete()
         return read(PRIMARY)
-
-
-def replica_states_reset() -> None:
-    """Forget the looks and close their connections (tests)."""
-    global _pinned_until
-    with _check_lock:
-        for conn in _conns.values():
-            conn.close()
-        _conns.clear()
-        _states.clear()
-    _pinned_until = 0.0
-    positions.reset()
 
 
 # --- where a read goes --------------------------------------------------------------------------
