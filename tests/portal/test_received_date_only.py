@@ -33,16 +33,17 @@ def test_a_day_entered_by_staff_shows_as_a_day_and_sorts_as_recorded(
     settings,
 ):
     settings.TIME_ZONE = "Asia/Taipei"
-    # the portal request came in first, at a known moment, earlier the same day
+    # the portal request came in first, at a known moment, earlier the same day (in Taipei: a
+    # run just after its midnight takes the day's first moment, not yesterday's last minutes)
+    today = clock.today()
     portal = privacy_request_record(
         subject_id=S,
         kind="access",
         channel="portal",
-        received_at=timezone.now() - timedelta(minutes=9),
+        received_at=max(timezone.now() - timedelta(minutes=9), clock.day_start(today)),
         actor=Actor.customer(S),
     )
     client.force_login(editor)
-    today = clock.today()
     recorded = client.post(
         "/staff/privacy/record/",
         {"subject_id": S, "kind": "erasure", "channel": "phone", "received_on": today},
