@@ -1,0 +1,78 @@
+"""The traveller's own history says in words what happened to a fact whose use was stopped
+while it was checked, and how its use resumed: on "Your data" and in the package's history.csv
+and index.html, in English and Traditional Chinese, never the fallback "changed"."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryadmin.facts import services
+from memoryadmin.facts.actors import Actor
+from memoryadmin.facts.services.restriction import CONFIRMED
+from memoryadmin.privacy.restriction import privacy_restrict
+from tests.factories import FactFactory
+from tests.portal.conftest import A
+from tests.staff.conftest import make_staff
+from tests.support.package import members, rows
+
+pytestmark = pytest.mark.django_db
+
+WORDS = {
+    "en": {
+        "stopped": "you asked us to stop using it while we check it",
+        "staff_stopped": "we stopped using it while we check it",
+        "confirmed": "we checked it and started using it again",
+        "lifted": "you asked us to use it again",
+        "corrected": "we started using it again, with the corrected value",
+        "changed": "changed",
+    },
+    "zh-hant": {
+        "stopped": "您要求我們在確認期間先暫停使用",
+        "staff_stopped": "我們在確認期間先暫停使用",
+        "confirmed": "我們確認無誤後已恢復使用",
+        "lifted": "您要求我們恢復使用",
+        "corrected": "我們已更正內容並恢復使用",
+        "changed": "已修改",
+    },
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hant"])
+def test_each_step_of_a_restriction_has_its_words_in_the_history(signed_in, language):
+    words = WORDS[language]
+    staff = Actor.staff(make_staff("eddie", "editor"))
+    FactFactory(subject_id=A, key="seat_preference", value="Middle seat, always")
+    FactFactory(subject_id=A, key="meal_preference", value="Vegetarian meals")
+    FactFactory(subject_id=A, key="home_airport", value="Flies out of Taoyuan")
+    client = signed_in(A, language=language)
+    # the traveller stops two in the portal; staff stop one for a call
+    for key in ("seat_preference", "meal_preference"):
+        response = client.post(f"/portal/facts/{key}/stop-using", {"note": "not right"})
+        assert response.status_code == 302, response.content[:300]
+    privacy_restrict(
+        subject_id=A, key="home_airport", actor=staff, reason="called in", channel="phone"
+    )
+    # staff confirm one, the traveller lifts one, staff correct the third
+    services.fact_unrestrict(
+        subject_id=A, key="seat_preference", actor=staff, reason="asked", outcome=CONFIRMED
+    )
+    assert client.post("/portal/facts/meal_preference/use-again").status_code == 302
+    services.fact_edit(
+        subject_id=A,
+        key="home_airport",
+        value="Flies out of Songshan",
+        expected_version=1,
+        actor=staff,
+        reason="the traveller called",
+    )
+
+    page = client.get("/portal/your-data").content.decode()
+    package = client.get("/portal/download").content
+    history = [row[2] for row in rows(package, "history.csv")[1:]]
+    index = members(package)["index.html"].decode()
+    for step in ("stopped", "staff_stopped", "confirmed", "lifted", "corrected"):
+        assert words[step] in page, step
+        assert words[step] in history, step
+        assert words[step] in index, step
+    assert history.count(words["stopped"]) == 2
+    assert history.count(words["changed"]) == 1  # the correction's own new value, nothing else
