@@ -139,6 +139,7 @@ def export_page(request: HttpRequest) -> HttpResponse:
                 "topic": topic_label(fact["key"]),
                 "value": fact["value"],
                 "pending": fact["status"] != "active",
+                "restricted": bool(fact.get("restricted_at")),
                 "learned": _moment(fact["learned_at"]),
                 "changed": _moment(fact["changed_at"])
                 if fact["changed_at"] != fact["learned_at"]

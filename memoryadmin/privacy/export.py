@@ -120,6 +120,8 @@ def _fact(fact: MemoryFact, use: UseSummary | None) -> dict[str, Any]:
         "changed_at": _when(fact.updated_at),
         "origin": fact.origin,
         "expires_at": _when(fact.expires_at),
+        # Its use stopped while it is checked (Art. 18), since when; null while it is used.
+        "restricted_at": _when(fact.restricted_at),
         # Why it is known: your words it was learned from, or who wrote the current version.
         "evidence": {"source": why.kind, "quote": why.quote or None, "at": _when(why.on)},
         "use": {

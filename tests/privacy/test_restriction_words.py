@@ -13,7 +13,7 @@ from memoryadmin.privacy.restriction import privacy_restrict
 from tests.factories import FactFactory
 from tests.portal.conftest import A
 from tests.staff.conftest import make_staff
-from tests.support.package import members, rows
+from tests.support.package import members, memory, rows
 
 pytestmark = pytest.mark.django_db
 
@@ -76,3 +76,30 @@ def test_each_step_of_a_restriction_has_its_words_in_the_history(signed_in, lang
         assert words[step] in index, step
     assert history.count(words["stopped"]) == 2
     assert history.count(words["changed"]) == 1  # the correction's own new value, nothing else
+
+
+@pytest.mark.parametrize(
+    ("language", "state", "checking"),
+    [
+        ("en", "not in use while we check it", "We are checking this."),
+        ("zh-hant", "確認期間暫停使用", "我們正在確認這一筆。"),
+    ],
+)
+def test_the_copy_says_a_restricted_fact_is_not_in_use(signed_in, language, state, checking):
+    """ "Your data", facts.csv (and so index.html) and memory.json say the fact is not used while
+    it is checked: never "in use", which was false."""
+    FactFactory(subject_id=A, key="seat_preference", value="Middle seat, always")
+    FactFactory(subject_id=A, key="meal_preference", value="Vegetarian meals")
+    client = signed_in(A, language=language)
+    client.post("/portal/facts/seat_preference/stop-using", {"note": ""})
+
+    package = client.get("/portal/download").content
+    states = {row[1]: row[2] for row in rows(package, "facts.csv")[1:]}
+    assert states["Middle seat, always"] == state
+    assert states["Vegetarian meals"] != state
+    facts = {fact["key"]: fact for fact in memory(package)["facts"]}
+    assert facts["seat_preference"]["restricted_at"]
+    assert facts["meal_preference"]["restricted_at"] is None
+    assert state in members(package)["index.html"].decode()
+    page = client.get("/portal/your-data").content.decode()
+    assert page.count("data-restricted") == 1 and checking in page
