@@ -52,10 +52,12 @@ class RequestItem:
     done: bool
     how: str
     receipt: str  # the receipt's number when there is a receipt page to open
+    topic: str = ""  # the one fact a restriction is about, while it is still held
 
 
 def request_items(subject_id: str) -> list[RequestItem]:
-    """The traveller's requests and receipts, newest first: two queries."""
+    """The traveller's requests and receipts, newest first: two queries, and one for each
+    restriction (which names its fact by topic, found by the keyed hash)."""
     items: list[RequestItem] = []
     receipts = {receipt.number: receipt for receipt in selectors.traveller_receipts(subject_id)}
     for request in privacy_selectors.traveller_requests(subject_id):
@@ -64,8 +66,11 @@ def request_items(subject_id: str) -> list[RequestItem]:
         what = KIND_WORDS.get(request.kind, _("A request"))
         status = STATUS_WORDS.get(request.status, _("Received"))
         evidence = request.evidence or {}
+        topic = ""
         if request.kind == RequestKind.RESTRICTION and evidence.get("key_hash"):
             what = ONE_FACT_WORDS
+            fact = privacy_selectors.fact_by_hash(subject_id, evidence["key_hash"])
+            topic = str(topic_label(fact.key)) if fact is not None else ""
             if request.status in (RequestStatus.OPEN, RequestStatus.IN_PROGRESS):
                 status = CHECKING_WORDS
             elif request.status == RequestStatus.COMPLETED:
@@ -81,6 +86,7 @@ def request_items(subject_id: str) -> list[RequestItem]:
                 done=request.status == RequestStatus.COMPLETED,
                 how=str(CHANNEL_WORDS.get(request.channel, "")),
                 receipt=found.number if found else "",
+                topic=topic,
             )
         )
     for receipt in receipts.values():  # receipts from before requests were recorded

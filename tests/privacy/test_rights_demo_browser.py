@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 WORDS = {
     "en": {
         "restricted_value": "Usually travels with spouse",
+        "restricted_topic": "Who you travel with",
         "checking": "We are checking this. The assistant is not using it.",
         "stop": "Stop using this while you check it",
         "explain": "the assistant can stop using it while our team checks it",
@@ -34,6 +35,7 @@ WORDS = {
     },
     "zh-hant": {
         "restricted_value": "通常和先生一起旅行",
+        "restricted_topic": "同行旅伴",
         "checking": "我們正在確認這一筆。AI 客服目前不會使用。",
         "stop": "先暫停使用，等你們確認",
         "explain": "",
@@ -71,11 +73,12 @@ def test_the_demo_traveller_sees_the_restricted_fact_and_the_redacted_version(
     assert page.get_by_role("heading", level=1).inner_text() == words["stop"]
     check(page, f"rights-demo-stop-{lang}")
 
-    # your requests: the restriction, open, first
+    # your requests: the restriction, open, first, naming its fact
     page.goto(f"{live_server.url}/portal/")
     click(page.get_by_role("link", name=words["requests"]))
     first = page.locator("ul.requests > li").first
     assert words["checking"] in first.inner_text()
+    assert first.locator("[data-topic]").inner_text() == words["restricted_topic"]
     check(page, f"rights-demo-requests-{lang}")
 
     # your data: the redacted version and the restriction, in words, never the old value
