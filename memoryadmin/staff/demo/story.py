@@ -264,7 +264,14 @@ def portal_traveller(story: Story, subject_id: str, facts: list[tuple[str, str, 
     add(
         27 - late,
         8.4,
-        partial(learned_in_turn, subject_id, 2, 1, _seat_drafts(subject_id, seat), seat[0][1]),
+        partial(
+            learned_in_turn,
+            subject_id,
+            2,
+            1,
+            _seat_drafts(subject_id, seat),
+            WINDOW_QUOTE[subject_id],
+        ),
     )
     add(
         20 - late,
