@@ -336,7 +336,7 @@ def test_the_readable_copy_of_nothing_says_so(signed_in):
 
 @pytest.mark.parametrize(("language", "about"), [("en", "About"), ("zh-hant", "相關資料")])
 def test_a_restriction_names_its_fact_by_topic(signed_in, language, about):
-    """"Stop using one thing while it is checked" says which thing, as the traveller knows it
+    """ "Stop using one thing while it is checked" says which thing, as the traveller knows it
     (its topic, never its key); once the fact is deleted, nothing names it."""
     FactFactory(subject_id=A, key="seat_preference", value="Middle seat, always")
     FactFactory(subject_id=A, key="meal_preference", value="Vegetarian meals")
