@@ -80,6 +80,8 @@ def _restriction_words(event: FactEvent) -> str:
             return _("you asked us to stop using it while we check it")
         return _("we stopped using it while we check it")
     outcome = event.after.get("outcome") if isinstance(event.after, dict) else None
+    if outcome == "corrected" and event.actor_kind == ActorKind.CUSTOMER:
+        return _("you corrected it, so we use it again")
     if outcome == "corrected":
         return _("we started using it again, with the corrected value")
     if outcome == "confirmed":

@@ -24,6 +24,7 @@ WORDS = {
         "confirmed": "we checked it and started using it again",
         "lifted": "you asked us to use it again",
         "corrected": "we started using it again, with the corrected value",
+        "you_corrected": "you corrected it, so we use it again",
         "changed": "changed",
     },
     "zh-hant": {
@@ -32,6 +33,7 @@ WORDS = {
         "confirmed": "我們確認無誤後已恢復使用",
         "lifted": "您要求我們恢復使用",
         "corrected": "我們已更正內容並恢復使用",
+        "you_corrected": "您已更正內容，我們恢復使用",
         "changed": "已修改",
     },
 }
@@ -44,15 +46,16 @@ def test_each_step_of_a_restriction_has_its_words_in_the_history(signed_in, lang
     FactFactory(subject_id=A, key="seat_preference", value="Middle seat, always")
     FactFactory(subject_id=A, key="meal_preference", value="Vegetarian meals")
     FactFactory(subject_id=A, key="home_airport", value="Flies out of Taoyuan")
+    FactFactory(subject_id=A, key="travel_party", value="Travels with spouse")
     client = signed_in(A, language=language)
-    # the traveller stops two in the portal; staff stop one for a call
-    for key in ("seat_preference", "meal_preference"):
+    # the traveller stops three in the portal; staff stop one for a call
+    for key in ("seat_preference", "meal_preference", "travel_party"):
         response = client.post(f"/portal/facts/{key}/stop-using", {"note": "not right"})
         assert response.status_code == 302, response.content[:300]
     privacy_restrict(
         subject_id=A, key="home_airport", actor=staff, reason="called in", channel="phone"
     )
-    # staff confirm one, the traveller lifts one, staff correct the third
+    # staff confirm one, the traveller lifts one, staff correct one, the traveller another
     services.fact_unrestrict(
         subject_id=A, key="seat_preference", actor=staff, reason="asked", outcome=CONFIRMED
     )
@@ -65,17 +68,21 @@ def test_each_step_of_a_restriction_has_its_words_in_the_history(signed_in, lang
         actor=staff,
         reason="the traveller called",
     )
+    corrected = client.post(
+        "/portal/facts/travel_party/change", {"value": "Travels alone for work", "version": 1}
+    )
+    assert corrected.status_code == 302, corrected.content[:300]
 
     page = client.get("/portal/your-data").content.decode()
     package = client.get("/portal/download").content
     history = [row[2] for row in rows(package, "history.csv")[1:]]
     index = members(package)["index.html"].decode()
-    for step in ("stopped", "staff_stopped", "confirmed", "lifted", "corrected"):
+    for step in ("stopped", "staff_stopped", "confirmed", "lifted", "corrected", "you_corrected"):
         assert words[step] in page, step
         assert words[step] in history, step
         assert words[step] in index, step
-    assert history.count(words["stopped"]) == 2
-    assert history.count(words["changed"]) == 1  # the correction's own new value, nothing else
+    assert history.count(words["stopped"]) == 3
+    assert history.count(words["changed"]) == 2  # the corrections' own new values, nothing else
 
 
 @pytest.mark.parametrize(
