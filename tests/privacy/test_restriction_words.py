@@ -85,16 +85,26 @@ def test_each_step_of_a_restriction_has_its_words_in_the_history(signed_in, lang
     assert history.count(words["changed"]) == 2  # the corrections' own new values, nothing else
 
 
-@pytest.mark.parametrize(
-    ("language", "state", "checking"),
-    [
-        ("en", "not in use while we check it", "We are checking this."),
-        ("zh-hant", "確認期間暫停使用", "我們正在確認這一筆。"),
-    ],
-)
-def test_the_copy_says_a_restricted_fact_is_not_in_use(signed_in, language, state, checking):
+COPY_WORDS = {
+    "en": {
+        "state": "not in use while we check it",
+        "checking": "We are checking this. The assistant is not using it.",
+        "asked": "Stop using one thing while it is checked",
+    },
+    "zh-hant": {
+        "state": "確認期間暫停使用",
+        "checking": "我們正在確認這一筆。AI 客服目前不會使用。",
+        "asked": "暫停使用一筆，等待確認",
+    },
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hant"])
+def test_the_copy_says_a_restricted_fact_is_not_in_use(signed_in, language):
     """ "Your data", facts.csv (and so index.html) and memory.json say the fact is not used while
-    it is checked: never "in use", which was false."""
+    it is checked: never "in use", which was false; requests.csv names the request as "Your
+    requests" does, not "A change to your choices" "in progress"."""
+    state, checking = COPY_WORDS[language]["state"], COPY_WORDS[language]["checking"]
     FactFactory(subject_id=A, key="seat_preference", value="Middle seat, always")
     FactFactory(subject_id=A, key="meal_preference", value="Vegetarian meals")
     client = signed_in(A, language=language)
@@ -110,3 +120,5 @@ def test_the_copy_says_a_restricted_fact_is_not_in_use(signed_in, language, stat
     assert state in members(package)["index.html"].decode()
     page = client.get("/portal/your-data").content.decode()
     assert page.count("data-restricted") == 1 and checking in page
+    asked = [row for row in rows(package, "requests.csv")[1:] if row[0].startswith("PR-")]
+    assert [(row[1], row[4]) for row in asked] == [(COPY_WORDS[language]["asked"], checking)]
