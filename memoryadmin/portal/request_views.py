@@ -14,31 +14,22 @@ from datetime import date, datetime
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.translation import gettext_lazy as _
 
 from memoryadmin.facts.topics import topic_label
 from memoryadmin.http_methods import read_only
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export
 from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
-from memoryadmin.privacy.request_words import CHANNEL_WORDS, KIND_WORDS, STATUS_WORDS
+from memoryadmin.privacy.request_words import (
+    CHANNEL_WORDS,
+    KIND_WORDS,
+    STATUS_WORDS,
+    request_words,
+)
 
 from . import selectors
 from .auth import portal_session_required
 from .display import GROUPS
-
-# A restriction of one fact (its keyed hash in the evidence), not a switch: what it is, and
-# where it stands by the way it ended.
-ONE_FACT_WORDS = _("Stop using one thing while it is checked")
-CHECKING_WORDS = _("We are checking this. The assistant is not using it.")
-OUTCOME_WORDS = {
-    "corrected": _("Corrected. The assistant uses the new wording."),
-    "confirmed": _(
-        "We checked it and it is right, so the assistant uses it again. You can still delete it."
-    ),
-    "lifted": _("You asked the assistant to use it again."),
-    "erased": _("Deleted."),
-}
 
 
 @dataclass(frozen=True)
@@ -52,35 +43,35 @@ class RequestItem:
     done: bool
     how: str
     receipt: str  # the receipt's number when there is a receipt page to open
+    topic: str = ""  # the one fact a restriction is about, while it is still held
 
 
 def request_items(subject_id: str) -> list[RequestItem]:
-    """The traveller's requests and receipts, newest first: two queries."""
+    """The traveller's requests and receipts, newest first: two queries, and one for each
+    restriction (which names its fact by topic, found by the keyed hash)."""
     items: list[RequestItem] = []
     receipts = {receipt.number: receipt for receipt in selectors.traveller_receipts(subject_id)}
     for request in privacy_selectors.traveller_requests(subject_id):
         receipt = str((request.evidence or {}).get("receipt") or "")
         found = receipts.pop(receipt, None) if receipt else None
-        what = KIND_WORDS.get(request.kind, _("A request"))
-        status = STATUS_WORDS.get(request.status, _("Received"))
+        what, status = request_words(request)
         evidence = request.evidence or {}
+        topic = ""
         if request.kind == RequestKind.RESTRICTION and evidence.get("key_hash"):
-            what = ONE_FACT_WORDS
-            if request.status in (RequestStatus.OPEN, RequestStatus.IN_PROGRESS):
-                status = CHECKING_WORDS
-            elif request.status == RequestStatus.COMPLETED:
-                status = OUTCOME_WORDS.get(evidence.get("outcome", ""), status)
+            fact = privacy_selectors.fact_by_hash(subject_id, evidence["key_hash"])
+            topic = str(topic_label(fact.key)) if fact is not None else ""
         items.append(
             RequestItem(
-                what=str(what),
+                what=what,
                 reference=found.number if found else request.number,
                 asked_on=request.received_on,
                 asked_at=request.received_at,
                 recorded=request.created_at,
-                status=str(status),
+                status=status,
                 done=request.status == RequestStatus.COMPLETED,
                 how=str(CHANNEL_WORDS.get(request.channel, "")),
                 receipt=found.number if found else "",
+                topic=topic,
             )
         )
     for receipt in receipts.values():  # receipts from before requests were recorded
@@ -139,6 +130,7 @@ def export_page(request: HttpRequest) -> HttpResponse:
                 "topic": topic_label(fact["key"]),
                 "value": fact["value"],
                 "pending": fact["status"] != "active",
+                "restricted": bool(fact.get("restricted_at")),
                 "learned": _moment(fact["learned_at"]),
                 "changed": _moment(fact["changed_at"])
                 if fact["changed_at"] != fact["learned_at"]

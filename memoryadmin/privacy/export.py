@@ -72,11 +72,32 @@ _ACTIONS = {
 }
 
 
+def _restriction_words(event: FactEvent) -> str:
+    """The use stopped while the fact is checked, and how it resumed (`after["outcome"]`); staff's
+    note on what they checked stays with staff, as every reason does."""
+    if event.action == EventAction.RESTRICTED:
+        if event.actor_kind == ActorKind.CUSTOMER:
+            return _("you asked us to stop using it while we check it")
+        return _("we stopped using it while we check it")
+    outcome = event.after.get("outcome") if isinstance(event.after, dict) else None
+    if outcome == "corrected" and event.actor_kind == ActorKind.CUSTOMER:
+        return _("you corrected it, so we use it again")
+    if outcome == "corrected":
+        return _("we started using it again, with the corrected value")
+    if outcome == "confirmed":
+        return _("we checked it and started using it again")
+    if outcome == "lifted" and event.actor_kind == ActorKind.CUSTOMER:
+        return _("you asked us to use it again")
+    return _("we started using it again")
+
+
 def _what(event: FactEvent) -> str:
     if event.action == EventAction.SUBJECT_CLEARED:
         return _("you asked the assistant to forget everything")
     if event.action == EventAction.VERSION_REDACTED:  # which version and why stay with staff
         return _("An earlier version was redacted on %(date)s") % {"date": _day(event.created_at)}
+    if event.action in (EventAction.RESTRICTED, EventAction.UNRESTRICTED):
+        return _restriction_words(event)
     deleted = event.action in (
         EventAction.DELETED,
         EventAction.REJECTED,
@@ -101,6 +122,8 @@ def _fact(fact: MemoryFact, use: UseSummary | None) -> dict[str, Any]:
         "changed_at": _when(fact.updated_at),
         "origin": fact.origin,
         "expires_at": _when(fact.expires_at),
+        # Its use stopped while it is checked (Art. 18), since when; null while it is used.
+        "restricted_at": _when(fact.restricted_at),
         # Why it is known: your words it was learned from, or who wrote the current version.
         "evidence": {"source": why.kind, "quote": why.quote or None, "at": _when(why.on)},
         "use": {

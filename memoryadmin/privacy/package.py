@@ -36,7 +36,7 @@ from memoryadmin.usage import selectors as usage_selectors
 from . import selectors
 from .export import traveller_export
 from .package_tables import Table, csv_bytes, package_tables, shown_time
-from .request_words import CHANNEL_WORDS, KIND_WORDS, STATUS_WORDS
+from .request_words import CHANNEL_WORDS, request_words
 
 # Bump when a member or field of memory.json changes meaning or goes; adding one is compatible.
 SCHEMA_VERSION = 1
@@ -61,11 +61,11 @@ def _requests(subject_id: str) -> list[dict[str, Any]]:
         {
             "reference": request.number,
             "kind": request.kind,
-            "what": str(KIND_WORDS.get(request.kind, request.kind)),
+            "what": request_words(request)[0],
             "received_at": timezone.localtime(request.received_at).isoformat(),
             "due_on": request.due_on.isoformat(),
             "status": request.status,
-            "status_words": str(STATUS_WORDS.get(request.status, request.status)),
+            "status_words": request_words(request)[1],
             "channel": request.channel,
             "how": str(CHANNEL_WORDS.get(request.channel, request.channel)),
             "receipt": str((request.evidence or {}).get("receipt") or "") or None,

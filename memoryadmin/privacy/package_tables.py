@@ -133,7 +133,12 @@ LOOKED_HEADERS = (
 def _fact_rows(document: dict[str, Any]) -> list[tuple[str, ...]]:
     rows = []
     for fact in document["facts"]:
-        state = _("in use") if fact["status"] == FactStatus.ACTIVE else _("waiting for review")
+        if fact["status"] != FactStatus.ACTIVE:
+            state = _("waiting for review")
+        elif fact.get("restricted_at"):
+            state = _("not in use while we check it")
+        else:
+            state = _("in use")
         quote = fact["evidence"]["quote"] if fact["evidence"]["source"] == "said" else ""
         rows.append(
             (

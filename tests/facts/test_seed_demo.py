@@ -5,6 +5,7 @@ from django.test import Client
 
 from memoryadmin.facts import selectors
 from memoryadmin.facts.models import EventAction, FactEvent, FactStatus, MemoryFact, Subject
+from tests.support.dbscan import occurrences
 from tests.support.demo import free_url, seed_demo
 
 pytestmark = pytest.mark.django_db
@@ -190,3 +191,59 @@ def timedelta_seconds(seconds: float):
     from datetime import timedelta
 
     return timedelta(seconds=seconds)
+
+
+def test_the_demo_shows_a_restricted_fact_and_a_redacted_version(settings):
+    """Issue 41's rights in the demo: each portal traveller stopped the use of one fact (kept,
+    not used, a restriction request open on the clock, their words on the staff page), a
+    privacy admin redacted the seat version that named a colleague (gone from every snapshot,
+    the current value untouched)."""
+    from memoryadmin.privacy.models import PrivacyRequest, RequestKind, RequestStatus
+    from memoryadmin.staff.demo.data import RESTRICTED, WINDOW_QUOTE, WINDOW_SEAT
+
+    seed_demo(settings)
+    for demo in ("FF-100231", "FF-100232"):
+        key, note = RESTRICTED[demo]
+        fact = MemoryFact.objects.get(subject_id=demo, key=key)
+        assert fact.restricted_at and fact.restriction_note == note and fact.value
+        assert key not in [f.key for f in selectors.tier_one(demo)]
+        restriction = PrivacyRequest.objects.get(subject_id=demo, kind=RequestKind.RESTRICTION)
+        assert restriction.status == RequestStatus.IN_PROGRESS and restriction.due_on
+
+        seat = MemoryFact.objects.get(subject_id=demo, key="seat_preference")
+        assert seat.version == 2 and ("aisle" in seat.value or "走道" in seat.value)
+        redacted = FactEvent.objects.get(subject_id=demo, action=EventAction.VERSION_REDACTED)
+        assert redacted.after["redacted_version"] == 1 and redacted.actor_label == "privacy"
+        for words in (WINDOW_SEAT[demo], WINDOW_QUOTE[demo]):  # in no row of any table
+            assert occurrences(words) == {}, words
+
+    client = Client()
+    assert client.login(username="editor", password="editor-demo-2026")
+    page = client.get("/staff/travellers/FF-100231/").content.decode()
+    assert "Restricted by the traveller" in page and "For work I travel on my own." in page
+
+
+def test_the_demo_download_records_the_package_the_portal_hands_over(monkeypatch):
+    """The demo's "Download my data" closes its access request with the SHA-256 of the ZIP
+    package in the traveller's language, as the portal's download does (not of the old JSON)."""
+    from django.utils import timezone
+
+    from memoryadmin.facts import services
+    from memoryadmin.facts.actors import Actor
+    from memoryadmin.privacy.models import PrivacyRequest, RequestKind
+    from memoryadmin.privacy.package import traveller_package
+    from memoryadmin.staff.demo import story
+
+    demo = "FF-100232"
+    services.fact_upsert(
+        subject_id=demo,
+        facts=[services.FactDraft("seat_preference", "長途航班偏好靠走道座位", "preference")],
+        actor=Actor.customer(demo),
+        reason="test",
+    )
+    moment = timezone.now()
+    monkeypatch.setattr(timezone, "now", lambda: moment)  # the package names its moment
+    handed_over = traveller_package(demo, language="zh-hant")
+    story.downloaded(demo)
+    access = PrivacyRequest.objects.get(subject_id=demo, kind=RequestKind.ACCESS)
+    assert access.evidence["sha256"] == handed_over.sha256

@@ -41,7 +41,13 @@ WORDS = {
         "saved_value": "Usually travels with spouse",
         "delete": "Delete this",
         "requests": "Your requests and receipts",
-        "kinds": ["A correction", "A copy of your data", "Forget everything"],
+        "kinds": [
+            "Stop using one thing while it is checked",
+            "A correction",
+            "A copy of your data",
+            "Forget everything",
+        ],
+        "checking": "We are checking this. The assistant is not using it.",
         "done": "Done",
         "find": "Find",
         "told": "Our frequent flyer programme: confirmed",
@@ -68,7 +74,8 @@ WORDS = {
         "saved_value": "通常和先生一起旅行",
         "delete": "刪除這一筆",
         "requests": "您的申請與確認單",
-        "kinds": ["更正資料", "索取資料副本", "刪除所有記憶"],
+        "kinds": ["暫停使用一筆，等待確認", "更正資料", "索取資料副本", "刪除所有記憶"],
+        "checking": "我們正在確認這一筆。AI 客服目前不會使用。",
         "done": "已完成",
         "find": "查詢",
         "told": "我們的會員計畫：已確認",
@@ -150,10 +157,11 @@ def test_the_demo_traveller_sees_every_differentiator_on_a_phone(
     click(page.get_by_role("link", name=words["requests"]))
     items = page.locator("ul.requests > li")
     assert items.locator("h2").all_inner_texts() == words["kinds"]
-    assert items.locator(".status").all_inner_texts() == [words["done"]] * 3
+    # the fact whose use they stopped two days ago is still being checked
+    assert items.locator(".status").all_inner_texts() == [words["checking"]] + [words["done"]] * 3
     erasure = PrivacyRequest.objects.get(subject_id=words["subject"], kind=RequestKind.ERASURE)
     receipt = erasure.evidence["receipt"]
-    assert items.nth(2).locator(".reference").inner_text() == receipt
+    assert items.nth(3).locator(".reference").inner_text() == receipt
     assert erasure.number not in page.locator("main").inner_text()
     check(page, f"portal-requests-{lang}")
 

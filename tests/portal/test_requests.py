@@ -332,3 +332,19 @@ def test_the_readable_copy_of_nothing_says_so(signed_in):
     assert "The assistant doesn't remember anything about you right now." in body
     assert "Nothing has changed yet." in body
     assert "Learn from my conversations: on" in body
+
+
+@pytest.mark.parametrize(("language", "about"), [("en", "About"), ("zh-hant", "相關資料")])
+def test_a_restriction_names_its_fact_by_topic(signed_in, language, about):
+    """ "Stop using one thing while it is checked" says which thing, as the traveller knows it
+    (its topic, never its key); once the fact is deleted, nothing names it."""
+    FactFactory(subject_id=A, key="seat_preference", value="Middle seat, always")
+    FactFactory(subject_id=A, key="meal_preference", value="Vegetarian meals")
+    client = signed_in(A, language=language)
+    client.post("/portal/facts/seat_preference/stop-using", {"note": ""})
+    page = text(client.get("/portal/requests"))
+    topic = re.findall(r"<dd data-topic>([^<]*)</dd>", page)
+    assert topic == ["Seat preference" if language == "en" else "座位偏好"]
+    assert f"<dt>{about}</dt>" in page and "seat_preference" not in page
+    client.post("/portal/facts/seat_preference/delete")
+    assert "data-topic" not in text(client.get("/portal/requests"))

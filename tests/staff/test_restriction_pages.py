@@ -53,6 +53,19 @@ def test_staff_see_the_travellers_words_escaped(client, editor, restricted):  # 
     )
 
 
+def test_the_request_names_its_fact_once_and_not_as_an_erased_correction(
+    client,
+    editor,  # noqa: F811
+    restricted,
+):
+    """The restriction's evidence holds the fact's keyed hash, as a rectification's does: the
+    page shows the Fact row (the fact is still held), never "Correction: A fact since erased"."""
+    client.force_login(editor)
+    page = client.get(reverse("privacy:request", args=[restricted.number])).content.decode()
+    assert 'data-evidence="restricted_fact"' in page
+    assert 'data-evidence="correction"' not in page and "A fact since erased" not in page
+
+
 def test_an_editor_stops_the_use_for_a_phone_request(client, editor):  # noqa: F811
     FactFactory(subject_id=S, key=KEY, value=VALUE)
     client.force_login(editor)

@@ -34,8 +34,25 @@ PORTAL_DEMO = {
     "FF-100231": ("Likes a quiet corner in the lounge", "Flies out of Songshan (TSA) when it can"),
     "FF-100232": ("喜歡在貴賓室安靜的角落休息", "盡量從松山機場出發"),
 }
-# What the portal travellers' first chat taught, before a later one changed it.
-WINDOW_SEAT = {"FF-100231": "Prefers window seats", "FF-100232": "偏好靠窗座位"}
+# The language each portal traveller reads the portal (and their download) in.
+PORTAL_LANGUAGE = {"FF-100231": "en", "FF-100232": "zh-hant"}
+# What the portal travellers' first chat taught, before a later one changed it, and their words
+# then: both name a colleague, a third party's name that should never have been kept, so a privacy
+# admin later redacts that version (`story.redacted_version`).
+WINDOW_SEAT = {
+    "FF-100231": "Window seat next to my colleague Jonas",
+    "FF-100232": "靠窗座位，要坐在同事志明旁邊",
+}
+WINDOW_QUOTE = {
+    "FF-100231": "Put me by the window, next to my colleague Jonas Quill",
+    "FF-100232": "幫我劃靠窗的位子，坐在我同事林志明旁邊",
+}
+# The fact each portal traveller stops the use of while it is checked, and what they wrote in
+# the portal's box (`story.restricted_fact`): the assistant saved it, and it is only half right.
+RESTRICTED = {
+    "FF-100231": ("travel_party", "Only on holidays. For work I travel on my own."),
+    "FF-100232": ("travel_party", "只有度假才會一起，出差都是我自己一個人。"),
+}
 # The traveller's own words behind what was learned from their chats (shown as "You said ...").
 QUOTES = {
     ("FF-100231", "seat_preference"): "On long flights I always take the aisle, I get up a lot",

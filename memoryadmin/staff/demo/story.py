@@ -10,7 +10,6 @@ played in the order of their times, so the record reads as five weeks, not one s
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,13 +26,22 @@ from memoryadmin.facts.services import FactDraft
 from memoryadmin.facts.validation import session_tag
 from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.privacy import outbox, webhooks
-from memoryadmin.privacy.export import traveller_export_bytes
+from memoryadmin.privacy.package import traveller_package
+from memoryadmin.privacy.restriction import privacy_restrict
 from memoryadmin.quality.services import quality_mark_record, quality_sample_draw
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from memoryadmin.usage.services import TurnUse, uses_record
 
 from .clock import StoryClock
-from .data import PORTAL_DEMO, QUOTES, SAVED_BY_ASSISTANT, WINDOW_SEAT
+from .data import (
+    PORTAL_DEMO,
+    PORTAL_LANGUAGE,
+    QUOTES,
+    RESTRICTED,
+    SAVED_BY_ASSISTANT,
+    WINDOW_QUOTE,
+    WINDOW_SEAT,
+)
 
 AGENT_HOST = "demo-agent-host"
 MODEL = "claude-haiku-4-5"  # what the demo's extraction jobs say they ran
@@ -163,11 +171,11 @@ def forgot_everything(subject_id: str) -> None:
 
 
 def downloaded(subject_id: str) -> None:
-    body = traveller_export_bytes(subject_id)
+    """ "Download my data" in the portal: the package in the traveller's language, its access
+    request closed with the package's SHA-256, as the portal's download records it."""
+    package = traveller_package(subject_id, language=PORTAL_LANGUAGE[subject_id])
     privacy_flows.privacy_export_record(
-        subject_id=subject_id,
-        sha256=hashlib.sha256(body).hexdigest(),
-        actor=Actor.customer(subject_id),
+        subject_id=subject_id, sha256=package.sha256, actor=Actor.customer(subject_id)
     )
 
 
@@ -179,6 +187,31 @@ def corrected(subject_id: str, key: str, value: str) -> None:
         expected_version=None,
         actor=Actor.customer(subject_id),
         reason="corrected by the traveller in the privacy portal",
+    )
+
+
+def restricted_fact(subject_id: str) -> None:
+    """ "Stop using this while you check it" in the portal, with the traveller's words: the fact
+    is kept but no longer used, and a restriction request runs on the legal clock."""
+    key, note = RESTRICTED[subject_id]
+    privacy_restrict(
+        subject_id=subject_id,
+        key=key,
+        actor=Actor.customer(subject_id),
+        reason="portal",
+        note=note,
+    )
+
+
+def redacted_version(subject_id: str, privacy_admin) -> None:
+    """A privacy admin redacts the first seat version, which named a colleague: its value and
+    quote go, its number, time and actor stay; the current value is untouched."""
+    services.fact_version_redact(
+        subject_id=subject_id,
+        key="seat_preference",
+        version=1,
+        actor=Actor.staff(privacy_admin),
+        reason="names a third party",
     )
 
 
@@ -197,6 +230,14 @@ def _drafts(subject_id: str, facts: list[tuple[str, str, str]]) -> list[FactDraf
     return [
         FactDraft(key, value, category, evidence=QUOTES.get((subject_id, key), ""))
         for key, value, category in facts
+    ]
+
+
+def _seat_drafts(subject_id: str, seat: list[tuple[str, str, str]]) -> list[FactDraft]:
+    """The first chat's window seat, with the words the traveller said then."""
+    return [
+        FactDraft(key, value, category, evidence=WINDOW_QUOTE[subject_id])
+        for key, value, category in seat
     ]
 
 
@@ -223,7 +264,14 @@ def portal_traveller(story: Story, subject_id: str, facts: list[tuple[str, str, 
     add(
         27 - late,
         8.4,
-        partial(learned_in_turn, subject_id, 2, 1, _drafts(subject_id, seat), seat[0][1]),
+        partial(
+            learned_in_turn,
+            subject_id,
+            2,
+            1,
+            _seat_drafts(subject_id, seat),
+            WINDOW_QUOTE[subject_id],
+        ),
     )
     add(
         20 - late,
@@ -245,6 +293,7 @@ def portal_traveller(story: Story, subject_id: str, facts: list[tuple[str, str, 
     chat_uses(story, subject_id, 5, (8 - late, 7.6), range(1, 3), keys)
     add(6 - late, 22.0, partial(corrected, subject_id, "home_airport", PORTAL_DEMO[subject_id][1]))
     chat_uses(story, subject_id, 6, (3 - late, 11.4), range(1, 3), keys)
+    rights_used(story, subject_id, late)
     users = story.users
     # a support agent's look after the correction; yesterday, the traveller's call: the agent
     # opens their memory and a fact's history, the privacy officer the request
@@ -256,6 +305,14 @@ def portal_traveller(story: Story, subject_id: str, facts: list[tuple[str, str, 
         11.0 + late,
         partial(looked, users[PRIVACY_ADMIN], AccessKind.PRIVACY_REQUEST, subject_id),
     )
+
+
+def rights_used(story: Story, subject_id: str, late: int) -> None:
+    """The rights no other memory product offers, used after the last chats: a privacy admin
+    redacts the seat version that named a colleague; two days ago the traveller stopped the
+    use of a fact while it is checked (its request still open on the legal clock)."""
+    story.at(4 - late, 15.0, partial(redacted_version, subject_id, story.users[PRIVACY_ADMIN]))
+    story.at(2 - late, 19.5, partial(restricted_fact, subject_id))
 
 
 def traveller(story: Story, index: int, subject_id: str, facts, learned_by: str) -> None:

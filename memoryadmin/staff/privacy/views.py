@@ -139,7 +139,11 @@ def _detail(
             "facts_left": facts_left,
             "nothing_held": not held and not receipt,
             "known": selectors.subject_known(found.subject_id),
-            "correction": selectors.correction_shown(found.subject_id, found.evidence or {}),
+            # A restriction's evidence names its fact by the same keyed hash: the Fact row
+            # says it, not a "Correction" row.
+            "correction": selectors.correction_shown(found.subject_id, found.evidence or {})
+            if found.kind != RequestKind.RESTRICTION
+            else None,
             "export_languages": settings.LANGUAGES,
             # A restriction of one fact: the fact (with the traveller's words) while it is held.
             "restricted_fact": selectors.fact_by_hash(found.subject_id, found.evidence["key_hash"])

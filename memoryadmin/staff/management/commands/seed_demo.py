@@ -7,8 +7,9 @@ same in Traditional Chinese: `make portal-link SUBJECT=FF-100232`), show every d
 the first visit: facts learned with their own words and one saved by the assistant, use
 receipts from several conversations, an earlier "forget everything" with its receipt and the
 erasure request it closed (acknowledged over HTTP by the demo's webhook recipient, named for
-travellers in both languages), a download and a correction as requests, and staff looks. What
-happened when is in `memoryadmin/staff/demo/story.py`."""
+travellers in both languages), a download and a correction as requests, a fact whose use they
+stopped while it is checked (its restriction request open), an earlier version redacted by the
+privacy admin, and staff looks. What happened when is in `memoryadmin/staff/demo/story.py`."""
 
 from __future__ import annotations
 
