@@ -14,6 +14,7 @@ from datetime import date, datetime
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from memoryadmin.facts.topics import topic_label
@@ -21,7 +22,12 @@ from memoryadmin.http_methods import read_only
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export
 from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
-from memoryadmin.privacy.request_words import CHANNEL_WORDS, KIND_WORDS, STATUS_WORDS
+from memoryadmin.privacy.request_words import (
+    CHANNEL_WORDS,
+    KIND_WORDS,
+    RELATION_WORDS,
+    STATUS_WORDS,
+)
 
 from . import selectors
 from .auth import portal_session_required
@@ -52,6 +58,19 @@ class RequestItem:
     done: bool
     how: str
     receipt: str  # the receipt's number when there is a receipt page to open
+    made_by: str = ""  # "Made for you by …" when someone acted for the traveller
+    answered_with: str = ""  # a duplicate: the number of the request it is answered with
+
+
+def made_by_words(request) -> str:
+    """Who made a request for the traveller, in their words ("" when they asked themselves)."""
+    if not request.agent_name:
+        return ""
+    relation = RELATION_WORDS.get(request.agent_relation, RELATION_WORDS["other"])
+    return gettext("Made for you by %(name)s (%(relation)s)") % {
+        "name": request.agent_name,
+        "relation": relation,
+    }
 
 
 def request_items(subject_id: str) -> list[RequestItem]:
@@ -81,6 +100,8 @@ def request_items(subject_id: str) -> list[RequestItem]:
                 done=request.status == RequestStatus.COMPLETED,
                 how=str(CHANNEL_WORDS.get(request.channel, "")),
                 receipt=found.number if found else "",
+                made_by=made_by_words(request),
+                answered_with=request.duplicate_of.number if request.duplicate_of else "",
             )
         )
     for receipt in receipts.values():  # receipts from before requests were recorded

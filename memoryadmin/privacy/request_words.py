@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from .models import Channel, RequestKind, RequestStatus
+from .models import AgentRelation, Channel, RequestKind, RequestStatus
 
 KIND_WORDS = {
     RequestKind.ACCESS: _("A copy of your data"),
@@ -28,4 +28,10 @@ CHANNEL_WORDS = {
     Channel.PHONE: _("You asked us by phone"),
     Channel.EMAIL: _("You asked us by e-mail"),
     Channel.LETTER: _("You asked us by letter"),
+}
+RELATION_WORDS = {
+    AgentRelation.TRAVEL_AGENT: _("your travel agent"),
+    AgentRelation.FAMILY: _("a family member"),
+    AgentRelation.LEGAL: _("your legal representative"),
+    AgentRelation.OTHER: _("someone acting for you"),
 }

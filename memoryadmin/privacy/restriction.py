@@ -64,6 +64,7 @@ def privacy_restrict(
             if channel == Channel.PORTAL
             else reason
         ),
+        link_duplicate=False,  # one fact's restriction is about that fact, never a duplicate
     )
     request.evidence = {"key_hash": digest, "restricted_at": fact.restricted_at.isoformat()}
     request.save(update_fields=["evidence", "updated_at"])
