@@ -11,7 +11,7 @@ import secrets
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryadmin.facts.actors import Actor
@@ -20,6 +20,7 @@ from memoryadmin.facts.services import policy_record
 from memoryadmin.facts.validation import clean_reason
 
 from . import clock, selectors
+from .sql import SQL_REQUEST_LOCK
 from .errors import MemoryRemains, RequestInvalid, RequestStateError
 from .models import (
     NOT_CLOSED,
@@ -136,7 +137,10 @@ def _who_is_asking(
 
 def _open_original(subject_id: str, kind: str) -> PrivacyRequest | None:
     """The open request of this kind for this traveller that a new one repeats: the oldest not
-    closed and not itself a duplicate (a one-fact restriction is about its fact: never)."""
+    closed and not itself a duplicate (a one-fact restriction is about its fact: never).
+    Holds the traveller's and kind's lock to the end of the transaction (`SQL_REQUEST_LOCK`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(SQL_REQUEST_LOCK, [f"{subject_id}\x1f{kind}"])
     return (
         PrivacyRequest.objects.select_for_update()
         .filter(subject_id=subject_id, kind=kind, status__in=NOT_CLOSED, duplicate_of=None)

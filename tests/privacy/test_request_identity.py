@@ -284,3 +284,33 @@ def test_request_page_queries_stay_bounded(
     client.get(f"/staff/privacy/requests/{first.number}/")
     with django_assert_max_num_queries(12):
         assert client.get(f"/staff/privacy/requests/{first.number}/").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_requests_arriving_together_make_one_original_and_one_duplicate():
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from django.db import connection
+
+    together = Barrier(4)
+
+    def record(n: int) -> str:
+        try:
+            together.wait()
+            return privacy_request_record(
+                subject_id=S,
+                kind="erasure",
+                channel="phone",
+                received_on=clock.today(),
+                actor=Actor.system("test"),
+                note=f"call {n}",
+            ).number
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(4) as pool:
+        numbers = list(pool.map(record, range(4)))
+    rows = PrivacyRequest.objects.filter(number__in=numbers)
+    assert rows.filter(duplicate_of=None).count() == 1
+    assert rows.exclude(duplicate_of=None).count() == 3
