@@ -20,7 +20,6 @@ from memoryadmin.facts.services import policy_record
 from memoryadmin.facts.validation import clean_reason
 
 from . import clock, selectors
-from .sql import SQL_REQUEST_LOCK
 from .errors import MemoryRemains, RequestInvalid, RequestStateError
 from .models import (
     NOT_CLOSED,
@@ -35,6 +34,7 @@ from .models import (
     WebhookEventType,
 )
 from .outbox import outbox_write
+from .sql import SQL_REQUEST_LOCK
 
 _NUMBER_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # read aloud on the phone: no 0/O, 1/I/L
 
