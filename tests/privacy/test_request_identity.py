@@ -314,3 +314,18 @@ def test_two_requests_arriving_together_make_one_original_and_one_duplicate():
     rows = PrivacyRequest.objects.filter(number__in=numbers)
     assert rows.filter(duplicate_of=None).count() == 1
     assert rows.exclude(duplicate_of=None).count() == 3
+
+
+def test_the_demo_has_an_agent_made_request(settings, client, viewer, signed_in):  # noqa: F811
+    from memoryadmin.staff.demo.story import AGENT_DEMO
+    from tests.support.demo import seed_demo
+
+    seed_demo(settings)
+    made = PrivacyRequest.objects.get(subject_id=AGENT_DEMO, agent_relation="travel_agent")
+    assert made.identity_check == "checked" and made.status == RequestStatus.OPEN
+    client.force_login(viewer)
+    text = _text(client.get(f"/staff/privacy/requests/{made.number}/"))
+    assert "Made on the traveller's behalf by Jade Lin, Lin Travel (travel agent)" in text
+    assert "Authority seen: signed letter of authority" in text
+    portal = _text(signed_in(AGENT_DEMO).get("/portal/requests"))
+    assert "Made for you by Jade Lin, Lin Travel (your travel agent)" in portal

@@ -207,7 +207,7 @@ def agent_made_request(story: Story, subject_id: str) -> None:
             identity_check=IdentityCheck.CHECKED,
             identity_checked="called the traveller back on the booking's number; confirmed "
             "the booking reference and date of birth",
-            agent_name="Jade Lin (Lin Travel)",
+            agent_name="Jade Lin, Lin Travel",
             agent_relation=AgentRelation.TRAVEL_AGENT,
             agent_authority="signed letter of authority",
         )
