@@ -27,7 +27,7 @@ from .services import (
     privacy_request_finish,
     privacy_request_hold,
     privacy_request_note,
-    privacy_request_record,
+    privacy_request_receive,
     privacy_request_start,
 )
 
@@ -51,7 +51,7 @@ def _own_request(request_id: int, subject_id: str, kind: str) -> PrivacyRequest:
 
 
 def _portal_request(subject_id: str, kind: str, actor: Actor, note: str) -> PrivacyRequest:
-    return privacy_request_record(
+    return privacy_request_receive(
         subject_id=subject_id,
         kind=kind,
         channel=Channel.PORTAL,

@@ -151,7 +151,12 @@ def _open_original(subject_id: str, kind: str) -> PrivacyRequest | None:
 
 
 @transaction.atomic
-def privacy_request_record(
+def privacy_request_record(**kwargs: Any) -> PrivacyRequest:
+    """A request arrives, in its own transaction: `privacy_request_receive`'s arguments."""
+    return privacy_request_receive(**kwargs)
+
+
+def privacy_request_receive(
     *,
     subject_id: str,
     kind: str,
@@ -167,8 +172,9 @@ def privacy_request_record(
     agent_authority: str = "",
     link_duplicate: bool = True,
 ) -> PrivacyRequest:
-    """A request arrives: the portal's at a moment (`received_at`), staff recording a call, an
-    e-mail or a letter on a day (`received_on`, and no made-up hour). One of the two.
+    """Inside a caller's transaction (the flows': no savepoint of its own): a request arrives,
+    the portal's at a moment (`received_at`), staff recording a call, an e-mail or a letter on
+    a day (`received_on`, and no made-up hour). One of the two.
 
     Staff say how the traveller's identity was verified ("unverified" is allowed and blocks the
     work until `privacy_request_identity_verify`) and who acted for them, if anyone; a portal
@@ -221,6 +227,9 @@ def privacy_request_record(
     if original is not None:
         detail["duplicate_of"] = original.number
     _step(request, action="received", actor=actor, note=clean_reason(note), detail=detail)
+    # Recorded in this transaction, which holds the traveller's and kind's lock to its end: no
+    # request can have been linked to this one yet (`_answer_duplicates` need not look).
+    request.recorded_now = True
     if original is not None:
         _step(
             request,
@@ -368,6 +377,8 @@ def _answer_duplicates(original: PrivacyRequest, *, actor: Actor) -> None:
     """The original is complete: each open duplicate is completed with it (the same answer,
     "answered with <number>"), except one whose identity is not verified, which is split off
     with its own clock so that it is neither answered unchecked nor left without a clock."""
+    if getattr(original, "recorded_now", False):
+        return
     duplicates = (
         PrivacyRequest.objects.select_for_update()
         .filter(duplicate_of=original, status__in=NOT_CLOSED)
