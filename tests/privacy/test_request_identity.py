@@ -74,6 +74,9 @@ def test_not_yet_verified_cannot_be_completed_nor_erased_until_the_check_is_reco
     completed = client.post(detail + "complete/", {"note": "done on the phone"})
     assert completed.status_code == 400
     assert "identity is not verified" in _text(completed)
+    asked = _text(client.get(detail + "erase/"))
+    assert "Nothing is erased for this request until someone records" in asked
+    assert "Erase 1 fact" not in asked
     erased = client.post(detail + "erase/", {"reason": "the caller asked"}, follow=True)
     assert "identity is not verified" in _text(erased)
     req.refresh_from_db()
