@@ -21,7 +21,7 @@ from memoryadmin.facts.topics import topic_label
 from memoryadmin.http_methods import read_only
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export
-from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
+from memoryadmin.privacy.models import NOT_CLOSED, Channel, RequestKind, RequestStatus
 from memoryadmin.privacy.request_words import (
     CHANNEL_WORDS,
     KIND_WORDS,
@@ -59,7 +59,7 @@ class RequestItem:
     how: str
     receipt: str  # the receipt's number when there is a receipt page to open
     made_by: str = ""  # "Made for you by …" when someone acted for the traveller
-    answered_with: str = ""  # a duplicate: the number of the request it is answered with
+    answered_with: str = ""  # an open duplicate: the number of the request it is answered with
 
 
 def made_by_words(request) -> str:
@@ -101,7 +101,9 @@ def request_items(subject_id: str) -> list[RequestItem]:
                 how=str(CHANNEL_WORDS.get(request.channel, "")),
                 receipt=found.number if found else "",
                 made_by=made_by_words(request),
-                answered_with=request.duplicate_of.number if request.duplicate_of else "",
+                answered_with=request.duplicate_of.number
+                if request.duplicate_of and request.status in NOT_CLOSED
+                else "",
             )
         )
     for receipt in receipts.values():  # receipts from before requests were recorded

@@ -332,3 +332,17 @@ def test_the_demo_has_an_agent_made_request(settings, client, viewer, signed_in)
     assert "Authority seen: signed letter of authority" in text
     portal = _text(signed_in(AGENT_DEMO).get("/portal/requests"))
     assert "Made for you by Jade Lin, Lin Travel (your travel agent)" in portal
+
+
+def test_the_traveller_reads_that_a_duplicate_is_answered_with_the_first(
+    client,
+    editor,  # noqa: F811
+    signed_in,
+):
+    client.force_login(editor)
+    first = _record(client)
+    _record(client, channel="letter")
+    english = _text(signed_in(S).get("/portal/requests"))
+    assert english.count(f"asked again while we were working on {first.number}") == 1
+    chinese = _text(signed_in(S, language="zh-hant").get("/portal/requests"))
+    assert f"我們處理 {first.number} 期間又收到同樣的申請" in chinese
