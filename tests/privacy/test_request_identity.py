@@ -346,3 +346,24 @@ def test_the_traveller_reads_that_a_duplicate_is_answered_with_the_first(
     assert english.count(f"asked again while we were working on {first.number}") == 1
     chinese = _text(signed_in(S, language="zh-hant").get("/portal/requests"))
     assert f"我們處理 {first.number} 期間又收到同樣的申請" in chinese
+
+
+def test_refusing_the_original_leaves_its_duplicate_to_be_answered_on_its_own(
+    client,
+    editor,  # noqa: F811
+    privacy_admin,  # noqa: F811
+):
+    client.force_login(editor)
+    first = _record(client, received_on=clock.today() - timedelta(days=20))
+    second = _record(client, received_on=clock.today() - timedelta(days=2))
+    client.force_login(privacy_admin)
+    refused = client.post(
+        f"/staff/privacy/requests/{first.number}/refuse/",
+        {"ground": "Art. 12(5): manifestly unfounded"},
+    )
+    assert refused.status_code == 302
+    second.refresh_from_db()
+    assert second.status == RequestStatus.OPEN and second.duplicate_of is None
+    assert second.due_on == clock.due_on(second.received_on)
+    text = _text(client.get(f"/staff/privacy/requests/{second.number}/"))
+    assert f"{first.number} was refused; this request is answered on its own" in text
