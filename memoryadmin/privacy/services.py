@@ -150,12 +150,6 @@ def _open_original(subject_id: str, kind: str) -> PrivacyRequest | None:
     )
 
 
-@transaction.atomic
-def privacy_request_record(**kwargs: Any) -> PrivacyRequest:
-    """A request arrives, in its own transaction: `privacy_request_receive`'s arguments."""
-    return privacy_request_receive(**kwargs)
-
-
 def privacy_request_receive(
     *,
     subject_id: str,
@@ -246,6 +240,10 @@ def privacy_request_receive(
             detail={"duplicate": request.number, "channel": channel},
         )
     return request
+
+
+# The same, in a transaction of its own (staff's record form, the demo, tests).
+privacy_request_record = transaction.atomic(privacy_request_receive)
 
 
 def _require_identity(request: PrivacyRequest) -> None:
