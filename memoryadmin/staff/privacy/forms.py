@@ -65,7 +65,7 @@ class RecordForm(forms.Form):
         max_length=200,
         required=False,
         label="Made on the traveller's behalf by",
-        help_text="Leave the three fields below empty when the traveller asked themselves.",
+        help_text="Leave these three fields empty when the traveller asked themselves.",
     )
     agent_relation = forms.ChoiceField(
         choices=[("", "—"), *AgentRelation.choices], required=False, label="Their relation"
