@@ -25,6 +25,7 @@ from memoryadmin.privacy.models import NOT_CLOSED, Channel, RequestKind, Request
 from memoryadmin.privacy.request_words import (
     CHANNEL_WORDS,
     KIND_WORDS,
+    ON_BEHALF_CHANNEL_WORDS,
     RELATION_WORDS,
     STATUS_WORDS,
 )
@@ -98,7 +99,11 @@ def request_items(subject_id: str) -> list[RequestItem]:
                 recorded=request.created_at,
                 status=str(status),
                 done=request.status == RequestStatus.COMPLETED,
-                how=str(CHANNEL_WORDS.get(request.channel, "")),
+                how=str(
+                    (ON_BEHALF_CHANNEL_WORDS if request.agent_name else CHANNEL_WORDS).get(
+                        request.channel, ""
+                    )
+                ),
                 receipt=found.number if found else "",
                 made_by=made_by_words(request),
                 answered_with=request.duplicate_of.number

@@ -29,6 +29,12 @@ CHANNEL_WORDS = {
     Channel.EMAIL: _("You asked us by e-mail"),
     Channel.LETTER: _("You asked us by letter"),
 }
+# How a request someone else made for the traveller came: not "you asked".
+ON_BEHALF_CHANNEL_WORDS = {
+    Channel.PHONE: _("Asked by phone"),
+    Channel.EMAIL: _("Asked by e-mail"),
+    Channel.LETTER: _("Asked by letter"),
+}
 RELATION_WORDS = {
     AgentRelation.TRAVEL_AGENT: _("your travel agent"),
     AgentRelation.FAMILY: _("a family member"),

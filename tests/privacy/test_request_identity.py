@@ -147,8 +147,10 @@ def test_a_travel_agents_request_shows_them_on_both_sides_and_the_link_is_the_tr
 
     english = _text(signed_in(S).get("/portal/requests"))
     assert "Made for you by Jade Lin (your travel agent)" in english
+    assert "Asked by phone" in english and "You asked us by phone" not in english
     chinese = _text(signed_in(S, language="zh-hant").get("/portal/requests"))
     assert "由 Jade Lin（您的旅行社）代您提出" in chinese
+    assert "透過電話提出" in chinese and "您透過電話申請" not in chinese
 
 
 def test_the_agents_fields_come_together_and_bad_input_is_a_form_error(client, editor):  # noqa: F811
