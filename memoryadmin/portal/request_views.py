@@ -14,15 +14,18 @@ from datetime import date, datetime
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from memoryadmin.facts.topics import topic_label
 from memoryadmin.http_methods import read_only
 from memoryadmin.privacy import selectors as privacy_selectors
 from memoryadmin.privacy.export import traveller_export
-from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus
+from memoryadmin.privacy.models import NOT_CLOSED, Channel, RequestKind, RequestStatus
 from memoryadmin.privacy.request_words import (
     CHANNEL_WORDS,
     KIND_WORDS,
+    ON_BEHALF_CHANNEL_WORDS,
+    RELATION_WORDS,
     STATUS_WORDS,
     request_words,
 )
@@ -44,6 +47,19 @@ class RequestItem:
     how: str
     receipt: str  # the receipt's number when there is a receipt page to open
     topic: str = ""  # the one fact a restriction is about, while it is still held
+    made_by: str = ""  # "Made for you by …" when someone acted for the traveller
+    answered_with: str = ""  # an open duplicate: the number of the request it is answered with
+
+
+def made_by_words(request) -> str:
+    """Who made a request for the traveller, in their words ("" when they asked themselves)."""
+    if not request.agent_name:
+        return ""
+    relation = RELATION_WORDS.get(request.agent_relation, RELATION_WORDS["other"])
+    return gettext("Made for you by %(name)s (%(relation)s)") % {
+        "name": request.agent_name,
+        "relation": relation,
+    }
 
 
 def request_items(subject_id: str) -> list[RequestItem]:
@@ -69,9 +85,17 @@ def request_items(subject_id: str) -> list[RequestItem]:
                 recorded=request.created_at,
                 status=status,
                 done=request.status == RequestStatus.COMPLETED,
-                how=str(CHANNEL_WORDS.get(request.channel, "")),
+                how=str(
+                    (ON_BEHALF_CHANNEL_WORDS if request.agent_name else CHANNEL_WORDS).get(
+                        request.channel, ""
+                    )
+                ),
                 receipt=found.number if found else "",
                 topic=topic,
+                made_by=made_by_words(request),
+                answered_with=request.duplicate_of.number
+                if request.duplicate_of and request.status in NOT_CLOSED
+                else "",
             )
         )
     for receipt in receipts.values():  # receipts from before requests were recorded

@@ -23,10 +23,11 @@ from .errors import RequestInvalid, RequestStateError
 from .models import WORKING, Channel, PrivacyRequest, RequestKind, RequestStatus
 from .outbox import outbox_stamp_corrected, outbox_stamp_subject_erased
 from .services import (
+    UNVERIFIED_MESSAGE,
     privacy_request_finish,
     privacy_request_hold,
     privacy_request_note,
-    privacy_request_record,
+    privacy_request_receive,
     privacy_request_start,
 )
 
@@ -44,11 +45,13 @@ def _own_request(request_id: int, subject_id: str, kind: str) -> PrivacyRequest:
         raise RequestInvalid("This request is not for this traveller or this kind of request.")
     if request.status not in WORKING:
         raise RequestStateError("This request is closed.")
+    if request.identity_unverified:  # nothing is exported, erased or corrected for an unknown
+        raise RequestStateError(UNVERIFIED_MESSAGE)
     return request
 
 
 def _portal_request(subject_id: str, kind: str, actor: Actor, note: str) -> PrivacyRequest:
-    return privacy_request_record(
+    return privacy_request_receive(
         subject_id=subject_id,
         kind=kind,
         channel=Channel.PORTAL,

@@ -39,6 +39,27 @@ class RequestStatus(models.TextChoices):
 
 # Statuses whose clock is running (on hold waits for the hold to lift, by law, not by us).
 WORKING = (RequestStatus.OPEN, RequestStatus.IN_PROGRESS)
+# Not closed: a new request of the same kind for the same traveller is a duplicate of one of these.
+NOT_CLOSED = (*WORKING, RequestStatus.ON_HOLD)
+
+
+class IdentityCheck(models.TextChoices):
+    """How the traveller's identity was verified. "" is a request recorded before the question
+    was asked (migration 0006): not blocked, shown as "not recorded"."""
+
+    PORTAL_LINK = "portal_link", "Portal link (the traveller signed in through it)"
+    AIRLINE_ACCOUNT = "airline_account", "Signed in to their airline account"
+    CHECKED = "checked", "Checked by phone or in person"
+    UNVERIFIED = "unverified", "Not yet verified"
+
+
+class AgentRelation(models.TextChoices):
+    """Who made a request for the traveller."""
+
+    TRAVEL_AGENT = "travel_agent", "Travel agent"
+    FAMILY = "family", "Family member"
+    LEGAL = "legal_representative", "Legal representative"
+    OTHER = "other", "Other"
 
 
 class PrivacyRequest(models.Model):
@@ -72,6 +93,24 @@ class PrivacyRequest(models.Model):
         related_name="+",
     )
     closed_at = models.DateTimeField(null=True, blank=True)
+    # Who is asking: how the traveller's identity was verified and what was checked; a request
+    # "not yet verified" cannot be worked or completed until `privacy_request_identity_verify`.
+    identity_check = models.CharField(
+        max_length=16, choices=IdentityCheck.choices, blank=True, default=""
+    )
+    identity_checked = models.CharField(max_length=500, blank=True, default="")
+    # On whose behalf: someone acting for the traveller, their relation and the evidence of
+    # their authority that staff saw (empty: the traveller asked themselves).
+    agent_name = models.CharField(max_length=200, blank=True, default="")
+    agent_relation = models.CharField(
+        max_length=24, choices=AgentRelation.choices, blank=True, default=""
+    )
+    agent_authority = models.CharField(max_length=500, blank=True, default="")
+    # A second request of the same kind while one is open: linked to it, with no clock of its
+    # own (its due day is the original's, and it is never counted overdue) until split.
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="duplicates"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -88,6 +127,15 @@ class PrivacyRequest(models.Model):
         """The earliest moment it may have been received: its moment, else the start of its
         day (what "since the request" means for a request entered as a day)."""
         return self.received_at or clock.day_start(self.received_on)
+
+    @property
+    def identity_unverified(self) -> bool:
+        return self.identity_check == IdentityCheck.UNVERIFIED
+
+    @property
+    def clocked(self) -> bool:
+        """Whether its own legal clock runs: a working request that is not a duplicate."""
+        return self.status in WORKING and self.duplicate_of_id is None
 
 
 class RequestStep(models.Model):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from .models import WORKING, Channel, PrivacyRequest, RequestKind, RequestStatus
+from .models import WORKING, AgentRelation, Channel, PrivacyRequest, RequestKind, RequestStatus
 
 KIND_WORDS = {
     RequestKind.ACCESS: _("A copy of your data"),
@@ -56,3 +56,17 @@ def request_words(request: PrivacyRequest) -> tuple[str, str]:
         elif request.status == RequestStatus.COMPLETED:
             status = OUTCOME_WORDS.get(evidence.get("outcome", ""), status)
     return str(what), str(status)
+
+
+# How a request someone else made for the traveller came: not "you asked".
+ON_BEHALF_CHANNEL_WORDS = {
+    Channel.PHONE: _("Asked by phone"),
+    Channel.EMAIL: _("Asked by e-mail"),
+    Channel.LETTER: _("Asked by letter"),
+}
+RELATION_WORDS = {
+    AgentRelation.TRAVEL_AGENT: _("your travel agent"),
+    AgentRelation.FAMILY: _("a family member"),
+    AgentRelation.LEGAL: _("your legal representative"),
+    AgentRelation.OTHER: _("someone acting for you"),
+}

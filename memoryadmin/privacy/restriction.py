@@ -23,7 +23,7 @@ from .models import Channel, PrivacyRequest, RequestKind
 from .services import (
     privacy_request_finish,
     privacy_request_note,
-    privacy_request_record,
+    privacy_request_receive,
     privacy_request_start,
 )
 
@@ -53,7 +53,7 @@ def privacy_restrict(
         subject_id=subject_id, key=key, actor=actor, reason=reason, note=note
     )
     digest = key_digest(subject_id, fact.key)
-    request = privacy_request_record(
+    request = privacy_request_receive(
         subject_id=subject_id,
         kind=RequestKind.RESTRICTION,
         channel=channel,
@@ -64,6 +64,7 @@ def privacy_restrict(
             if channel == Channel.PORTAL
             else reason
         ),
+        link_duplicate=False,  # one fact's restriction is about that fact, never a duplicate
     )
     request.evidence = {"key_hash": digest, "restricted_at": fact.restricted_at.isoformat()}
     request.save(update_fields=["evidence", "updated_at"])

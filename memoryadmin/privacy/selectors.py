@@ -36,7 +36,7 @@ DUE_SOON_DAYS = 7
 def privacy_requests_due_counts() -> dict[str, int]:
     """Open requests due within 7 days (not yet overdue) and overdue, in one query."""
     today = clock.today()
-    counts = PrivacyRequest.objects.filter(status__in=WORKING).aggregate(
+    counts = PrivacyRequest.objects.filter(status__in=WORKING, duplicate_of=None).aggregate(
         overdue=Count("id", filter=Q(due_on__lt=today)),
         due_7d=Count(
             "id", filter=Q(due_on__gte=today, due_on__lte=today + timedelta(days=DUE_SOON_DAYS))
@@ -49,7 +49,7 @@ def privacy_requests(
     *, kind: str = "", status: str = "", channel: str = "", subject_id: str = ""
 ) -> QuerySet[PrivacyRequest]:
     """Requests, newest recorded first, filtered."""
-    rows = PrivacyRequest.objects.select_related("handled_by").annotate(
+    rows = PrivacyRequest.objects.select_related("handled_by", "duplicate_of").annotate(
         known=Exists(Subject.objects.filter(subject_id=OuterRef("subject_id")))
     )
     if kind:
@@ -64,8 +64,9 @@ def privacy_requests(
 
 
 def request_state(request: PrivacyRequest, today: date | None = None) -> str:
-    """ "overdue", "due_soon" or "" for an open request's clock."""
-    if request.status not in WORKING:
+    """ "overdue", "due_soon" or "" for an open request's clock ("" for a duplicate: it has no
+    clock of its own)."""
+    if not request.clocked:
         return ""
     today = today or clock.today()
     if request.due_on < today:
@@ -76,7 +77,16 @@ def request_state(request: PrivacyRequest, today: date | None = None) -> str:
 
 
 def privacy_request_get(number: str) -> PrivacyRequest | None:
-    return PrivacyRequest.objects.select_related("handled_by").filter(number=number).first()
+    return (
+        PrivacyRequest.objects.select_related("handled_by", "duplicate_of")
+        .filter(number=number)
+        .first()
+    )
+
+
+def request_duplicates(request: PrivacyRequest) -> list[PrivacyRequest]:
+    """The requests linked to this one as its duplicates, oldest first."""
+    return list(request.duplicates.order_by("created_at", "id"))
 
 
 def erasure_request_for_receipt(receipt: str) -> PrivacyRequest | None:
@@ -162,7 +172,9 @@ def traveller_requests(subject_id: str, *, limit: int = 50) -> list[PrivacyReque
     """A traveller's own requests, newest recorded first (the portal's "Your requests"): one
     query."""
     return list(
-        PrivacyRequest.objects.filter(subject_id=subject_id).order_by("-created_at", "-id")[:limit]
+        PrivacyRequest.objects.filter(subject_id=subject_id)
+        .select_related("duplicate_of")
+        .order_by("-created_at", "-id")[:limit]
     )
 
 
@@ -325,6 +337,9 @@ CSV_COLUMNS = (
     "handled_by",
     "closed_at",
     "evidence",
+    "identity_check",
+    "agent_relation",
+    "duplicate_of",
 )
 
 
@@ -343,7 +358,7 @@ def _moment(moment: datetime | None) -> str:
 def requests_csv(start: date, end: date) -> str:
     """Requests received from `start` to `end` (inclusive, the airline's days), for auditors."""
     rows = (
-        PrivacyRequest.objects.select_related("handled_by")
+        PrivacyRequest.objects.select_related("handled_by", "duplicate_of")
         .filter(
             received_on__gte=start,
             received_on__lte=end,
@@ -374,6 +389,9 @@ def requests_csv(start: date, end: date) -> str:
                     row.handled_by.get_username() if row.handled_by else "",
                     _moment(row.closed_at),
                     ";".join(f"{k}={v}" for k, v in sorted(row.evidence.items())),
+                    row.identity_check,
+                    row.agent_relation,
+                    row.duplicate_of.number if row.duplicate_of else "",
                 )
             ]
         )

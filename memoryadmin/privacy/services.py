@@ -11,7 +11,7 @@ import secrets
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryadmin.facts.actors import Actor
@@ -22,8 +22,11 @@ from memoryadmin.facts.validation import clean_reason
 from . import clock, selectors
 from .errors import MemoryRemains, RequestInvalid, RequestStateError
 from .models import (
+    NOT_CLOSED,
     WORKING,
+    AgentRelation,
     Channel,
+    IdentityCheck,
     PrivacyRequest,
     RequestKind,
     RequestStatus,
@@ -31,6 +34,7 @@ from .models import (
     WebhookEventType,
 )
 from .outbox import outbox_write
+from .sql import SQL_REQUEST_LOCK
 
 _NUMBER_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # read aloud on the phone: no 0/O, 1/I/L
 
@@ -79,8 +83,74 @@ def _staff_user(actor: Actor) -> Any:
     return actor.user if actor.user is not None and actor.user.pk else None
 
 
-@transaction.atomic
-def privacy_request_record(
+UNVERIFIED_MESSAGE = (
+    "The traveller's identity is not verified: record how it was checked before this request "
+    "is worked or completed."
+)
+
+
+def _who_is_asking(
+    channel: str,
+    identity_check: str | None,
+    identity_checked: str,
+    agent_name: str,
+    agent_relation: str,
+    agent_authority: str,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The identity and authority fields of a new request, cleaned, and the problems found."""
+    problems: dict[str, str] = {}
+    identity_checked = clean_reason(identity_checked)
+    if channel == Channel.PORTAL:
+        identity_check = IdentityCheck.PORTAL_LINK  # the traveller opened their own link
+    elif identity_check is None:
+        identity_check = ""  # a caller that does not ask (tests, older tools): not recorded
+    elif identity_check not in IdentityCheck.values:
+        problems["identity_check"] = "Choose how the traveller's identity was verified."
+    elif identity_check == IdentityCheck.CHECKED and not identity_checked:
+        problems["identity_checked"] = (
+            "Say what was checked, e.g. booking reference and date of birth."
+        )
+    if identity_check != IdentityCheck.CHECKED:
+        identity_checked = ""
+    agent = {
+        "agent_name": clean_reason(agent_name)[:200],
+        "agent_relation": (agent_relation or "").strip(),
+        "agent_authority": clean_reason(agent_authority),
+    }
+    if any(agent.values()):
+        if channel == Channel.PORTAL:
+            problems["agent_name"] = "A request made in the portal is the traveller's own."
+        if not agent["agent_name"]:
+            problems["agent_name"] = "Enter the name of the person acting for the traveller."
+        if agent["agent_relation"] not in AgentRelation.values:
+            problems["agent_relation"] = "Choose their relation to the traveller."
+        if not agent["agent_authority"]:
+            problems["agent_authority"] = (
+                "Say what evidence of their authority was seen, e.g. a signed letter of authority."
+            )
+    return {
+        "identity_check": identity_check,
+        "identity_checked": identity_checked,
+        **agent,
+    }, problems
+
+
+def _open_original(subject_id: str, kind: str) -> PrivacyRequest | None:
+    """The open request of this kind for this traveller that a new one repeats: the oldest not
+    closed and not itself a duplicate (a one-fact restriction is about its fact: never).
+    Holds the traveller's and kind's lock to the end of the transaction (`SQL_REQUEST_LOCK`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(SQL_REQUEST_LOCK, [f"{subject_id}\x1f{kind}"])
+    return (
+        PrivacyRequest.objects.select_for_update()
+        .filter(subject_id=subject_id, kind=kind, status__in=NOT_CLOSED, duplicate_of=None)
+        .exclude(evidence__has_key="key_hash")
+        .order_by("created_at", "id")
+        .first()
+    )
+
+
+def privacy_request_receive(
     *,
     subject_id: str,
     kind: str,
@@ -89,9 +159,22 @@ def privacy_request_record(
     received_at: datetime | None = None,
     received_on: date | None = None,
     note: str = "",
+    identity_check: str | None = None,
+    identity_checked: str = "",
+    agent_name: str = "",
+    agent_relation: str = "",
+    agent_authority: str = "",
+    link_duplicate: bool = True,
 ) -> PrivacyRequest:
-    """A request arrives: the portal's at a moment (`received_at`), staff recording a call, an
-    e-mail or a letter on a day (`received_on`, and no made-up hour). One of the two."""
+    """Inside a caller's transaction (the flows': no savepoint of its own): a request arrives,
+    the portal's at a moment (`received_at`), staff recording a call, an e-mail or a letter on
+    a day (`received_on`, and no made-up hour). One of the two.
+
+    Staff say how the traveller's identity was verified ("unverified" is allowed and blocks the
+    work until `privacy_request_identity_verify`) and who acted for them, if anyone; a portal
+    request is verified by its link. While a request of the same kind for the same traveller is
+    open, the new one is linked to it as a duplicate: no clock of its own (its due day is the
+    original's), a step on the original's timeline, until `privacy_request_split`."""
     if (received_at is None) == (received_on is None):
         raise ValueError("Give the moment a request was received, or its day: one of the two.")
     if received_at is not None:
@@ -108,9 +191,14 @@ def privacy_request_record(
         received_at is not None and received_at > timezone.now() + timedelta(minutes=5)
     ):
         problems["received_on"] = "The received date cannot be in the future."
+    who, who_problems = _who_is_asking(
+        channel, identity_check, identity_checked, agent_name, agent_relation, agent_authority
+    )
+    problems.update(who_problems)
     if problems:
         raise RequestInvalid("Check the request.", fields=problems)
-    due = clock.due_on(received_on)
+    original = _open_original(subject_id, kind) if link_duplicate else None
+    due = original.due_on if original is not None else clock.due_on(received_on)
     request = PrivacyRequest.objects.create(
         number=_new_number(),
         subject_id=subject_id,
@@ -122,15 +210,132 @@ def privacy_request_record(
         original_due_on=due,
         note=clean_reason(note),
         handled_by=_staff_user(actor),
+        duplicate_of=original,
+        **who,
+    )
+    detail: dict[str, Any] = {"channel": channel, "due_on": due.isoformat()}
+    if who["identity_check"]:
+        detail["identity_check"] = who["identity_check"]
+    if who["agent_name"]:
+        detail["agent_relation"] = who["agent_relation"]
+    if original is not None:
+        detail["duplicate_of"] = original.number
+    _step(request, action="received", actor=actor, note=clean_reason(note), detail=detail)
+    # Recorded in this transaction, which holds the traveller's and kind's lock to its end: no
+    # request can have been linked to this one yet (`_answer_duplicates` need not look).
+    request.recorded_now = True
+    if original is not None:
+        _step(
+            request,
+            action="duplicate_linked",
+            actor=actor,
+            note=f"a duplicate of {original.number}: answered with it, no clock of its own",
+            detail={"duplicate_of": original.number},
+        )
+        _step(
+            original,
+            action="duplicate_received",
+            actor=actor,
+            note=f"a duplicate was received ({request.number}, {Channel(channel).label.lower()})",
+            detail={"duplicate": request.number, "channel": channel},
+        )
+    return request
+
+
+# The same, in a transaction of its own (staff's record form, the demo, tests).
+privacy_request_record = transaction.atomic(privacy_request_receive)
+
+
+def _require_identity(request: PrivacyRequest) -> None:
+    if request.identity_unverified:
+        raise RequestStateError(UNVERIFIED_MESSAGE)
+
+
+@transaction.atomic
+def privacy_request_identity_verify(
+    *, request_id: int, actor: Actor, identity_check: str, identity_checked: str = ""
+) -> PrivacyRequest:
+    """Record how a "not yet verified" traveller's identity was checked, so that the request
+    can be worked and completed: the method, what was checked, and who, in its timeline."""
+    problems = {}
+    identity_checked = clean_reason(identity_checked)
+    allowed = (IdentityCheck.PORTAL_LINK, IdentityCheck.AIRLINE_ACCOUNT, IdentityCheck.CHECKED)
+    if identity_check not in allowed:
+        problems["identity_check"] = "Choose how the traveller's identity was verified."
+    elif identity_check == IdentityCheck.CHECKED and not identity_checked:
+        problems["identity_checked"] = (
+            "Say what was checked, e.g. booking reference and date of birth."
+        )
+    if problems:
+        raise RequestInvalid("Check the identity.", fields=problems)
+    request = _locked(request_id)
+    if not request.identity_unverified:
+        raise RequestStateError("This request's identity check is already recorded.")
+    if request.status not in NOT_CLOSED:
+        raise RequestStateError("This request is closed.")
+    request.identity_check = identity_check
+    request.identity_checked = identity_checked if identity_check == IdentityCheck.CHECKED else ""
+    request.save(update_fields=["identity_check", "identity_checked", "updated_at"])
+    _step(
+        request,
+        action="identity_verified",
+        actor=actor,
+        note=f"{IdentityCheck(identity_check).label}"
+        + (f": {request.identity_checked}" if request.identity_checked else ""),
+        detail={"identity_check": identity_check},
+    )
+    return request
+
+
+def _split(request: PrivacyRequest, *, actor: Actor, reason: str) -> PrivacyRequest:
+    original = request.duplicate_of
+    due = clock.due_on(request.received_on)
+    request.duplicate_of = None
+    request.due_on = due
+    request.original_due_on = due
+    request.extension_months = 0
+    request.save(
+        update_fields=[
+            "duplicate_of",
+            "due_on",
+            "original_due_on",
+            "extension_months",
+            "updated_at",
+        ]
     )
     _step(
         request,
-        action="received",
+        action="split",
         actor=actor,
-        note=clean_reason(note),
-        detail={"channel": channel, "due_on": due.isoformat()},
+        note=reason,
+        detail={"from": original.number, "due_on": due.isoformat()},
+    )
+    _step(
+        original,
+        action="duplicate_split",
+        actor=actor,
+        note=f"{request.number} split off: {reason}",
+        detail={"duplicate": request.number},
     )
     return request
+
+
+@transaction.atomic
+def privacy_request_split(*, request_id: int, actor: Actor, reason: str) -> PrivacyRequest:
+    """Treat a duplicate as a request of its own, with a reason: it gets its own clock, one
+    calendar month from the day it was received."""
+    reason = clean_reason(reason)
+    if not reason:
+        raise RequestInvalid(
+            "Give a reason.",
+            fields={"reason": "Say why it is a request of its own, e.g. it asks for more."},
+        )
+    request = _locked(request_id)
+    if request.duplicate_of_id is None:
+        raise RequestStateError("Only a duplicate can be split off.")
+    if request.status not in NOT_CLOSED:
+        raise RequestStateError("This request is closed.")
+    return _split(request, actor=actor, reason=reason)
 
 
 def privacy_request_start(request: PrivacyRequest, *, actor: Actor) -> PrivacyRequest:
@@ -162,7 +367,37 @@ def _complete(
         path=request.kind,
         request_number=request.number,
     )
+    _answer_duplicates(request, actor=actor)
     return request
+
+
+def _answer_duplicates(original: PrivacyRequest, *, actor: Actor) -> None:
+    """The original is complete: each open duplicate is completed with it (the same answer,
+    "answered with <number>"), except one whose identity is not verified, which is split off
+    with its own clock so that it is neither answered unchecked nor left without a clock."""
+    if getattr(original, "recorded_now", False):
+        return
+    duplicates = (
+        PrivacyRequest.objects.select_for_update()
+        .filter(duplicate_of=original, status__in=NOT_CLOSED)
+        .order_by("created_at", "id")
+    )
+    for duplicate in duplicates:
+        duplicate.duplicate_of = original
+        if duplicate.identity_unverified:
+            _split(
+                duplicate,
+                actor=actor,
+                reason=f"{original.number} was completed; this request's identity is not "
+                "verified, so it is answered on its own",
+            )
+            continue
+        _complete(
+            duplicate,
+            actor=actor,
+            evidence={**original.evidence, "answered_with": original.number},
+            note=f"completed with {original.number}, which it duplicates",
+        )
 
 
 @transaction.atomic
@@ -176,6 +411,7 @@ def privacy_request_complete(*, request_id: int, actor: Actor, note: str = "") -
     request = _locked(request_id)
     if request.status not in WORKING:
         raise RequestStateError("Only an open request can be completed.")
+    _require_identity(request)
     evidence = completion_evidence(request)
     return _complete(request, actor=actor, evidence=evidence, note=clean_reason(note))
 
@@ -269,6 +505,17 @@ def privacy_request_refuse(*, request_id: int, actor: Actor, ground: str) -> Pri
     request.closed_at = timezone.now()
     request.save(update_fields=["status", "ground", "closed_at", "updated_at"])
     _step(request, action="refused", actor=actor, note=ground)
+    # A refusal answers the request it was given for: each open duplicate is split off with
+    # its own clock and answered on its own.
+    for duplicate in PrivacyRequest.objects.select_for_update().filter(
+        duplicate_of=request, status__in=NOT_CLOSED
+    ):
+        duplicate.duplicate_of = request
+        _split(
+            duplicate,
+            actor=actor,
+            reason=f"{request.number} was refused; this request is answered on its own",
+        )
     return request
 
 
@@ -293,6 +540,10 @@ def privacy_request_extend(
     request = _locked(request_id)
     if request.status not in WORKING:
         raise RequestStateError("Only an open request can be extended.")
+    if request.duplicate_of_id is not None:
+        raise RequestStateError(
+            "A duplicate has no clock of its own: extend the original, or split this one off."
+        )
     if told_on > request.original_due_on:
         raise RequestInvalid(
             "Too late.", fields={"told_on": "The traveller must be told within the first month."}

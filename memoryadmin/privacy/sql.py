@@ -52,3 +52,9 @@ FOR UPDATE SKIP LOCKED"""
 # still kept (the log goes with its delivery, `privacy.retention`).
 ATTEMPTS_KEPT_PAST_MONTH = """EXISTS (SELECT 1 FROM privacy_webhook_delivery AS d
         WHERE d.id = t.delivery_id)"""
+
+
+# Recording a request: one at a time per traveller and kind, to the end of the transaction, so
+# that two arriving together cannot both become originals (the second waits and is linked as a
+# duplicate of the first). hashtext is stable; a collision only serialises two unrelated pairs.
+SQL_REQUEST_LOCK = "SELECT pg_advisory_xact_lock(hashtext('privacy_request'), hashtext(%s))"

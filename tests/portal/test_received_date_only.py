@@ -46,7 +46,13 @@ def test_a_day_entered_by_staff_shows_as_a_day_and_sorts_as_recorded(
     client.force_login(editor)
     recorded = client.post(
         "/staff/privacy/record/",
-        {"subject_id": S, "kind": "erasure", "channel": "phone", "received_on": today},
+        {
+            "subject_id": S,
+            "kind": "erasure",
+            "channel": "phone",
+            "received_on": today,
+            "identity_check": "airline_account",
+        },
     )
     assert recorded.status_code == 302
     phoned = PrivacyRequest.objects.exclude(pk=portal.pk).get()

@@ -44,6 +44,8 @@ def test_record_a_phone_request_export_for_the_traveller_and_close_it(page, live
     page.get_by_label("What they asked for").select_option("access")
     page.get_by_label("How it arrived").select_option("phone")
     page.get_by_label("Note").fill("Called the Taipei contact centre, asked for a copy")
+    page.get_by_label("How the traveller's identity was verified").select_option("checked")
+    page.get_by_label("What was checked").fill("booking reference and date of birth")
     page_check(page, "privacy-request-record")
     click(page.get_by_role("button", name="Record the request"))
 

@@ -126,10 +126,10 @@ def test_pausing_is_a_restriction_and_resuming_is_not_a_request():
     assert again is None
 
 
-def _phone_request(**kwargs) -> PrivacyRequest:
+def _phone_request(subject_id: str = S, **kwargs) -> PrivacyRequest:
     editor = Actor.staff(UserFactory(username="eddie"))
     return privacy.privacy_request_record(
-        subject_id=S,
+        subject_id=subject_id,
         kind="access",
         channel="phone",
         **(kwargs or {"received_at": timezone.now()}),
@@ -199,7 +199,8 @@ def test_due_counts_for_the_overview_and_metrics():
     from memoryadmin.privacy import clock
 
     today = clock.today()
+    # three travellers (a second request of one traveller would be a duplicate, unclocked)
     _phone_request(received_on=today - timedelta(days=40))  # overdue
-    _phone_request(received_on=today - timedelta(days=27))  # due soon
-    _phone_request()  # due in a month
+    _phone_request(S + "-2", received_on=today - timedelta(days=27))  # due soon
+    _phone_request(S + "-3")  # due in a month
     assert selectors.privacy_requests_due_counts() == {"due_7d": 1, "overdue": 1}

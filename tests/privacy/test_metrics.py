@@ -39,9 +39,11 @@ def _scrape() -> str:
 def test_requests_due_and_overdue_reach_the_gauge():
     editor = Actor.staff(UserFactory(username="eddie"))
     today = clock.today()
-    for days_ago in (40, 27, 0):  # overdue, due within 7 days, due in a month
+    # overdue, due within 7 days, due in a month: three travellers (one traveller's second
+    # request of a kind would be a duplicate, with no clock of its own)
+    for days_ago in (40, 27, 0):
         privacy.privacy_request_record(
-            subject_id="FF-MET-1",
+            subject_id=f"FF-MET-1-{days_ago}",
             kind="access",
             channel="phone",
             received_on=today - timedelta(days=days_ago),

@@ -134,7 +134,14 @@ def test_received_is_the_day_entered(client, editor, viewer):  # noqa: F811
     entered = clock.today() - timedelta(days=3)
     response = client.post(
         "/staff/privacy/record/",
-        {"subject_id": S, "kind": "access", "channel": "letter", "received_on": entered},
+        {
+            "subject_id": S,
+            "kind": "access",
+            "channel": "letter",
+            "received_on": entered,
+            "identity_check": "checked",
+            "identity_checked": "signed letter matched the booking's address",
+        },
     )
     assert response.status_code == 302
     req = PrivacyRequest.objects.get()

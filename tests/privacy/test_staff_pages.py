@@ -74,6 +74,7 @@ def test_recording_checks_its_input(client, editor):  # noqa: F811
             "kind": "access",
             "channel": "phone",
             "received_on": future,
+            "identity_check": "airline_account",
         },
     )
     assert response.status_code == 400

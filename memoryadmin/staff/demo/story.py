@@ -24,10 +24,13 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import FactStatus, MemoryFact
 from memoryadmin.facts.services import FactDraft
 from memoryadmin.facts.validation import session_tag
+from memoryadmin.privacy import clock as privacy_clock
 from memoryadmin.privacy import flows as privacy_flows
 from memoryadmin.privacy import outbox, webhooks
+from memoryadmin.privacy.models import AgentRelation, Channel, IdentityCheck, RequestKind
 from memoryadmin.privacy.package import traveller_package
 from memoryadmin.privacy.restriction import privacy_restrict
+from memoryadmin.privacy.services import privacy_request_record
 from memoryadmin.quality.services import quality_mark_record, quality_sample_draw
 from memoryadmin.staff.roles import EDITOR, PRIVACY_ADMIN, VIEWER
 from memoryadmin.usage.services import TurnUse, uses_record
@@ -213,6 +216,36 @@ def redacted_version(subject_id: str, privacy_admin) -> None:
         actor=Actor.staff(privacy_admin),
         reason="names a third party",
     )
+
+
+# The demo's request made by someone else: a travel agent asks by e-mail for a copy of one
+# traveller's memory; the editor checked the traveller's identity by calling them back.
+AGENT_DEMO = "FF-100236"
+
+
+def agent_made_request(story: Story, subject_id: str) -> None:
+    """A travel agent's access request for the traveller, recorded by the editor two days ago,
+    identity checked by phone, authority a signed letter: open, so that the request page and
+    the traveller's "Your requests" show "Made … by Jade Lin (travel agent)"."""
+    editor = Actor.staff(story.users[EDITOR])
+
+    def record() -> None:
+        privacy_request_record(
+            subject_id=subject_id,
+            kind=RequestKind.ACCESS,
+            channel=Channel.EMAIL,
+            received_on=privacy_clock.today(),
+            actor=editor,
+            note="the agent asks for a copy of the traveller's memory",
+            identity_check=IdentityCheck.CHECKED,
+            identity_checked="called the traveller back on the booking's number; confirmed "
+            "the booking reference and date of birth",
+            agent_name="Jade Lin, Lin Travel",
+            agent_relation=AgentRelation.TRAVEL_AGENT,
+            agent_authority="signed letter of authority",
+        )
+
+    story.at(2, 10.5, record)
 
 
 def looked(user, what: AccessKind, subject_id: str) -> None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from django import forms
 
-from memoryadmin.privacy.models import Channel, RequestKind, RequestStatus, WebhookEventType
+from memoryadmin.privacy.models import (
+    AgentRelation,
+    Channel,
+    IdentityCheck,
+    RequestKind,
+    RequestStatus,
+    WebhookEventType,
+)
 from memoryadmin.privacy.recipients import ALL_EVENTS
 
 NO_FACTS = "Recorded in the request's timeline. Don't copy the traveller's facts here."
@@ -40,6 +47,52 @@ class RecordForm(forms.Form):
         label="Note",
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text=NO_FACTS,
+    )
+    identity_check = forms.ChoiceField(
+        choices=[("", "Choose…"), *IdentityCheck.choices],
+        label="How the traveller's identity was verified",
+        help_text="“Not yet verified” records the request; it cannot be worked or completed "
+        "until someone records the check.",
+    )
+    identity_checked = forms.CharField(
+        max_length=500,
+        required=False,
+        label="What was checked",
+        help_text="Required when checked by phone or in person, e.g. booking reference and "
+        "date of birth. Don't copy the values here.",
+    )
+    agent_name = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Made on the traveller's behalf by",
+        help_text="Leave these three fields empty when the traveller asked themselves.",
+    )
+    agent_relation = forms.ChoiceField(
+        choices=[("", "—"), *AgentRelation.choices], required=False, label="Their relation"
+    )
+    agent_authority = forms.CharField(
+        max_length=500,
+        required=False,
+        label="Evidence of their authority seen",
+        help_text="E.g. a signed letter of authority, a power of attorney.",
+    )
+
+    AGENT_FIELDS = ("agent_name", "agent_relation", "agent_authority")
+
+
+class IdentityForm(forms.Form):
+    identity_check = forms.ChoiceField(
+        choices=[
+            ("", "Choose…"),
+            *[c for c in IdentityCheck.choices if c[0] != IdentityCheck.UNVERIFIED],
+        ],
+        label="How the traveller's identity was verified",
+    )
+    identity_checked = forms.CharField(
+        max_length=500,
+        required=False,
+        label="What was checked",
+        help_text="Required when checked by phone or in person. Don't copy the values here.",
     )
 
 

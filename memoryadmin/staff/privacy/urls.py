@@ -20,6 +20,8 @@ urlpatterns = [
     path(REQUEST + "refuse/", views.request_refuse, name="refuse"),
     path(REQUEST + "extend/", views.request_extend, name="extend"),
     path(REQUEST + "reopen/", views.request_reopen, name="reopen"),
+    path(REQUEST + "identity/", views.request_identity, name="identity"),
+    path(REQUEST + "split/", views.request_split, name="split"),
     path("webhooks/", webhook_views.recipients, name="webhooks"),
     path(
         "webhooks/<int:recipient_id>/created/",

@@ -29,6 +29,7 @@ from .forms import (
     CsvForm,
     ExtendForm,
     FilterForm,
+    IdentityForm,
     ReasonForm,
     RecordForm,
     RefuseForm,
@@ -63,7 +64,9 @@ def request_list(request: HttpRequest) -> HttpResponse:
     filters = form.cleaned_data if form.is_valid() else {}
     rows = selectors.privacy_requests(**{k: v for k, v in filters.items() if v})
     today = clock.today()
-    open_rows = list(rows.filter(status__in=WORKING).order_by("due_on", "id")[:500])
+    open_rows = list(
+        rows.filter(status__in=WORKING, duplicate_of=None).order_by("due_on", "id")[:500]
+    )
     page = page_of(request, rows, PER_PAGE)
     return render(
         request,
@@ -104,16 +107,28 @@ def request_record(request: HttpRequest) -> HttpResponse:
                     received_on=data["received_on"],
                     actor=_actor(request),
                     note=data["note"],
+                    identity_check=data["identity_check"],
+                    identity_checked=data["identity_checked"],
+                    agent_name=data["agent_name"],
+                    agent_relation=data["agent_relation"],
+                    agent_authority=data["agent_authority"],
                 )
             except RequestInvalid as error:
                 _put_back(form, error)
             else:
-                messages.success(
-                    request, f"Recorded {created.number}. It is due on {day(created.due_on)}."
-                )
+                messages.success(request, _recorded_words(created))
                 return redirect("privacy:request", number=created.number)
     status = 400 if request.method == "POST" else 200
     return render(request, "staff/privacy/record.html", {"form": form}, status=status)
+
+
+def _recorded_words(created: PrivacyRequest) -> str:
+    if created.duplicate_of is not None:
+        return (
+            f"Recorded {created.number} as a duplicate of {created.duplicate_of.number}: it is "
+            "answered with it and has no clock of its own."
+        )
+    return f"Recorded {created.number}. It is due on {day(created.due_on)}."
 
 
 def _detail(
@@ -144,6 +159,7 @@ def _detail(
             "correction": selectors.correction_shown(found.subject_id, found.evidence or {})
             if found.kind != RequestKind.RESTRICTION
             else None,
+            "duplicates": selectors.request_duplicates(found),
             "export_languages": settings.LANGUAGES,
             # A restriction of one fact: the fact (with the traveller's words) while it is held.
             "restricted_fact": selectors.fact_by_hash(found.subject_id, found.evidence["key_hash"])
@@ -170,6 +186,9 @@ def request_export(request: HttpRequest, number: str) -> HttpResponse:
     found = _request_or_404(number)
     if found.kind != RequestKind.ACCESS or found.status not in WORKING:
         messages.error(request, "Only an open access request has an export.")
+        return redirect("privacy:request", number=number)
+    if found.identity_unverified:  # nothing leaves for someone not yet identified
+        messages.error(request, services.UNVERIFIED_MESSAGE)
         return redirect("privacy:request", number=number)
     language = request.POST.get("language", "")
     if language not in dict(settings.LANGUAGES):
@@ -265,6 +284,42 @@ def request_erase(request: HttpRequest, number: str) -> HttpResponse:
         act=act,
         done="Carried out {number}: see its evidence below.",
         extra=lambda found: {"facts_left": selectors.subject_fact_count(found.subject_id)},
+    )
+
+
+@staff_required(EDITOR)
+@form_page
+def request_identity(request: HttpRequest, number: str) -> HttpResponse:
+    """Record how a "not yet verified" traveller's identity was checked."""
+    return _form_action(
+        request,
+        number,
+        form_class=IdentityForm,
+        template="staff/privacy/identity.html",
+        act=lambda found, data: services.privacy_request_identity_verify(
+            request_id=found.pk,
+            actor=_actor(request),
+            identity_check=data["identity_check"],
+            identity_checked=data.get("identity_checked", ""),
+        ),
+        done="Recorded the identity check of {number}: it can be worked now.",
+    )
+
+
+@staff_required(EDITOR)
+@form_page
+def request_split(request: HttpRequest, number: str) -> HttpResponse:
+    """A duplicate becomes a request of its own, with a reason and its own clock."""
+    return _form_action(
+        request,
+        number,
+        form_class=ReasonForm,
+        template="staff/privacy/split.html",
+        act=lambda found, data: services.privacy_request_split(
+            request_id=found.pk, actor=_actor(request), reason=data.get("reason", "")
+        ),
+        done="Split {number} off: it has its own clock now.",
+        extra=lambda found: {"new_due_on": clock.due_on(found.received_on)},
     )
 
 

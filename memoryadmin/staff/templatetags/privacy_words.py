@@ -20,6 +20,11 @@ STEP_WORDS = {
     "on_hold": "On hold (legal hold)",
     "hold_lifted": "Legal hold lifted",
     "acknowledged": "Recipient acknowledged",
+    "identity_verified": "Identity verified",
+    "duplicate_linked": "Linked as a duplicate",
+    "duplicate_received": "A duplicate was received",
+    "split": "Split off with its own clock",
+    "duplicate_split": "A duplicate was split off",
 }
 
 DELIVERY_WORDS = {

@@ -118,6 +118,8 @@ class Command(BaseCommand):
                 story.portal_traveller(plot, subject_id, facts, late=index)
             else:
                 story.traveller(plot, index, subject_id, facts, learned_by)
+            if subject_id == story.AGENT_DEMO:
+                story.agent_made_request(plot, subject_id)
         if not QualitySample.objects.exists():
             story.quality_weeks(plot)
         plot.play()
