@@ -291,9 +291,8 @@ def test_request_page_queries_stay_bounded(
         assert client.get(f"/staff/privacy/requests/{first.number}/").status_code == 200
 
 
-# Committed data (four connections); the rows migrations made (role groups, settings) are
-# put back after, for the tests that follow on this worker.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# Committed data: four connections, each its own transaction.
+@pytest.mark.django_db(transaction=True)
 def test_requests_arriving_together_make_one_original_and_the_rest_duplicates():
     from concurrent.futures import ThreadPoolExecutor
     from threading import Barrier
