@@ -73,3 +73,7 @@ MEMORY_STORE_POOL_SIZE = env.int("MEMORY_STORE_POOL_SIZE", default=4)
 # behind a transaction-mode pooler (DATABASE_POOLER=transaction; pgbouncer 1.18 cannot keep
 # them), where the store's connections prepare nothing either.
 MEMORY_PREPARED_STATEMENTS = env.bool("MEMORY_PREPARED_STATEMENTS", default=not DATABASE_POOLER)
+# The store's delete (`db.locked_write`) asks for its erasing statement's generic plan inside
+# the traveller's lock statement (for that transaction only) instead of a SET and a RESET around
+# it: two statements fewer a delete. false: the SET and RESET (issue 42, bench/RESULTS.md).
+DATABASE_PLAN_IN_LOCK = env.bool("DATABASE_PLAN_IN_LOCK", default=True)

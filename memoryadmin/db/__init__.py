@@ -5,7 +5,8 @@ uses only the names below (an import-linter contract forbids them the modules in
 - Read replicas and read-your-writes (`replicas`, `routing`, `positions`, `redis_watch`): where
   a traveller's read goes (`subject_read`, `page_read`, `subject_fetch` for the async store)
   and a write's position (`written`, `written_async`, `written_keys`).
-- The hot path's cursor and pipelines (`cursors`), the store's per-loop connections (`pool`).
+- The hot path's cursor and pipelines (`cursors`; `locked_write`: a lock and a write in one round
+  trip on the store's connections), the store's per-loop connections (`pool`).
 - Monthly partitions of the append-only tables (`partitions`).
 - The one Redis client (`redis`) and the fenced speed tricks (`fastpaths`).
 
@@ -15,7 +16,7 @@ See docs/ARCHITECTURE.md, "Layers".
 from __future__ import annotations
 
 from .async_reads import subject_fetch
-from .cursors import hot_cursor, in_own_pipelined_transaction, pipelined
+from .cursors import hot_cursor, in_own_pipelined_transaction, locked_write, pipelined
 from .fastpaths import enabled as fastpath_enabled
 from .fastpaths import fits as fastpath_fits
 from .partitions import (
@@ -66,6 +67,7 @@ __all__ = [
     "hot_cursor",
     "in_own_pipelined_transaction",
     "local_cache",
+    "locked_write",
     "month_drop",
     "page_read",
     "partitioned_register",

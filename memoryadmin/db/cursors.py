@@ -4,15 +4,18 @@ that use it, so that each of those reads as SQL and rules only."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
+from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from memoryadmin.db.fastpaths import django_cursor
+from memoryadmin.db.sql import SQL_LOCK_THEN_GENERIC_PLANS
 
 
 def hot_cursor(using: str = DEFAULT_DB_ALIAS) -> Any:
@@ -65,3 +68,50 @@ def in_own_pipelined_transaction(work: Callable[[], Any]) -> Any:
                 raw.rollback()
         raise
     return result
+
+
+# The statements that ask for generic plans the classic way, around the write (no pooler only).
+_SET_GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
+_RESET_PLANS = "RESET plan_cache_mode"
+
+
+@functools.lru_cache(maxsize=16)
+def lock_then_generic_plans(lock: str) -> str:
+    """`lock` inside `SQL_LOCK_THEN_GENERIC_PLANS` (psycopg.sql; cached: a handful of locks)."""
+    return sql.SQL(SQL_LOCK_THEN_GENERIC_PLANS).format(lock=sql.SQL(lock.strip())).as_string()
+
+
+async def locked_write(
+    conn: Any,
+    lock: str,
+    lock_params: Sequence[Any],
+    statement: str,
+    params: Any,
+) -> list[tuple[Any, ...]]:
+    """A lock, then a write, in one round trip on an autocommit async psycopg connection (the
+    store's pool): in pipeline mode the statements up to the Sync form one implicit transaction,
+    committed at the Sync or rolled back whole on an error. The lock runs first; the write then
+    takes its own snapshot, so it sees every row that a writer who held the lock before committed.
+    Returns the write's rows.
+
+    The write (prepared by psycopg after a few calls) runs its generic plan: PostgreSQL would
+    otherwise plan each call afresh when its custom plans look cheaper, which costs more than an
+    erasure itself. `DATABASE_PLAN_IN_LOCK` (default on) asks for it inside the lock statement
+    (`SQL_LOCK_THEN_GENERIC_PLANS`, for this transaction only); off, a SET before and a RESET after
+    the write, two statements more, as before. Behind a transaction-mode pooler nothing is
+    prepared, and with the setting off no SET is sent (an error between SET and RESET would leave
+    it on a shared server session)."""
+    pooled = bool(settings.DATABASE_POOLER)
+    in_lock = settings.DATABASE_PLAN_IN_LOCK and not pooled
+    writing = conn.cursor()
+    async with conn.pipeline():
+        if in_lock:
+            await conn.execute(lock_then_generic_plans(lock), lock_params)
+        else:
+            if not pooled:
+                await conn.execute(_SET_GENERIC_PLANS)
+            await conn.execute(lock, lock_params)
+        await writing.execute(statement, params)
+        if not in_lock and not pooled:
+            await conn.execute(_RESET_PLANS)
+    return await writing.fetchall()

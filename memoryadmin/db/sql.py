@@ -25,3 +25,15 @@ SELECT pg_is_in_recovery(),
             ELSE coalesce(extract(epoch FROM now() - pg_last_xact_replay_timestamp()), 0)
        END
 """
+
+# --- a lock, then a write, in one round trip (cursors.py `locked_write`) ---------------------
+
+# The lock statement (`{lock}`, a SELECT ... FOR UPDATE) inside one that also asks for generic
+# plans for the rest of its transaction: `set_config(..., true)` is undone when the transaction
+# ends (at the pipeline's Sync, committed or rolled back), so the write queued behind it runs
+# its cached generic plan without a SET and a RESET of its own (two statements fewer a call) and
+# nothing outlives the transaction. Its one row comes whether or not the lock found a row.
+SQL_LOCK_THEN_GENERIC_PLANS = """
+SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
+       (SELECT count(*) FROM ({lock}) AS locked)
+"""

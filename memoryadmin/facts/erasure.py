@@ -15,7 +15,7 @@ Every entry point is a fixed number of SQL statements whatever the number of fac
 traveller with 5 or 5,000 facts, or a sweep chunk of 1,000 facts across 1,000 travellers): one
 statement, in which the DELETE, the redaction, the erasure events and the registered erasers'
 SQL (`register_eraser(..., sql=...)`) are data-modifying parts of one WITH query. The same
-statement runs on the store's native async connection (`erase_facts_async`).
+statement runs on the store's native async connection (`erase_facts_statement`).
 
 Callers are the services (`facts.services`), which hold the locks; nothing else calls these.
 """
@@ -44,7 +44,7 @@ __all__ = [
     "DIGEST_PREFIX",
     "Erased",
     "erase_facts",
-    "erase_facts_async",
+    "erase_facts_statement",
     "erase_subject",
     "history_hashes",
     "is_key_digest",
@@ -197,18 +197,18 @@ def native_ready() -> bool:
     return not _split(on_facts=True)[1]
 
 
-async def erase_facts_async(
-    cursor: Any, rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
-) -> None:
-    """`erase_facts` on an async psycopg cursor, inside the caller's transaction (the caller
-    holds the locks and checked `native_ready()`). Only sends the statement, so that a caller in
-    pipeline mode can queue its COMMIT behind it; the cursor's rows are then the (subject_id,
-    key) of the facts deleted."""
+def erase_facts_statement(
+    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
+) -> tuple[str, dict[str, Any]]:
+    """The erasing statement of `erase_facts` and its parameters, for a caller that sends it on
+    a connection of its own (the store's native delete, after the traveller's lock: the caller
+    holds the locks and checked `native_ready()`). Its rows are the (subject_id, key) of the
+    facts deleted."""
     in_sql, in_python = _split(on_facts=True)
     if in_python:
         raise RuntimeError("an eraser without SQL cannot run on an async connection")
     params = _params_erase_facts(rows, action=action, reason=reason, now=timezone.now())
-    await cursor.execute(_with_erasers(SQL_ERASE_FACTS, in_sql), params)
+    return _with_erasers(SQL_ERASE_FACTS, in_sql), params
 
 
 def erased_fact_summary(category: str, learned_at: datetime, version: int) -> dict[str, Any]:

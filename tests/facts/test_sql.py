@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 
 from memoryadmin.db import sql as db_sql
+from memoryadmin.db.cursors import lock_then_generic_plans
 from memoryadmin.extraction import sql as extraction_sql
 from memoryadmin.extraction import tables as extraction_tables
 from memoryadmin.extraction.models import FINISHED_STATUSES, ExtractionJob
@@ -52,6 +53,8 @@ SAMPLES: dict[str, Any] = {
     "SQL_TIER_ONE": {**SUBJECT, "cap": 10},
     "SQL_PURGE_GENERATION": {"subject": "s-1"},
     "SQL_CURRENT_LSN": None,
+    # A template around a lock statement (db.locked_write): planned with the traveller's lock.
+    "SQL_LOCK_THEN_GENERIC_PLANS": ["s-1"],
     "SQL_REPLICA_STATE": None,
     # Conditions on a row `t` (what outlives retention, issue 31): planned in a SELECT.
     "EVENTS_OF_HELD_TRAVELLERS": None,
@@ -136,6 +139,8 @@ ERASER_PARTS = {
 }
 # The erasing statements: psycopg.sql templates with the erasers' `{erasers}` placeholder.
 ERASING_STATEMENTS = {"SQL_ERASE_FACTS", "SQL_ERASE_SUBJECT"}
+# Templates around a lock statement (`{lock}`), composed by `db.locked_write` -> the lock.
+LOCK_TEMPLATES = {"SQL_LOCK_THEN_GENERIC_PLANS": "SQL_LOCK_SUBJECT_ONLY"}
 
 
 def _statements(module: ModuleType) -> dict[str, str]:
@@ -184,6 +189,8 @@ def test_postgresql_plans_the_statement(name):
         sql = erasure.erasing_statement(STATEMENTS[ERASER_PARTS[name]], (sql,))
     elif name in ERASING_STATEMENTS:  # with no eraser: its placeholder empty
         sql = erasure.erasing_statement(sql, ())
+    elif name in LOCK_TEMPLATES:  # around the lock it is sent with
+        sql = lock_then_generic_plans(STATEMENTS[LOCK_TEMPLATES[name]])
     if name in KEEP_CONDITIONS:
         sql = f"SELECT 1 FROM {KEEP_CONDITIONS[name]} AS t WHERE {sql}"
     assert _explain(sql, SAMPLES[name])

@@ -45,6 +45,15 @@ class TestNativeDjangoMemoryStore(MemoryStoreContract):
         return OnHostLoop(store, host_loop)
 
 
+class TestNativeDjangoMemoryStoreWithPlanInLockOff(TestNativeDjangoMemoryStore):
+    """The same contract with the delete's trick off (`DATABASE_PLAN_IN_LOCK`: a SET and a
+    RESET around the erasing statement instead of the request inside the lock)."""
+
+    @pytest.fixture(autouse=True)
+    def _off(self, settings):
+        settings.DATABASE_PLAN_IN_LOCK = False
+
+
 def test_writes_are_audited_as_the_agent_with_the_session_tag_only(host_loop):
     store = OnHostLoop(DjangoMemoryStore(session_id="raw-session-secret"), host_loop)
     run(store.upsert_facts, "t-1", [fact("meal", "Vegetarian meals")])
