@@ -95,4 +95,7 @@ def test_an_agent_made_request_on_a_phone_both_sides(new_page, live_server, lang
     staff.goto(f"{live_server.url}/staff/privacy/?subject_id={subject}")
     expect(staff.locator("td [data-identity=unverified]")).to_have_count(1)
     expect(staff.locator("td [data-duplicate-of]")).to_have_text(f"(duplicate of {first.number})")
+    # on a phone each request is a card of labelled lines, not a table wider than the screen
+    assert staff.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    expect(staff.locator('td[data-label="Due"]').first).to_be_visible()
     page_check(staff, "privacy-list-agent-duplicate-phone")
