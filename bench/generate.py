@@ -362,6 +362,12 @@ def load_server_side(conninfo: str, preset: Preset) -> dict[str, float]:
     }
 
 
+def facts_loaded(conninfo: str) -> int:
+    """How many facts the database holds (a loaded preset is reused)."""
+    with psycopg.connect(conninfo) as conn:
+        return conn.execute("SELECT count(*) FROM memory_fact").fetchone()[0]
+
+
 def conninfo_from_env() -> str:
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith("postgres"):
