@@ -18,6 +18,7 @@ from .async_reads import subject_fetch
 from .cursors import hot_cursor, in_own_pipelined_transaction, pipelined
 from .fastpaths import enabled as fastpath_enabled
 from .fastpaths import fits as fastpath_fits
+from .fastpaths.pydantic_models import builder as model_builder
 from .partitions import (
     Partitioned,
     closed_months_index,
@@ -66,6 +67,7 @@ __all__ = [
     "hot_cursor",
     "in_own_pipelined_transaction",
     "local_cache",
+    "model_builder",
     "month_drop",
     "page_read",
     "partitioned_register",
