@@ -39,7 +39,8 @@ async def main_async(n: int, cprofile: bool) -> None:
     import psycopg
 
     from memoryadmin import db
-    from memoryadmin.facts import selectors, store as store_module
+    from memoryadmin.facts import selectors
+    from memoryadmin.facts import store as store_module
     from memoryadmin.facts.sql import SQL_SEARCH, SQL_TIER_ONE
     from memoryadmin.facts.store import DjangoMemoryStore
 
@@ -61,7 +62,9 @@ async def main_async(n: int, cprofile: bool) -> None:
         return await (await raw.execute(RAW_TIER_ONE, [subject(i)])).fetchall()
 
     async def raw_search(i):
-        return await (await raw.execute(RAW_SEARCH_PEERS, [subject(i), "%seat%", "%seat%"])).fetchall()
+        return await (
+            await raw.execute(RAW_SEARCH_PEERS, [subject(i), "%seat%", "%seat%"])
+        ).fetchall()
 
     async def ours_sql_on_raw_tier(i):
         p = {"subject": subject(i), "now": timezone.now(), "cap": 8}
@@ -116,14 +119,15 @@ async def main_async(n: int, cprofile: bool) -> None:
             await cases[name](i)
             samples[name].append(time.perf_counter() - start)
     for name in cases:
-        s = sorted(samples[name])
-        print(f"{name:<40} p50 {statistics.median(s) * 1e6:8.1f} µs  p99 {s[int(len(s) * 0.99)] * 1e6:8.1f} µs")
+        _line(name, samples[name])
     if cprofile:
         import cProfile
         import pstats
 
-        for label, fn in (("tier_one", lambda i: store.tier_one(subject(i))),
-                          ("search", lambda i: store.search_facts(subject(i), "seat"))):
+        for label, fn in (
+            ("tier_one", lambda i: store.tier_one(subject(i))),
+            ("search", lambda i: store.search_facts(subject(i), "seat")),
+        ):
             prof = cProfile.Profile()
             prof.enable()
             for i in range(n):
@@ -135,12 +139,74 @@ async def main_async(n: int, cprofile: bool) -> None:
     await store.aclose()
 
 
+def _line(name: str, samples: list[float]) -> None:
+    ordered = sorted(samples)
+    p50, p99 = statistics.median(ordered), ordered[int(len(ordered) * 0.99)]
+    print(f"{name:<40} p50 {p50 * 1e6:8.1f} µs  p99 {p99 * 1e6:8.1f} µs")
+
+
+def main_api(n: int, cprofile: bool) -> None:
+    """The API's GET tier-one and GET facts/search through Django's test client (in-process
+    WSGI: the middleware, the token check, the view, the JSON; no socket, no gunicorn) against
+    the raw statements on a bare sync psycopg connection, in turns."""
+    import psycopg
+    from django.test import Client
+
+    from memoryadmin.api.tokens import token_issue
+
+    _, secret = token_issue(name="reads-profile", scopes=["memory:read"])
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    raw = psycopg.connect(generate.conninfo_from_env(), autocommit=True)
+    rng = random.Random(5)
+    subjects = [generate.normal_id(rng.randrange(1000)) for _ in range(500)]
+
+    def get(path: str) -> None:
+        response = client.get(path)
+        assert response.status_code == 200, (path, response.status_code, response.content[:200])
+
+    cases = {
+        "raw tier one": lambda s: raw.execute(RAW_TIER_ONE, [s]).fetchall(),
+        "raw search": lambda s: raw.execute(RAW_SEARCH_PEERS, [s, "%seat%", "%seat%"]).fetchall(),
+        "GET tier-one (test client)": lambda s: get(f"/api/v1/subjects/{s}/tier-one"),
+        "GET facts/search (test client)": lambda s: get(
+            f"/api/v1/subjects/{s}/facts/search?q=seat"
+        ),
+    }
+    samples = {name: [] for name in cases}
+    names = list(cases)
+    for i in range(n + 50):
+        random.shuffle(names)
+        for name in names:
+            start = time.perf_counter()
+            cases[name](subjects[i % len(subjects)])
+            if i >= 50:
+                samples[name].append(time.perf_counter() - start)
+    for name in cases:
+        _line(name, samples[name])
+    if cprofile:
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        for i in range(n):
+            get(f"/api/v1/subjects/{subjects[i % len(subjects)]}/tier-one")
+        prof.disable()
+        print(f"\n--- cProfile GET tier-one, {n} calls")
+        pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+    raw.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--cprofile", action="store_true")
+    parser.add_argument("--api", action="store_true", help="the API through the test client")
     args = parser.parse_args()
-    asyncio.run(main_async(args.n, args.cprofile))
+    if args.api:
+        main_api(args.n, args.cprofile)
+    else:
+        asyncio.run(main_async(args.n, args.cprofile))
     return 0
 
 
