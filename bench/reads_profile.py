@@ -71,7 +71,7 @@ async def main_async(n: int, cprofile: bool) -> None:
         return await (await raw.execute(SQL_TIER_ONE, p)).fetchall()
 
     async def ours_sql_on_raw_search(i):
-        p = {"subject": subject(i), "now": timezone.now(), "terms": ["seat"]}
+        p = {"subject": subject(i), "now": timezone.now(), "terms": "seat"}
         return await (await raw.execute(SQL_SEARCH, p)).fetchall()
 
     async def fetch_tier(i):

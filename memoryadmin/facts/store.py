@@ -157,7 +157,11 @@ class DjangoMemoryStore:
             return [to_wire(row) for row in rows]
         if not (await _config()).settings.memory_enabled:
             return []
-        params = {"subject": subject_id, "now": timezone.now(), "terms": terms}
+        params = {
+            "subject": subject_id,
+            "now": timezone.now(),
+            "terms": selectors.search_terms_param(terms),
+        }
         return _wire_rows(await subject_fetch(SQL_SEARCH, params))
 
     async def tier_one(self, subject_id: str) -> list[MemoryFact]:

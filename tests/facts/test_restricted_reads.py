@@ -20,7 +20,7 @@ from .store_contract import fact, run
 from .test_store_native import OnHostLoop
 
 S = "FF-RR-0001"
-PARAMS = {"subject": S, "now": "2026-12-07T12:00:00Z", "key": "seat", "terms": ["seat"], "cap": 5}
+PARAMS = {"subject": S, "now": "2026-12-07T12:00:00Z", "key": "seat", "terms": "seat", "cap": 5}
 READS = ("SQL_FACTS", "SQL_FACT", "SQL_SEARCH", "SQL_TIER_ONE")
 
 
