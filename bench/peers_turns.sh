@@ -23,7 +23,8 @@ url="$prefix$size"
 export SECRET_KEY="${SECRET_KEY:-bench-peers}"
 rsync -a --delete "$after/bench/" "$before/bench/"
 mkdir -p "$after/bench/out"
-for run in $(seq 1 "$runs"); do
+first="${FIRST_RUN:-1}"  # FIRST_RUN=4: number these runs from 4 (more runs beside earlier ones)
+for run in $(seq "$first" $((first + runs - 1))); do
   for side in before after; do
     dir="$before"; [ "$side" = after ] && dir="$after"
     if [ "$side" = before ]; then
