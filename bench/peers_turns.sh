@@ -32,6 +32,9 @@ for run in $(seq "$first" $((first + runs - 1))); do
     else
       psql "$url" -qc "CREATE INDEX IF NOT EXISTS memory_subject_use_paused ON memory_subject (subject_id) WHERE memory_use_paused"
     fi
+    # The index's build (or drop) and its WAL settle before the run: a checkpoint, a pause.
+    psql "$url" -qc "CHECKPOINT"
+    sleep 3
     (cd "$dir" && DATABASE_URL="$url" .venv/bin/python bench/run.py --preset "$preset" --only 7 \
       --n "$n" --skip-load) > "$after/bench/out/peers-$size-$side-$run.txt" 2>&1
     echo "$size $side run $run done: $(date -u +%H:%M:%S)"
