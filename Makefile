@@ -9,7 +9,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # A fresh random key per test run: the development key is refused whenever DEBUG is off.
 RANDOM_KEY = $$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')
 
-.PHONY: setup run portal-link demo-code test check unit lint screenshots bench bench-large bench-scale clean serve worker beat
+.PHONY: setup run portal-link demo-code test check unit lint screenshots bench bench-large bench-scale bench-peers clean serve worker beat
 
 # The agent client (client/) first: the server depends on memoryadmin-client, which must come
 # from ./client (editable), not from a registry.
@@ -137,6 +137,21 @@ bench: $(BIN)/.installed $(BIN)/.bench-installed
 
 bench-large: $(BIN)/.installed $(BIN)/.bench-installed
 	$(BENCH) $(BIN)/python bench/run.py --preset large --n 300
+
+# The peers scenario at three sizes (issue 42): 20k, 1M and 10M facts, each in its own database
+# (ma_peers_20k, ma_peers_1m, ma_peers_10m: PEERS_DATABASE_URL is their common prefix; else the
+# embedded server's), loaded once (the 10M one server-side, ~6 min) and reused while it holds
+# the preset's facts; every read, tier one and search against one raw statement and LangGraph's
+# store, 2,000 calls each, interleaved. SECRET_KEY: the load's (default bench-peers).
+PEERS_DATABASE_URL ?=
+PEERS_N ?= 2000
+PEERS_SIZES ?= 20k:20k 1m:large 10m:10m
+bench-peers: $(BIN)/.installed $(BIN)/.bench-installed
+	@set -e; for pair in $(PEERS_SIZES); do size=$${pair%%:*}; preset=$${pair##*:}; \
+	  SECRET_KEY=$${SECRET_KEY:-bench-peers} \
+	  $(if $(PEERS_DATABASE_URL),DATABASE_URL=$(PEERS_DATABASE_URL)$$size) \
+	  $(BIN)/python -m memoryadmin.embedded_db run --database ma_peers_$$size -- \
+	  $(BIN)/python bench/run.py --preset $$preset --only 7 --n $(PEERS_N) --load-if-needed; done
 
 # The scale scenario (issue 31): SCALE=1 is 1,000,000 travellers, 10,000,000 facts and
 # 100,000,000 events loaded server-side, then measured (bench/scale.py, bench/RESULTS.md).

@@ -38,12 +38,19 @@ class Preset:
     facts: int
     events: int
     heavy: int  # travellers with HEAVY_FACTS facts each
+    server_side: bool = False  # loaded by INSERT ... SELECT generate_series, not COPY
 
 
 PRESETS = {
     "small": Preset(travellers=10_000, facts=100_000, events=300_000, heavy=5),
     "large": Preset(travellers=100_000, facts=1_000_000, events=3_000_000, heavy=20),
     "tiny": Preset(travellers=500, facts=5_000, events=15_000, heavy=2),  # for tests
+    # The peers scenario's three sizes (issue 42): 20k, `large` (1M) and 10M facts. The 10M
+    # one is loaded server-side with modest history (one created event for 3M of its facts).
+    "20k": Preset(travellers=2_000, facts=20_000, events=60_000, heavy=2),
+    "10m": Preset(
+        travellers=1_000_000, facts=10_000_000, events=3_000_000, heavy=20, server_side=True
+    ),
 }
 HEAVY_FACTS = 500
 HEAVY_PREFIX = "H"
@@ -148,6 +155,8 @@ def _secret() -> str:
 
 
 def load(conninfo: str, preset: Preset, *, seed: int = 12) -> dict[str, float]:
+    if preset.server_side:
+        return load_server_side(conninfo, preset)
     rng = random.Random(seed)
     secret = _secret()
     now = datetime.now(UTC)
@@ -224,6 +233,139 @@ def load(conninfo: str, preset: Preset, *, seed: int = 12) -> dict[str, float]:
         "events": events_written,
         "seconds": time.perf_counter() - started,
     }
+
+
+# The server-side load (a preset with `server_side`): the same shapes as `_facts_for` (a
+# traveller's k-th fact takes the k-th topic, its values, ~3% sensitive, ~2% waiting for review,
+# ~25% expiring, a session tag on 90%), chosen by arithmetic on (traveller, k) instead of a
+# seeded generator, in one INSERT ... SELECT per chunk of travellers.
+SERVER_CHUNK = 100_000  # travellers per INSERT
+SQL_SERVER_SUBJECTS = """
+INSERT INTO memory_subject (subject_id, purge_generation, memory_paused, memory_use_paused,
+                            legal_hold, created_at, updated_at)
+SELECT id, 0, false, false, false, now(), now() FROM unnest(%(ids)s::text[]) AS id
+"""
+SQL_SERVER_FACTS = """
+INSERT INTO memory_fact (subject_id, key, value, category, status, sensitive, expires_at,
+                         created_at, updated_at, source_session_id, origin, expiry_pinned, version)
+SELECT f.subject, f.key, f.value, f.category,
+       CASE WHEN f.h %% 50 = 7 THEN 'pending_review' ELSE 'active' END, f.sensitive,
+       CASE WHEN f.h %% 4 = 1 THEN now() + make_interval(days => 30 + f.h %% 335) END,
+       now() - make_interval(days => 30 + f.h %% 670, secs => f.k),
+       now() - make_interval(days => 30 + f.h %% 670, secs => f.k)
+             + make_interval(days => f.h %% 26),
+       CASE WHEN f.h %% 10 = 3 THEN '' ELSE left(md5('session-' || f.h %% 1000000), 12) END,
+       'extraction', false, 1
+FROM (
+    SELECT s.subject, s.k, s.h, s.sensitive,
+           CASE WHEN s.sensitive THEN sens.base || '_' || s.k
+                WHEN s.k < %(topics)s THEN t.base ELSE t.base || '_' || s.k END AS key,
+           CASE WHEN s.sensitive THEN sens.vals[1 + s.h %% cardinality(sens.vals)]
+                ELSE t.vals[1 + s.h %% cardinality(t.vals)] END
+           || CASE WHEN s.k < %(topics)s THEN '' ELSE ' (note ' || s.k || ')' END AS value,
+           CASE WHEN s.sensitive THEN sens.category ELSE t.category END AS category
+    FROM (
+        SELECT p.subject, k, h, h %% 100 < 3 AS sensitive
+        FROM (SELECT * FROM unnest(%(ids)s::text[], %(counts)s::int[]) AS p(subject, n)) AS p,
+             generate_series(0, p.n - 1) AS k,
+             LATERAL (SELECT abs(hashtext(p.subject || '/' || k)) AS h) AS hh
+    ) AS s
+    JOIN unnest(%(bases)s::text[], %(categories)s::text[], %(values)s::text[])
+         WITH ORDINALITY AS t0(base, category, vals, i) ON t0.i = 1 + s.k %% %(topics)s
+    CROSS JOIN LATERAL (SELECT t0.base, t0.category,
+                               string_to_array(t0.vals, '|') AS vals) AS t
+    JOIN unnest(%(sbases)s::text[], %(scategories)s::text[], %(svalues)s::text[])
+         WITH ORDINALITY AS s0(base, category, vals, i) ON s0.i = 1 + s.h %% 2
+    CROSS JOIN LATERAL (SELECT s0.base, s0.category,
+                               string_to_array(s0.vals, '|') AS vals) AS sens
+) AS f
+"""
+# One created event per fact for the first `events` facts, under the fact's keyed hash computed
+# by the server (pgcrypto's hmac with the key keyhash derives from SECRET_KEY).
+SQL_SERVER_EVENTS = """
+INSERT INTO memory_fact_event (subject_id, key, key_hash, action, actor_kind, actor_label,
+                               reason, before, after, session_tag, created_at)
+SELECT f.subject_id, f.key,
+       '#' || left(encode(hmac(convert_to(f.subject_id, 'UTF8') || '\\x00'::bytea
+                               || convert_to(f.key, 'UTF8'), %(derived)s::bytea, 'sha256'),
+                          'hex'), 40),
+       'created', 'extraction', 'extraction', 'generated', NULL,
+       jsonb_build_object('value', f.value, 'version', 1), '', f.created_at
+FROM (SELECT subject_id, key, value, created_at FROM memory_fact ORDER BY id
+      LIMIT %(events)s) AS f
+"""
+SQL_SERVER_INDEXES = """
+SELECT indexname, indexdef FROM pg_indexes
+WHERE schemaname = current_schema() AND tablename IN ('memory_fact', 'memory_fact_event')
+  AND indexname NOT IN (SELECT conname FROM pg_constraint
+                        WHERE conrelid IN ('memory_fact'::regclass, 'memory_fact_event'::regclass))
+ORDER BY indexname
+"""
+
+
+def load_server_side(conninfo: str, preset: Preset) -> dict[str, float]:
+    """Load a large preset server-side: secondary indexes dropped first and made again from
+    their saved definitions after (one sort each instead of an insert per row)."""
+    from hashlib import sha256
+
+    from memoryadmin.facts.keyhash import _DIGEST_SALT
+
+    secret = _secret()
+    started = time.perf_counter()
+    heavy = heavy_ids(preset)
+    normal = preset.travellers - len(heavy)
+    rest = preset.facts - HEAVY_FACTS * len(heavy)
+    base, extra = divmod(rest, normal)
+    topics = {
+        "topics": len(TOPICS),
+        "bases": [t[0] for t in TOPICS],
+        "categories": [t[1] for t in TOPICS],
+        "values": ["|".join(t[2]) for t in TOPICS],
+        "sbases": [t[0] for t in SENSITIVE_TOPICS],
+        "scategories": [t[1] for t in SENSITIVE_TOPICS],
+        "svalues": ["|".join(t[2]) for t in SENSITIVE_TOPICS],
+    }
+    plan = [(s, HEAVY_FACTS) for s in heavy] + [
+        (normal_id(n), base + (1 if n < extra else 0)) for n in range(normal)
+    ]
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgcrypto")
+        conn.execute(
+            "TRUNCATE memory_fact, memory_fact_event, memory_subject RESTART IDENTITY CASCADE"
+        )
+        saved = conn.execute(SQL_SERVER_INDEXES).fetchall()
+        for name, _ in saved:
+            conn.execute(f'DROP INDEX "{name}"')
+        for start in range(0, len(plan), SERVER_CHUNK):
+            chunk = plan[start : start + SERVER_CHUNK]
+            ids = [s for s, _ in chunk]
+            conn.execute(SQL_SERVER_SUBJECTS, {"ids": ids})
+            conn.execute(SQL_SERVER_FACTS, {"ids": ids, "counts": [n for _, n in chunk], **topics})
+            print(f"  travellers {start + len(chunk):,}: {time.perf_counter() - started:.0f} s")
+        derived = sha256((_DIGEST_SALT + secret).encode()).digest()
+        conn.execute(SQL_SERVER_EVENTS, {"derived": derived, "events": preset.events})
+        print(f"  events: {time.perf_counter() - started:.0f} s")
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        for _, definition in saved:
+            conn.execute(definition.replace(" ON ONLY ", " ON ", 1))
+        print(f"  indexes: {time.perf_counter() - started:.0f} s")
+        conn.execute("VACUUM ANALYZE memory_subject")
+        conn.execute("VACUUM ANALYZE memory_fact")
+        conn.execute("VACUUM ANALYZE memory_fact_event")
+        facts = conn.execute("SELECT count(*) FROM memory_fact").fetchone()[0]
+        events = conn.execute("SELECT count(*) FROM memory_fact_event").fetchone()[0]
+    return {
+        "travellers": preset.travellers,
+        "facts": facts,
+        "events": events,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def facts_loaded(conninfo: str) -> int:
+    """How many facts the database holds (a loaded preset is reused)."""
+    with psycopg.connect(conninfo) as conn:
+        return conn.execute("SELECT count(*) FROM memory_fact").fetchone()[0]
 
 
 def conninfo_from_env() -> str:

@@ -93,6 +93,12 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=400, help="calls per case")
     parser.add_argument("--load-seconds", type=float, default=8.0)
     parser.add_argument("--skip-load", action="store_true", help="reuse the loaded data")
+    parser.add_argument(
+        "--load-if-needed",
+        action="store_true",
+        help="load only when the database holds fewer facts than the preset (a loaded one is"
+        " reused: `make bench-peers`)",
+    )
     parser.add_argument("--only", default="1,2,3,http,5,6,7,8,filter,4")
     args = parser.parse_args()
     conninfo = generate.conninfo_from_env()
@@ -107,6 +113,8 @@ def main() -> int:
     call_command("migrate", verbosity=0)
     call_command("collectstatic", interactive=False, verbosity=0)  # as `make serve` does
     preset = generate.PRESETS[args.preset]
+    if args.load_if_needed and not args.skip_load:
+        args.skip_load = generate.facts_loaded(conninfo) >= preset.facts
     if not args.skip_load:
         loaded = generate.load(conninfo, preset)
         print(

@@ -62,6 +62,8 @@ from memoryadmin.conf.extraction import (
 from memoryadmin.conf.fastpath import (
     FASTPATH_API_LEAN_GET,
     FASTPATH_DJANGO_CURSOR,
+    FASTPATH_PYDANTIC_CONSTRUCT,
+    FASTPATH_STORE_RESIDENT_CONNECTION,
 )
 from memoryadmin.conf.observability import (
     LOG_FORMAT,

@@ -1,9 +1,27 @@
-"""Scenario 7, peers: LangGraph's store on the same facts, the same operations."""
+"""Scenario 7, peers (issue 42): the agent's calls on DjangoMemoryStore, on LangGraph's store and
+as one raw psycopg statement, the same travellers, calls interleaved in the same run.
+
+Reads: get (a traveller's facts), tier one (what every turn injects) and search (recall on
+demand), each against its raw statement (`raw.py`: one statement on the bare table, no
+visibility rules beyond status and expiry) and against LangGraph's `AsyncPostgresStore`. Writes:
+an upsert of 3 against LangGraph's batch of 3 puts (no audit), a delete with erasure against
+LangGraph's delete. Each row prints p50 and p99; the ratio is to its baseline's p50, and the
+"vs LangGraph" rows repeat our call against LangGraph's.
+
+LangGraph's tier one is `asearch(namespace, limit=cap)` (newest first: its only order); it has
+no text search without an embedding index, so its search is the namespace read and the same
+terms matched in Python (what an agent on it would do).
+"""
 
 from __future__ import annotations
 
 from bench.harness import WRITE_KEYS, Context, Row, make_store, take_turns
-from bench.scenarios.raw import RAW_READ
+from bench.scenarios.raw import RAW_READ, RAW_SEARCH_PEERS, RAW_TIER_ONE
+
+# A word in the key or the values of one topic of every traveller (seat_preference: "aisle
+# seats", "window seats"), so each search finds a row or two of ten.
+SEARCH_QUERY = "seat"
+TIER_ONE_CAP = 8  # MemorySettings.tier_one_cap's default
 
 
 async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
@@ -25,18 +43,54 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             " category), created_at, updated_at FROM memory_fact WHERE subject_id = ANY(%s)",
             [subjects],
         )
+        await ctx.raw.execute("ANALYZE store")
         store = make_store(native=True)
         from memoryadmin_client.types import MemoryFact
 
-        async def peer_get(i: int) -> object:
-            return await peer.asearch(("facts", subjects[i % len(subjects)]), limit=1000)
+        def subject(i: int) -> str:
+            return subjects[i % len(subjects)]
 
+        # --- reads -------------------------------------------------------------------------
+        async def peer_get(i: int) -> object:
+            return await peer.asearch(("facts", subject(i)), limit=1000)
+
+        async def peer_tier_one(i: int) -> object:
+            return await peer.asearch(("facts", subject(i)), limit=TIER_ONE_CAP)
+
+        def matches(item: object, terms: list[str]) -> bool:
+            text = f"{item.key} {item.value.get('value', '')} {item.value.get('category', '')}"
+            return any(term in text.lower() for term in terms)
+
+        async def peer_search(i: int) -> object:
+            items = await peer.asearch(("facts", subject(i)), limit=1000)
+            terms = SEARCH_QUERY.lower().split()
+            return [item for item in items if matches(item, terms)]
+
+        async def ours_get(i: int) -> object:
+            return await store.get_facts(subject(i))
+
+        async def ours_tier_one(i: int) -> object:
+            return await store.tier_one(subject(i))
+
+        async def ours_search(i: int) -> object:
+            return await store.search_facts(subject(i), SEARCH_QUERY)
+
+        async def raw_get(i: int) -> object:
+            return await (await ctx.raw.execute(RAW_READ, [subject(i)])).fetchall()
+
+        async def raw_tier_one(i: int) -> object:
+            return await (await ctx.raw.execute(RAW_TIER_ONE, [subject(i)])).fetchall()
+
+        async def raw_search(i: int) -> object:
+            like = f"%{SEARCH_QUERY}%"
+            return await (
+                await ctx.raw.execute(RAW_SEARCH_PEERS, [subject(i), like, like])
+            ).fetchall()
+
+        # --- writes ------------------------------------------------------------------------
         async def peer_put(i: int) -> object:
             ns = ("facts", subjects[(i + 11) % len(subjects)])
             return await peer.abatch([PutOp(ns, k, {"value": f"peer {i} {k}"}) for k in WRITE_KEYS])
-
-        async def ours_get(i: int) -> object:
-            return await store.get_facts(subjects[i % len(subjects)])
 
         async def ours_put(i: int) -> object:
             return await store.upsert_facts(
@@ -48,41 +102,57 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
         # created event, so the erasure has something to redact), theirs with a put.
         made = max(3, ctx.n // 20) + ctx.n
         gone = [(subjects[j % len(subjects)], f"bench_gone_{j}") for j in range(made)]
-        for subject, key in gone:
-            await peer.aput(("facts", subject), key, {"value": f"peer {key}"})
-            await store.upsert_facts(subject, [MemoryFact(key=key, value=f"ours {key}")])
+        for owner, key in gone:
+            await peer.aput(("facts", owner), key, {"value": f"peer {key}"})
+            await store.upsert_facts(owner, [MemoryFact(key=key, value=f"ours {key}")])
         peer_gone, ours_gone = iter(gone), iter(gone)
 
         async def peer_delete(i: int) -> object:
-            subject, key = next(peer_gone)
-            return await peer.adelete(("facts", subject), key)
+            owner, key = next(peer_gone)
+            return await peer.adelete(("facts", owner), key)
 
         async def ours_delete(i: int) -> object:
-            subject, key = next(ours_gone)
-            assert await store.delete_fact(subject, key), key
+            owner, key = next(ours_gone)
+            assert await store.delete_fact(owner, key), key
             return None
-
-        async def raw_get(i: int) -> object:
-            return await (await ctx.raw.execute(RAW_READ, [subjects[i % len(subjects)]])).fetchall()
 
         got = await take_turns(
             {
-                "peer_get": peer_get,
-                "peer_put": peer_put,
-                "ours_get": ours_get,
-                "ours_put": ours_put,
                 "raw_get": raw_get,
+                "raw_tier_one": raw_tier_one,
+                "raw_search": raw_search,
+                "ours_get": ours_get,
+                "ours_tier_one": ours_tier_one,
+                "ours_search": ours_search,
+                "peer_get": peer_get,
+                "peer_tier_one": peer_tier_one,
+                "peer_search": peer_search,
+                "peer_put": peer_put,
+                "ours_put": ours_put,
                 "peer_delete": peer_delete,
                 "ours_delete": ours_delete,
             },
             ctx.n,
         )
-        base = Row("7 peers", "raw get", got["raw_get"])
-        rows.append(base)
-        rows.append(
-            Row("7 peers", "LangGraph AsyncPostgresStore.asearch", got["peer_get"], baseline=base)
-        )
-        rows.append(Row("7 peers", "DjangoMemoryStore.get_facts", got["ours_get"], baseline=base))
+        for call, label, raw_label, peer_label in (
+            ("get", "get_facts", "raw get", "asearch limit 1000"),
+            ("tier_one", "tier_one", "raw tier one", f"asearch limit {TIER_ONE_CAP}"),
+            ("search", "search_facts", "raw search (ILIKE)", "asearch + match in Python"),
+        ):
+            base = Row("7 peers", raw_label, got[f"raw_{call}"])
+            peer_row = Row("7 peers", f"LangGraph {peer_label}", got[f"peer_{call}"], baseline=base)
+            ours = Row(
+                "7 peers",
+                f"DjangoMemoryStore.{label}",
+                got[f"ours_{call}"],
+                baseline=base,
+                target="p50 <= 1.5x raw",
+                limit=1.5,
+            )
+            rows.extend([base, peer_row, ours])
+            rows.append(
+                Row("7 peers", f"  {label} vs LangGraph", got[f"ours_{call}"], baseline=peer_row)
+            )
         put_base = Row("7 peers", "LangGraph abatch 3 puts (no audit)", got["peer_put"])
         rows.append(put_base)
         rows.append(
@@ -101,5 +171,7 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
                 "DjangoMemoryStore.delete_fact (erasure)",
                 got["ours_delete"],
                 baseline=delete_base,
+                target="p50 <= 1.5x LangGraph",
+                limit=1.5,
             )
         )

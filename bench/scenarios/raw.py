@@ -16,6 +16,14 @@ RAW_SEARCH = (
     " WHERE subject_id = %s AND status = 'active' AND (expires_at IS NULL OR expires_at > now())"
     " AND (lower(value) LIKE %s OR lower(key) LIKE %s)"
 )
+# The peers scenario's search (issue 42): any fact whose value or key holds the word, case
+# aside, in stored order; one statement on the bare table (no trigram index serves a pattern
+# this short inside one traveller's rows: the subject's index finds them).
+RAW_SEARCH_PEERS = (
+    "SELECT key, value, category, updated_at, source_session_id FROM memory_fact"
+    " WHERE subject_id = %s AND status = 'active' AND (expires_at IS NULL OR expires_at > now())"
+    " AND (value ILIKE %s OR key ILIKE %s) ORDER BY created_at, id"
+)
 SWEEP_EVENTS_FLOOR = (
     "INSERT INTO memory_fact_event (subject_id, key, key_hash, action, actor_kind, actor_label,"
     " reason, session_tag, created_at) SELECT subject_id, '#' || md5(key), '#' || md5(key),"

@@ -19,6 +19,7 @@ from .async_reads import subject_fetch
 from .cursors import hot_cursor, in_own_pipelined_transaction, locked_write, pipelined
 from .fastpaths import enabled as fastpath_enabled
 from .fastpaths import fits as fastpath_fits
+from .fastpaths.pydantic_models import builder as model_builder
 from .partitions import (
     Partitioned,
     closed_months_index,
@@ -68,6 +69,7 @@ __all__ = [
     "in_own_pipelined_transaction",
     "local_cache",
     "locked_write",
+    "model_builder",
     "month_drop",
     "page_read",
     "partitioned_register",

@@ -60,6 +60,13 @@ class Subject(models.Model):
                 name="memory_subject_held",
                 condition=models.Q(legal_hold=True),
             ),
+            # The agent's every read asks whether the traveller paused the use of memory: an
+            # index-only lookup among the few who did, not a fetch of the traveller's row.
+            models.Index(
+                fields=["subject_id"],
+                name="memory_subject_use_paused",
+                condition=models.Q(memory_use_paused=True),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -146,6 +146,12 @@ def search_terms(query: str) -> list[str]:
     return query.split()
 
 
+def search_terms_param(terms: list[str]) -> str:
+    """SQL_SEARCH's `terms`: joined by single spaces, which no term holds (`search_terms` split
+    on every whitespace), so the statement's `string_to_array(terms, ' ')` gives them back."""
+    return " ".join(terms)
+
+
 def _rows(sql: str, params: dict[str, Any]) -> list[AgentFact]:
     """On a replica that has replayed the traveller's last write, else the primary
     (`db.subject_read`: this process's copy of the traveller's position, else Redis, before
@@ -199,7 +205,8 @@ def facts_search(subject_id: str, query: str) -> list[AgentFact]:
         return facts_for_agent(subject_id)
     if not memory_settings().memory_enabled:
         return []
-    return _rows(SQL_SEARCH, {"subject": subject_id, "now": timezone.now(), "terms": terms})
+    params = {"subject": subject_id, "now": timezone.now(), "terms": search_terms_param(terms)}
+    return _rows(SQL_SEARCH, params)
 
 
 def purge_generation(subject_id: str) -> int:

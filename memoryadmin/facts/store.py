@@ -52,20 +52,25 @@ def to_wire(fact: Any) -> MemoryFact:
     )
 
 
+_WIRE_FIELDS = ("key", "value", "category", "updated_at", "source_session_id", "version")
+
+
 def _wire_rows(rows: Iterable[Sequence[Any]]) -> list[MemoryFact]:
     """Rows in AgentFact column order straight to the wire shape. The rows come from our own
-    table, already valid, so they skip validation (`model_construct`). Setting pydantic's
-    private slots by hand instead was measured (bench/RESULTS.md, "Fenced speed tricks") to buy
-    less than the noise of a read, so it went."""
-    construct = MemoryFact.model_construct
+    table, already valid, so they skip validation: `db.model_builder` (pydantic's
+    `model_construct`, or with FASTPATH_PYDANTIC_CONSTRUCT its slots filled directly)."""
+    build = db.model_builder(MemoryFact, _WIRE_FIELDS)
+    categories = _CATEGORIES
     return [
-        construct(
-            key=row[0],
-            value=row[1],
-            category=_CATEGORIES[row[2]],
-            updated_at=row[3],
-            source_session_id=row[4] or None,
-            version=row[5],
+        build(
+            {
+                "key": row[0],
+                "value": row[1],
+                "category": categories[row[2]],
+                "updated_at": row[3],
+                "source_session_id": row[4] or None,
+                "version": row[5],
+            }
         )
         for row in rows
     ]
@@ -152,7 +157,11 @@ class DjangoMemoryStore:
             return [to_wire(row) for row in rows]
         if not (await _config()).settings.memory_enabled:
             return []
-        params = {"subject": subject_id, "now": timezone.now(), "terms": terms}
+        params = {
+            "subject": subject_id,
+            "now": timezone.now(),
+            "terms": selectors.search_terms_param(terms),
+        }
         return _wire_rows(await subject_fetch(SQL_SEARCH, params))
 
     async def tier_one(self, subject_id: str) -> list[MemoryFact]:

@@ -19,5 +19,5 @@ def test_the_command_line_imports_every_scenario_and_keeps_its_flags() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    for flag in ("--preset", "--n", "--load-seconds", "--skip-load", "--only"):
+    for flag in ("--preset", "--n", "--load-seconds", "--skip-load", "--load-if-needed", "--only"):
         assert flag in done.stdout

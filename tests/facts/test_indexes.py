@@ -52,6 +52,10 @@ PURPOSE = {
         "partial (legal_hold): retention's kept rows start from the few held travellers "
         "(the drop by month, the sweeps' exclusions)"
     ),
+    ("memory_subject", "memory_subject_use_paused"): (
+        "partial (memory_use_paused): the agent's reads check the few paused travellers "
+        "by an index-only lookup"
+    ),
 }
 
 

@@ -14,12 +14,13 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import MemoryFact
 from memoryadmin.facts.store import DjangoMemoryStore
 from tests.factories import FactFactory
+from tests.support.fastpaths import NATIVE_TRICKS, turn_off
 
 from .store_contract import fact, run
 from .test_store_native import OnHostLoop
 
 S = "FF-RR-0001"
-PARAMS = {"subject": S, "now": "2026-12-07T12:00:00Z", "key": "seat", "terms": ["seat"], "cap": 5}
+PARAMS = {"subject": S, "now": "2026-12-07T12:00:00Z", "key": "seat", "terms": "seat", "cap": 5}
 READS = ("SQL_FACTS", "SQL_FACT", "SQL_SEARCH", "SQL_TIER_ONE")
 
 
@@ -45,7 +46,9 @@ def test_each_read_filters_restricted_facts_on_the_travellers_index(name):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_native_store_leaves_a_restricted_fact_out(host_loop):
+@pytest.mark.parametrize("off", [(), NATIVE_TRICKS], ids=["tricks-on", "tricks-off"])
+def test_the_native_store_leaves_a_restricted_fact_out(host_loop, settings, off):
+    turn_off(settings, off)
     FactFactory(subject_id=S, key="seat", value="Middle seat")
     FactFactory(subject_id=S, key="meal", value="Vegetarian seat-side meal")
     services.fact_restrict(subject_id=S, key="seat", actor=Actor.customer(S), reason="portal")

@@ -49,7 +49,7 @@ NOT_STATEMENTS = {
 SAMPLES: dict[str, Any] = {
     "SQL_FACTS": SUBJECT,
     "SQL_FACT": {**SUBJECT, "key": "seat"},
-    "SQL_SEARCH": {**SUBJECT, "terms": ["aisle", "seat"]},
+    "SQL_SEARCH": {**SUBJECT, "terms": "aisle seat"},
     "SQL_TIER_ONE": {**SUBJECT, "cap": 10},
     "SQL_PURGE_GENERATION": {"subject": "s-1"},
     "SQL_CURRENT_LSN": None,

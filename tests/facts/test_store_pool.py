@@ -18,6 +18,14 @@ from memoryadmin.db import pool, replicas
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture(autouse=True, params=[True, False], ids=["resident-on", "resident-off"])
+def resident(request, settings):
+    """Every test here runs with the loop's resident connection (FASTPATH_STORE_RESIDENT_
+    CONNECTION) on and off."""
+    settings.FASTPATH_STORE_RESIDENT_CONNECTION = request.param
+    return request.param
+
+
 def _admin() -> psycopg.Connection:
     """A plain connection of the test's own (Django's refuses to run inside an event loop)."""
     return psycopg.connect(**replicas.conninfo("default"), autocommit=True)
@@ -132,3 +140,46 @@ def test_a_loop_that_ends_while_its_pool_connects_ends_at_once():
         gc.collect()  # a connection that finished opening after its loop ended goes with it
         time.sleep(0.05)
     assert _backend_pids() - before == set()
+
+
+@pytest.mark.asyncio
+async def test_calls_waiting_for_the_pool_get_the_connection_given_back_at_once(settings):
+    """With one connection and six calls at once, each call's connection goes to the next
+    waiting call (not kept by the loop while they wait out the pool's timeout)."""
+    settings.MEMORY_STORE_POOL_SIZE = 1
+    started = time.monotonic()
+    answers = await asyncio.gather(
+        *(pool.fetch_on("default", "SELECT pg_backend_pid(), pg_sleep(0.01)", {}) for _ in range(6))
+    )
+    assert len({pid for [(pid, _)] in answers}) == 1
+    assert time.monotonic() - started < pool.WAIT_SECONDS / 2
+    await pool.close_pools()
+
+
+@pytest.mark.asyncio
+async def test_the_loop_keeps_its_last_connection_only_with_the_trick_on(resident):
+    pid = await _pid()
+    natives = pool._loop_pools()
+    stats = natives.pools["default"].get_stats()
+    if resident:
+        conn, _cursor = natives.resident["default"]
+        assert conn.info.backend_pid == pid
+        assert stats["pool_available"] == 0  # checked out, kept by the loop
+    else:
+        assert natives.resident == {}
+        assert stats["pool_available"] == stats["pool_size"] == 1
+    assert await _pid() == pid  # the same connection either way
+    await pool.close_pools()
+    assert pid not in _backend_pids()
+
+
+@pytest.mark.asyncio
+async def test_a_resident_connection_past_its_lifetime_goes_back_to_the_pool(resident):
+    await _pid()
+    natives = pool._loop_pools()
+    for conn in list(natives.expires.keys()):
+        natives.expires[conn] = time.monotonic() - 1
+    await _pid()
+    assert natives.resident == {}
+    assert natives.pools["default"].get_stats()["pool_available"] == 1
+    await pool.close_pools()

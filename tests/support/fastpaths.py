@@ -11,7 +11,11 @@ from memoryadmin.db import fastpaths
 TRICKS = (
     "FASTPATH_DJANGO_CURSOR",
     "FASTPATH_API_LEAN_GET",
+    "FASTPATH_STORE_RESIDENT_CONNECTION",
+    "FASTPATH_PYDANTIC_CONSTRUCT",
 )
+# The tricks on the store's native async path (memoryadmin/db/pool.py, the wire models).
+NATIVE_TRICKS = ("FASTPATH_STORE_RESIDENT_CONNECTION", "FASTPATH_PYDANTIC_CONSTRUCT")
 ALL_OFF = pytest.param(TRICKS, id="all-off")
 OFF_SETS = [ALL_OFF, *(pytest.param((name,), id=f"{name}-off") for name in TRICKS)]
 

@@ -14,15 +14,21 @@ path: an upgrade that breaks a trick costs speed, never correctness.
 |                          |                     | re-implements DRF's dispatch;    |
 |                          |                     | it lives in the API, whose token |
 |                          |                     | check it uses)                   |
+| FASTPATH_PYDANTIC_       | pydantic_models.py  | pydantic 2.x                     |
+| CONSTRUCT                |                     |                                  |
+| FASTPATH_STORE_RESIDENT_ | ../pool.py          | psycopg_pool 3.x (no private     |
+| CONNECTION               |                     | names: a loop keeps its last     |
+|                          |                     | connection and its cursor)       |
 
 A third, FASTPATH_REDIS_CLIENT (redis-py's client behind Django's RedisCache, through its private
 `_cache`, for the API throttle's script and `/healthz`'s PING), is gone: those now use the
 redis-py client `memoryadmin.db.redis.client` builds from the cache's URL, no private name.
 
 Two tricks were measured to buy less than the noise and removed (bench/RESULTS.md): pydantic
-models built by setting their private slots (now `model_construct`), and django-csp's header
-built once per process by reading django-csp's private response attributes (now django-csp's
-own middleware).
+models built by setting their private slots (then `model_construct`; back as
+FASTPATH_PYDANTIC_CONSTRUCT for issue 42, where ~17 µs a read is a sixth of the margin), and
+django-csp's header built once per process by reading django-csp's private response attributes
+(now django-csp's own middleware).
 
 Imports nothing of ours: the facts and the API use it.
 """
