@@ -126,24 +126,46 @@ def test_history_written_before_a_key_rotation_is_still_found_and_erased(setting
 # --- one statement ------------------------------------------------------------------------------
 
 
-def _count(call) -> int:
+def _statements(call) -> list[str]:
     with CaptureQueriesContext(connection) as queries:
         call()
-    return len([q for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]])
+    return [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+
+
+def _count(call) -> int:
+    return len(_statements(call))
+
+
+def _shapes(statements: list[str]) -> list[str]:
+    """Each statement named by what it is: the plan mode set around the write, or the rest."""
+    return [
+        "plans on"
+        if "force_generic_plan" in sql
+        else "plans back"
+        if "plan_cache_mode_was" in sql
+        else "erase"
+        if "erased_facts" in sql
+        else "lock"
+        if "FOR UPDATE" in sql
+        else sql
+        for sql in statements
+    ]
 
 
 @pytest.mark.django_db
-def test_fact_delete_is_the_traveller_lock_and_one_erasing_statement():
+@pytest.mark.parametrize("prepared", [True, False], ids=["on", "DATABASE_PREPARED_WRITES-off"])
+def test_fact_delete_is_the_traveller_lock_and_one_erasing_statement(prepared, settings):
+    """With `DATABASE_PREPARED_WRITES` the erasing statement travels between the two statements
+    that ask for its generic plan and put the mode back (one round trip); off, alone."""
+    settings.DATABASE_PREPARED_WRITES = prepared
+    expected = ["lock", "plans on", "erase", "plans back"] if prepared else ["lock", "erase"]
     agent_upsert("c-1", *[(f"topic_{i}", f"Value {i}") for i in range(40)])
     stored_reply("c-1", "Value 3")
-    assert _count(lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)) == 2
+    delete = lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)  # noqa: E731
+    assert _shapes(_statements(delete)) == expected
     assert IdempotencyRecord.objects.get().response_body is None  # its eraser ran, inside it
-    assert (
-        _count(  # nothing there: the same two statements, nothing written
-            lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)
-        )
-        == 2
-    )
+    # nothing there: the same statements, nothing written
+    assert _shapes(_statements(delete)) == expected
     assert FactEvent.objects.filter(action=EventAction.DELETED).count() == 1
 
 
