@@ -5,6 +5,7 @@ erases on its native async connection with the same result as the service."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -300,6 +301,43 @@ def test_native_delete_waits_for_a_writer_and_erases_what_it_wrote(
     assert pending.result(10) is True
     assert occurrences("Wq1") == {} and occurrences("Wq2") == {}
     assert [e.action for e in selectors.fact_history("n-race", "seat_note")] == [
+        EventAction.CREATED,
+        EventAction.UPDATED,
+        EventAction.DELETED,
+    ]
+
+
+def _delete_in_a_thread(subject_id: str, key: str) -> concurrent.futures.Future:
+    """`services.fact_delete` on a Django connection of its own (another thread's), as a
+    portal request beside the agent's write."""
+
+    def delete() -> bool:
+        try:
+            return services.fact_delete(subject_id=subject_id, key=key, actor=STAFF)
+        finally:
+            connection.close()
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    pending = pool.submit(delete)
+    pool.shutdown(wait=False)
+    return pending
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("prepared", [True, False], ids=["on", "DATABASE_PREPARED_WRITES-off"])
+def test_the_services_delete_waits_for_a_writer_and_erases_what_it_wrote(prepared, settings):
+    """The same race on Django's connection: the erasing statement, prepared on its generic plan
+    or not, runs after the traveller's lock and erases the value a writer committed meanwhile."""
+    settings.DATABASE_PREPARED_WRITES = prepared
+    agent_upsert("s-race", ("seat_note", "First value Wq3"))
+    with transaction.atomic():
+        agent_upsert("s-race", ("seat_note", "Written meanwhile Wq4"))  # holds the traveller's lock
+        pending = _delete_in_a_thread("s-race", "seat_note")
+        with pytest.raises(concurrent.futures.TimeoutError):
+            pending.result(0.5)
+    assert pending.result(10) is True
+    assert occurrences("Wq3") == {} and occurrences("Wq4") == {}
+    assert [e.action for e in selectors.fact_history("s-race", "seat_note")] == [
         EventAction.CREATED,
         EventAction.UPDATED,
         EventAction.DELETED,
