@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryadmin.api.models import IdempotencyRecord, ServiceToken
-from memoryadmin.db import replicas
+from memoryadmin.db import fastpath_enabled, replicas
 from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.extraction.services import job_create_or_get
 from memoryadmin.facts import services
@@ -201,19 +201,21 @@ def _plan_cache_mode() -> str:
 
 
 @pytest.mark.parametrize(
-    ("prepared", "pooler"),
-    [(True, ""), (False, ""), (True, "transaction")],
-    ids=["on", "DATABASE_PREPARED_WRITES-off", "behind-a-pooler"],
+    ("prepared", "pooler", "cursor_trick"),
+    [(True, "", True), (False, "", True), (True, "transaction", True), (True, "", False)],
+    ids=["on", "DATABASE_PREPARED_WRITES-off", "behind-a-pooler", "FASTPATH_DJANGO_CURSOR-off"],
 )
 def test_the_services_delete_runs_a_generic_plan_and_leaves_the_callers_mode(
-    prepared, pooler, settings
+    prepared, pooler, cursor_trick, settings
 ):
     """`services.fact_delete` on Django's connection: on, the erasing statement is prepared from
-    its first call and runs its generic plan every time (never planned afresh); off, or behind a
-    transaction-mode pooler, nothing is prepared. Either way a caller's transaction goes on with
-    the `plan_cache_mode` it had, and the connection is back at the server's default after it."""
+    its first call and runs its generic plan every time (never planned afresh); off, behind a
+    transaction-mode pooler, or with the prepared cursor's fast path off, nothing is prepared.
+    Either way a caller's transaction goes on with the `plan_cache_mode` it had, and the
+    connection is back at the server's default after it."""
     settings.DATABASE_PREPARED_WRITES = prepared
     settings.DATABASE_POOLER = pooler
+    settings.FASTPATH_DJANGO_CURSOR = cursor_trick
     connection.close()  # a connection of its own: no statement prepared by an earlier test
     agent_upsert("xr7-sync-plans", *[(f"topic_{i}", f"Value {i}") for i in range(6)])
     for i in range(3):  # each in a transaction of its own (the portal's and staff's case)
@@ -226,7 +228,7 @@ def test_the_services_delete_runs_a_generic_plan_and_leaves_the_callers_mode(
             assert services.fact_delete(subject_id="xr7-sync-plans", key=f"topic_{i}", actor=STAFF)
         assert _plan_cache_mode() == "force_custom_plan"
     assert _plan_cache_mode() == "auto"
-    if prepared and not pooler:
+    if prepared and not pooler and fastpath_enabled("FASTPATH_DJANGO_CURSOR"):
         assert _plans_of_the_erasing_statement() == [(5, 0)]
     else:
         assert _plans_of_the_erasing_statement() == []
