@@ -10,8 +10,15 @@
    the client as LOG notices): time, buffers and WAL of the lock and of each part of the erasing
    statement (`gone`, `redacted`, `recorded`, each eraser), median over the deletes.
 
+4. The erasing statement's execution alone (EXPLAIN ANALYZE EXECUTE of its generic plan).
+5. The synchronous service, `services.fact_delete` on Django's connection (the portal's "Delete
+   this" and staff's delete): `DATABASE_PREPARED_WRITES` on (the erasing statement prepared,
+   its generic plan) and off (planned every call, as before), call by call in turns.
+
     SECRET_KEY=dev DATABASE_URL=postgres://postgres@127.0.0.1:5432/ma_del_peers \
-        .venv/bin/python bench/delete_profile.py [--n 300] [--rich]
+        .venv/bin/python bench/delete_profile.py [--n 300] [--rich] [--service-only]
+
+`--service-only`: part 5 alone.
 
 `--rich`: each fact deleted also has use receipts in two months, a stored idempotent reply
 and a waiting receipt on a job (the erasers then have rows to change). The database is one
@@ -427,6 +434,65 @@ async def _execution(subjects: list[str], n: int) -> None:
             print(f"| {label} | {statistics.median(times[len(facts) :]):.3f} |")
 
 
+# --- part 5: the synchronous service on Django's connection -------------------------------------
+
+
+def _service_sync(subjects: list[str], n: int) -> None:
+    """`services.fact_delete` (atomic, the traveller's lock, the erasing statement), each call
+    deleting a fact made for it (with its created event), `DATABASE_PREPARED_WRITES` on and off
+    taking turns call by call on the one Django connection."""
+    from memoryadmin.facts.services import FactDraft
+
+    cases = {
+        "services.fact_delete, DATABASE_PREPARED_WRITES on (prepared, generic plan)": True,
+        "services.fact_delete, DATABASE_PREPARED_WRITES off (planned every call)": False,
+    }
+    warm = max(5, n // 20)
+    facts = {}
+    for c, name in enumerate(cases):
+        made = []
+        for j in range(n + warm):
+            subject, key = subjects[j % len(subjects)], f"bench_del_{RUN}s{c}_{j}"
+            services.fact_upsert(
+                subject_id=subject, actor=ACTOR, facts=[FactDraft(key, f"Zq8 s{c} {j}")]
+            )
+            made.append((subject, key))
+        facts[name] = iter(made)
+    default = settings.DATABASE_PREPARED_WRITES
+
+    def call(name: str) -> None:
+        subject, key = next(facts[name])
+        settings.DATABASE_PREPARED_WRITES = cases[name]
+        try:
+            assert services.fact_delete(subject_id=subject, key=key, actor=ACTOR), key
+        finally:
+            settings.DATABASE_PREPARED_WRITES = default
+
+    order = list(cases)
+    for _ in range(warm):
+        for name in order:
+            call(name)
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, float] = dict.fromkeys(cases, 0.0)
+    for _ in range(n):
+        random.shuffle(order)
+        for name in order:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            call(name)
+            samples[name].append(time.perf_counter() - start)
+            cpu[name] += time.process_time() - start_cpu
+    print(f"\n## 5. The synchronous service, {n} calls a case taking turns (ms)\n")
+    print("| case | p50 | p99 | client CPU |")
+    print("|---|---|---|---|")
+    for name, got in samples.items():
+        ordered = sorted(got)
+        p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+        print(
+            f"| {name} | {statistics.median(got) * 1000:.3f} | {p99 * 1000:.3f} "
+            f"| {cpu[name] / n * 1000:.3f} |"
+        )
+
+
 def _part_name(cte: str) -> str:
     """`eraser_2` -> its registered name."""
     if cte.startswith("eraser_"):
@@ -453,13 +519,24 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=300)
     parser.add_argument("--rich", action="store_true")
+    parser.add_argument("--service-only", action="store_true", help="part 5 alone")
     args = parser.parse_args()
     with connection.cursor() as cursor:
         cursor.execute(SQL_SUBJECTS)
         subjects = [row[0] for row in cursor.fetchall()]
     if not subjects:
         raise SystemExit("no travellers: load the database with bench/run.py first")
-    asyncio.run(_main(subjects, args.n, args.rich))
+    if not args.service_only:
+        asyncio.run(_main(subjects, args.n, args.rich))
+    else:
+        print(
+            f"# delete_profile --service-only: n={args.n}, "
+            f"pooler={bool(settings.DATABASE_POOLER)}, "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+            f"load {os.getloadavg()[0]:.1f}"
+        )
+    _service_sync(subjects, args.n)
+    print(f"\nload {os.getloadavg()[0]:.1f}")
     return 0
 
 

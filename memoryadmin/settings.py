@@ -35,6 +35,7 @@ from memoryadmin.conf.cache_celery import (
 from memoryadmin.conf.database import (
     DATABASE_PLAN_IN_LOCK,
     DATABASE_POOLER,
+    DATABASE_PREPARED_WRITES,
     DATABASE_READ_YOUR_WRITES_SECONDS,
     DATABASE_REPLICA_CHECK_SECONDS,
     DATABASE_REPLICA_MAX_LAG_SECONDS,

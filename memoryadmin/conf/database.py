@@ -77,3 +77,8 @@ MEMORY_PREPARED_STATEMENTS = env.bool("MEMORY_PREPARED_STATEMENTS", default=not 
 # the traveller's lock statement (for that transaction only) instead of a SET and a RESET around
 # it: two statements fewer a delete. false: the SET and RESET (issue 42, bench/RESULTS.md).
 DATABASE_PLAN_IN_LOCK = env.bool("DATABASE_PLAN_IN_LOCK", default=True)
+# Django's connection runs the fixed writes that go through `db.prepared_write` (the erasing
+# statement of the portal's and staff's delete, `services.fact_delete`) as prepared statements
+# on their cached generic plan instead of planning them every call; not behind a pooler or with
+# MEMORY_PREPARED_STATEMENTS off. false: Django's cursor, planned each call (issue 42).
+DATABASE_PREPARED_WRITES = env.bool("DATABASE_PREPARED_WRITES", default=True)

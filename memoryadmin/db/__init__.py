@@ -6,7 +6,8 @@ uses only the names below (an import-linter contract forbids them the modules in
   a traveller's read goes (`subject_read`, `page_read`, `subject_fetch` for the async store)
   and a write's position (`written`, `written_async`, `written_keys`).
 - The hot path's cursor and pipelines (`cursors`; `locked_write`: a lock and a write in one round
-  trip on the store's connections), the store's per-loop connections (`pool`).
+  trip on the store's connections; `prepared_write`: a fixed write prepared, on its generic plan,
+  on Django's connection), the store's per-loop connections (`pool`).
 - Monthly partitions of the append-only tables (`partitions`).
 - The one Redis client (`redis`) and the fenced speed tricks (`fastpaths`).
 
@@ -16,7 +17,13 @@ See docs/ARCHITECTURE.md, "Layers".
 from __future__ import annotations
 
 from .async_reads import subject_fetch
-from .cursors import hot_cursor, in_own_pipelined_transaction, locked_write, pipelined
+from .cursors import (
+    hot_cursor,
+    in_own_pipelined_transaction,
+    locked_write,
+    pipelined,
+    prepared_write,
+)
 from .fastpaths import enabled as fastpath_enabled
 from .fastpaths import fits as fastpath_fits
 from .fastpaths.pydantic_models import builder as model_builder
@@ -75,6 +82,7 @@ __all__ = [
     "partitioned_register",
     "partitions_upkeep",
     "pipelined",
+    "prepared_write",
     "redis_client",
     "replica_states",
     "retention_by_month",

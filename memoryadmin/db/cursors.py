@@ -15,7 +15,11 @@ from psycopg import sql
 from psycopg.pq import TransactionStatus
 
 from memoryadmin.db.fastpaths import django_cursor
-from memoryadmin.db.sql import SQL_LOCK_THEN_GENERIC_PLANS
+from memoryadmin.db.sql import (
+    SQL_GENERIC_PLANS_BACK,
+    SQL_GENERIC_PLANS_ON,
+    SQL_LOCK_THEN_GENERIC_PLANS,
+)
 
 
 def hot_cursor(using: str = DEFAULT_DB_ALIAS) -> Any:
@@ -115,3 +119,40 @@ async def locked_write(
         if not in_lock and not pooled:
             await conn.execute(_RESET_PLANS)
     return await writing.fetchall()
+
+
+def prepared_write(statement: str, params: Any) -> list[tuple[Any, ...]]:
+    """Run one fixed write (with RETURNING) on Django's connection, inside the caller's
+    transaction, and return its rows: the synchronous twin of `locked_write`'s write (the
+    erasing statement of `services.fact_delete`, the portal's and staff's delete).
+
+    Django binds parameters on the client, so PostgreSQL plans such a statement on every call,
+    which for the erasing statement costs more than running it. Here it is prepared on the
+    server (`django_cursor.prepared_cursor`, `prepare=True`: named from the first call) and runs
+    its cached generic plan: `SQL_GENERIC_PLANS_ON` before it and `SQL_GENERIC_PLANS_BACK` after
+    it, the three in one round trip (pipeline mode), ask for that plan and put the caller's
+    `plan_cache_mode` back, both for the transaction only. Off (`DATABASE_PREPARED_WRITES=false`,
+    `MEMORY_PREPARED_STATEMENTS=false`, behind a transaction-mode pooler, or the prepared
+    cursor's fast path off): Django's own cursor, one statement planned each call, as before.
+    Errors are Django's either way; one raised by the write breaks the caller's transaction as
+    any statement's would (the settings made with it go with its rollback)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    writing = None
+    if (
+        settings.DATABASE_PREPARED_WRITES
+        and settings.MEMORY_PREPARED_STATEMENTS
+        and not settings.DATABASE_POOLER
+    ):
+        writing = django_cursor.prepared_cursor(db, prepare=True)
+    if writing is None:
+        with db.cursor() as cursor:
+            cursor.execute(statement, params)
+            return cursor.fetchall()
+    try:
+        with pipelined(), db.cursor() as control:
+            control.execute(SQL_GENERIC_PLANS_ON)
+            writing.execute(statement, params)
+            control.execute(SQL_GENERIC_PLANS_BACK)
+        return writing.fetchall()
+    finally:
+        writing.close()

@@ -37,3 +37,18 @@ SQL_LOCK_THEN_GENERIC_PLANS = """
 SELECT set_config('plan_cache_mode', 'force_generic_plan', true),
        (SELECT count(*) FROM ({lock}) AS locked)
 """
+
+# --- a write's generic plan on Django's connection (cursors.py `prepared_write`) -------------
+
+# Sent in one round trip (pipeline mode) around a prepared write inside Django's transaction:
+# the first keeps the current `plan_cache_mode` in a variable of our own and asks for generic
+# plans, the write then runs its cached generic plan, and the second puts the mode back as it
+# was. Both `set_config(..., true)`: for the transaction only (undone by a rollback, or by a
+# savepoint's), so even a caller's enclosing transaction goes on with its own mode.
+SQL_GENERIC_PLANS_ON = """
+SELECT set_config('memoryadmin.plan_cache_mode_was', current_setting('plan_cache_mode'), true),
+       set_config('plan_cache_mode', 'force_generic_plan', true)
+"""
+SQL_GENERIC_PLANS_BACK = """
+SELECT set_config('plan_cache_mode', current_setting('memoryadmin.plan_cache_mode_was'), true)
+"""

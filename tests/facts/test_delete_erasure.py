@@ -2,7 +2,8 @@
 API replies, receipts waiting on a job, a redacted version, a restriction, history in two
 partitions. After the delete, on the store's native path (with the database layer's trick on
 and off) and through Django, `pg_dump` of the whole database holds no value, key or quote of the
-fact; and the trick that spares the delete its SET and RESET leaves no setting behind."""
+fact; and the tricks that give the erasing statement its generic plan (the store's inside its
+lock, the service's around it on Django's connection) leave no setting behind."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from datetime import UTC, datetime
 
 import psycopg
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memoryadmin.api.models import IdempotencyRecord, ServiceToken
-from memoryadmin.db import replicas
+from memoryadmin.db import fastpath_enabled, replicas
 from memoryadmin.extraction.models import ExtractionJob
 from memoryadmin.extraction.services import job_create_or_get
 from memoryadmin.facts import services
@@ -104,15 +106,23 @@ def _native_delete(subject_id: str, loop: asyncio.AbstractEventLoop) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("path", "plan_in_lock"),
-    [("native", True), ("native", False), ("django", True)],
-    ids=["native", "native-DATABASE_PLAN_IN_LOCK-off", "django"],
+    ("path", "trick"),
+    [("native", True), ("native", False), ("django", True), ("django", False)],
+    ids=[
+        "native",
+        "native-DATABASE_PLAN_IN_LOCK-off",
+        "django",
+        "django-DATABASE_PREPARED_WRITES-off",
+    ],
 )
 def test_a_delete_leaves_nothing_of_a_fact_that_left_copies_everywhere(
-    path, plan_in_lock, settings, host_loop
+    path, trick, settings, host_loop
 ):
-    settings.DATABASE_PLAN_IN_LOCK = plan_in_lock
-    subject_id = f"xr7-{path}-{plan_in_lock}"
+    """The native path's trick is `DATABASE_PLAN_IN_LOCK`; the service's (the portal's and
+    staff's delete) `DATABASE_PREPARED_WRITES`."""
+    settings.DATABASE_PLAN_IN_LOCK = trick if path == "native" else True
+    settings.DATABASE_PREPARED_WRITES = trick if path == "django" else True
+    subject_id = f"xr7-{path}-{trick}"
     a_fact_with_everything(subject_id)
 
     if path == "native":
@@ -173,3 +183,55 @@ def test_the_delete_runs_its_generic_plan_and_leaves_no_setting_behind(
     assert list(
         MemoryFact.objects.filter(subject_id="xr7-plans").values_list("key", flat=True)
     ) == ["topic_8"]
+
+
+def _plans_of_the_erasing_statement() -> list[tuple[int, int]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE '%%erased_facts%%'"
+        )
+        return cursor.fetchall()
+
+
+def _plan_cache_mode() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.parametrize(
+    ("prepared", "pooler", "cursor_trick"),
+    [(True, "", True), (False, "", True), (True, "transaction", True), (True, "", False)],
+    ids=["on", "DATABASE_PREPARED_WRITES-off", "behind-a-pooler", "FASTPATH_DJANGO_CURSOR-off"],
+)
+def test_the_services_delete_runs_a_generic_plan_and_leaves_the_callers_mode(
+    prepared, pooler, cursor_trick, settings
+):
+    """`services.fact_delete` on Django's connection: on, the erasing statement is prepared from
+    its first call and runs its generic plan every time (never planned afresh); off, behind a
+    transaction-mode pooler, or with the prepared cursor's fast path off, nothing is prepared.
+    Either way a caller's transaction goes on with the `plan_cache_mode` it had, and the
+    connection is back at the server's default after it."""
+    settings.DATABASE_PREPARED_WRITES = prepared
+    settings.DATABASE_POOLER = pooler
+    settings.FASTPATH_DJANGO_CURSOR = cursor_trick
+    connection.close()  # a connection of its own: no statement prepared by an earlier test
+    agent_upsert("xr7-sync-plans", *[(f"topic_{i}", f"Value {i}") for i in range(6)])
+    for i in range(3):  # each in a transaction of its own (the portal's and staff's case)
+        assert services.fact_delete(subject_id="xr7-sync-plans", key=f"topic_{i}", actor=STAFF)
+    assert _plan_cache_mode() == "auto"
+    with transaction.atomic():  # a caller's enclosing transaction with a mode of its own
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+        for i in range(3, 5):
+            assert services.fact_delete(subject_id="xr7-sync-plans", key=f"topic_{i}", actor=STAFF)
+        assert _plan_cache_mode() == "force_custom_plan"
+    assert _plan_cache_mode() == "auto"
+    if prepared and not pooler and fastpath_enabled("FASTPATH_DJANGO_CURSOR"):
+        assert _plans_of_the_erasing_statement() == [(5, 0)]
+    else:
+        assert _plans_of_the_erasing_statement() == []
+    assert list(
+        MemoryFact.objects.filter(subject_id="xr7-sync-plans").values_list("key", flat=True)
+    ) == ["topic_5"]

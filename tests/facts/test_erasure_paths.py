@@ -5,6 +5,7 @@ erases on its native async connection with the same result as the service."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -126,24 +127,46 @@ def test_history_written_before_a_key_rotation_is_still_found_and_erased(setting
 # --- one statement ------------------------------------------------------------------------------
 
 
-def _count(call) -> int:
+def _statements(call) -> list[str]:
     with CaptureQueriesContext(connection) as queries:
         call()
-    return len([q for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]])
+    return [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+
+
+def _count(call) -> int:
+    return len(_statements(call))
+
+
+def _shapes(statements: list[str]) -> list[str]:
+    """Each statement named by what it is: the plan mode set around the write, or the rest."""
+    return [
+        "plans on"
+        if "force_generic_plan" in sql
+        else "plans back"
+        if "plan_cache_mode_was" in sql
+        else "erase"
+        if "erased_facts" in sql
+        else "lock"
+        if "FOR UPDATE" in sql
+        else sql
+        for sql in statements
+    ]
 
 
 @pytest.mark.django_db
-def test_fact_delete_is_the_traveller_lock_and_one_erasing_statement():
+@pytest.mark.parametrize("prepared", [True, False], ids=["on", "DATABASE_PREPARED_WRITES-off"])
+def test_fact_delete_is_the_traveller_lock_and_one_erasing_statement(prepared, settings):
+    """With `DATABASE_PREPARED_WRITES` the erasing statement travels between the two statements
+    that ask for its generic plan and put the mode back (one round trip); off, alone."""
+    settings.DATABASE_PREPARED_WRITES = prepared
+    expected = ["lock", "plans on", "erase", "plans back"] if prepared else ["lock", "erase"]
     agent_upsert("c-1", *[(f"topic_{i}", f"Value {i}") for i in range(40)])
     stored_reply("c-1", "Value 3")
-    assert _count(lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)) == 2
+    delete = lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)  # noqa: E731
+    assert _shapes(_statements(delete)) == expected
     assert IdempotencyRecord.objects.get().response_body is None  # its eraser ran, inside it
-    assert (
-        _count(  # nothing there: the same two statements, nothing written
-            lambda: services.fact_delete(subject_id="c-1", key="topic_3", actor=STAFF)
-        )
-        == 2
-    )
+    # nothing there: the same statements, nothing written
+    assert _shapes(_statements(delete)) == expected
     assert FactEvent.objects.filter(action=EventAction.DELETED).count() == 1
 
 
@@ -278,6 +301,43 @@ def test_native_delete_waits_for_a_writer_and_erases_what_it_wrote(
     assert pending.result(10) is True
     assert occurrences("Wq1") == {} and occurrences("Wq2") == {}
     assert [e.action for e in selectors.fact_history("n-race", "seat_note")] == [
+        EventAction.CREATED,
+        EventAction.UPDATED,
+        EventAction.DELETED,
+    ]
+
+
+def _delete_in_a_thread(subject_id: str, key: str) -> concurrent.futures.Future:
+    """`services.fact_delete` on a Django connection of its own (another thread's), as a
+    portal request beside the agent's write."""
+
+    def delete() -> bool:
+        try:
+            return services.fact_delete(subject_id=subject_id, key=key, actor=STAFF)
+        finally:
+            connection.close()
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    pending = pool.submit(delete)
+    pool.shutdown(wait=False)
+    return pending
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("prepared", [True, False], ids=["on", "DATABASE_PREPARED_WRITES-off"])
+def test_the_services_delete_waits_for_a_writer_and_erases_what_it_wrote(prepared, settings):
+    """The same race on Django's connection: the erasing statement, prepared on its generic plan
+    or not, runs after the traveller's lock and erases the value a writer committed meanwhile."""
+    settings.DATABASE_PREPARED_WRITES = prepared
+    agent_upsert("s-race", ("seat_note", "First value Wq3"))
+    with transaction.atomic():
+        agent_upsert("s-race", ("seat_note", "Written meanwhile Wq4"))  # holds the traveller's lock
+        pending = _delete_in_a_thread("s-race", "seat_note")
+        with pytest.raises(concurrent.futures.TimeoutError):
+            pending.result(0.5)
+    assert pending.result(10) is True
+    assert occurrences("Wq3") == {} and occurrences("Wq4") == {}
+    assert [e.action for e in selectors.fact_history("s-race", "seat_note")] == [
         EventAction.CREATED,
         EventAction.UPDATED,
         EventAction.DELETED,

@@ -56,6 +56,8 @@ SAMPLES: dict[str, Any] = {
     # A template around a lock statement (db.locked_write): planned with the traveller's lock.
     "SQL_LOCK_THEN_GENERIC_PLANS": ["s-1"],
     "SQL_REPLICA_STATE": None,
+    "SQL_GENERIC_PLANS_ON": None,
+    "SQL_GENERIC_PLANS_BACK": None,
     # Conditions on a row `t` (what outlives retention, issue 31): planned in a SELECT.
     "EVENTS_OF_HELD_TRAVELLERS": None,
     "EVENTS_OF_LIVE_FACTS": None,

@@ -354,7 +354,9 @@ def test_a_stale_form_is_refused_with_the_current_version_to_save_again(signed_i
 # --- delete --------------------------------------------------------------------------------------
 
 
-def test_deleting_asks_first_then_erases(signed_in):
+@pytest.mark.parametrize("prepared", [True, False], ids=["on", "DATABASE_PREPARED_WRITES-off"])
+def test_deleting_asks_first_then_erases(signed_in, prepared, settings):
+    settings.DATABASE_PREPARED_WRITES = prepared
     value = "Prefers seat 31K Zq7"
     FactFactory(subject_id=A, key="seat_preference", value=value)
     client = signed_in(A)
