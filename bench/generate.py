@@ -281,14 +281,16 @@ FROM (
 ) AS f
 """
 # One created event per fact for the first `events` facts, under the fact's keyed hash computed
-# by the server (pgcrypto's hmac with the key keyhash derives from SECRET_KEY).
+# by the server: HMAC-SHA256 with the key keyhash derives from SECRET_KEY, written out with the
+# built-in sha256() (RFC 2104: the key's inner and outer pads come from Python), so no extension
+# is needed (the embedded PostgreSQL has no pgcrypto).
 SQL_SERVER_EVENTS = """
 INSERT INTO memory_fact_event (subject_id, key, key_hash, action, actor_kind, actor_label,
                                reason, before, after, session_tag, created_at)
 SELECT f.subject_id, f.key,
-       '#' || left(encode(hmac(convert_to(f.subject_id, 'UTF8') || '\\x00'::bytea
-                               || convert_to(f.key, 'UTF8'), %(derived)s::bytea, 'sha256'),
-                          'hex'), 40),
+       '#' || left(encode(sha256(%(outer)s::bytea || sha256(
+                   %(inner)s::bytea || convert_to(f.subject_id, 'UTF8') || '\\x00'::bytea
+                   || convert_to(f.key, 'UTF8'))), 'hex'), 40),
        'created', 'extraction', 'extraction', 'generated', NULL,
        jsonb_build_object('value', f.value, 'version', 1), '', f.created_at
 FROM (SELECT subject_id, key, value, created_at FROM memory_fact ORDER BY id
@@ -329,7 +331,6 @@ def load_server_side(conninfo: str, preset: Preset) -> dict[str, float]:
         (normal_id(n), base + (1 if n < extra else 0)) for n in range(normal)
     ]
     with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pgcrypto")
         conn.execute(
             "TRUNCATE memory_fact, memory_fact_event, memory_subject RESTART IDENTITY CASCADE"
         )
@@ -342,8 +343,12 @@ def load_server_side(conninfo: str, preset: Preset) -> dict[str, float]:
             conn.execute(SQL_SERVER_SUBJECTS, {"ids": ids})
             conn.execute(SQL_SERVER_FACTS, {"ids": ids, "counts": [n for _, n in chunk], **topics})
             print(f"  travellers {start + len(chunk):,}: {time.perf_counter() - started:.0f} s")
-        derived = sha256((_DIGEST_SALT + secret).encode()).digest()
-        conn.execute(SQL_SERVER_EVENTS, {"derived": derived, "events": preset.events})
+        derived = sha256((_DIGEST_SALT + secret).encode()).digest().ljust(64, b"\0")
+        pads = {
+            "inner": bytes(b ^ 0x36 for b in derived),
+            "outer": bytes(b ^ 0x5C for b in derived),
+        }
+        conn.execute(SQL_SERVER_EVENTS, {**pads, "events": preset.events})
         print(f"  events: {time.perf_counter() - started:.0f} s")
         conn.execute("SET maintenance_work_mem = '1GB'")
         for _, definition in saved:
