@@ -22,8 +22,8 @@ from . import selectors
 from .errors import RequestInvalid, RequestStateError
 from .models import WORKING, Channel, PrivacyRequest, RequestKind, RequestStatus
 from .outbox import outbox_stamp_corrected, outbox_stamp_subject_erased
+from .requesters import UNVERIFIED_MESSAGE
 from .services import (
-    UNVERIFIED_MESSAGE,
     privacy_request_finish,
     privacy_request_hold,
     privacy_request_note,

@@ -7,16 +7,13 @@ pause, the legal hold) are in `flows.py`; they call these to record and close re
 
 from __future__ import annotations
 
-import secrets
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memoryadmin.facts.actors import Actor
-from memoryadmin.facts.models import PolicyAction
-from memoryadmin.facts.services import policy_record
 from memoryadmin.facts.validation import clean_reason
 
 from . import clock, selectors
@@ -24,130 +21,20 @@ from .errors import MemoryRemains, RequestInvalid, RequestStateError
 from .models import (
     NOT_CLOSED,
     WORKING,
-    AgentRelation,
     Channel,
-    IdentityCheck,
     PrivacyRequest,
     RequestKind,
     RequestStatus,
-    RequestStep,
     WebhookEventType,
 )
 from .outbox import outbox_write
-from .sql import SQL_REQUEST_LOCK
-
-_NUMBER_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # read aloud on the phone: no 0/O, 1/I/L
-
-
-def _new_number() -> str:
-    raw = "".join(secrets.choice(_NUMBER_ALPHABET) for _ in range(8))
-    return f"PR-{raw[:4]}-{raw[4:]}"
-
-
-def _step(
-    request: PrivacyRequest,
-    *,
-    action: str,
-    actor: Actor,
-    note: str = "",
-    detail: dict[str, Any] | None = None,
-) -> RequestStep:
-    """One line of the timeline, and the same step in the policy history."""
-    step = RequestStep.objects.create(
-        request=request,
-        action=action,
-        actor_kind=str(actor.kind),
-        actor_user=actor.user,
-        actor_label=actor.label[:200],
-        note=note[:1000],
-        detail=detail,
-    )
-    policy_record(
-        action=PolicyAction.PRIVACY_REQUEST,
-        actor=actor,
-        reason=note[:500],
-        target=request.number,
-        after={"step": action, "kind": request.kind, "status": request.status, **(detail or {})},
-    )
-    return step
-
-
-def _locked(request_id: int) -> PrivacyRequest:
-    found = PrivacyRequest.objects.select_for_update().filter(pk=request_id).first()
-    if found is None:
-        raise RequestInvalid("No such request.")
-    return found
-
-
-def _staff_user(actor: Actor) -> Any:
-    return actor.user if actor.user is not None and actor.user.pk else None
-
-
-UNVERIFIED_MESSAGE = (
-    "The traveller's identity is not verified: record how it was checked before this request "
-    "is worked or completed."
+from .requesters import (
+    open_original,
+    require_identity,
+    split_off,
+    who_is_asking,
 )
-
-
-def _who_is_asking(
-    channel: str,
-    identity_check: str | None,
-    identity_checked: str,
-    agent_name: str,
-    agent_relation: str,
-    agent_authority: str,
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The identity and authority fields of a new request, cleaned, and the problems found."""
-    problems: dict[str, str] = {}
-    identity_checked = clean_reason(identity_checked)
-    if channel == Channel.PORTAL:
-        identity_check = IdentityCheck.PORTAL_LINK  # the traveller opened their own link
-    elif identity_check is None:
-        identity_check = ""  # a caller that does not ask (tests, older tools): not recorded
-    elif identity_check not in IdentityCheck.values:
-        problems["identity_check"] = "Choose how the traveller's identity was verified."
-    elif identity_check == IdentityCheck.CHECKED and not identity_checked:
-        problems["identity_checked"] = (
-            "Say what was checked, e.g. booking reference and date of birth."
-        )
-    if identity_check != IdentityCheck.CHECKED:
-        identity_checked = ""
-    agent = {
-        "agent_name": clean_reason(agent_name)[:200],
-        "agent_relation": (agent_relation or "").strip(),
-        "agent_authority": clean_reason(agent_authority),
-    }
-    if any(agent.values()):
-        if channel == Channel.PORTAL:
-            problems["agent_name"] = "A request made in the portal is the traveller's own."
-        if not agent["agent_name"]:
-            problems["agent_name"] = "Enter the name of the person acting for the traveller."
-        if agent["agent_relation"] not in AgentRelation.values:
-            problems["agent_relation"] = "Choose their relation to the traveller."
-        if not agent["agent_authority"]:
-            problems["agent_authority"] = (
-                "Say what evidence of their authority was seen, e.g. a signed letter of authority."
-            )
-    return {
-        "identity_check": identity_check,
-        "identity_checked": identity_checked,
-        **agent,
-    }, problems
-
-
-def _open_original(subject_id: str, kind: str) -> PrivacyRequest | None:
-    """The open request of this kind for this traveller that a new one repeats: the oldest not
-    closed and not itself a duplicate (a one-fact restriction is about its fact: never).
-    Holds the traveller's and kind's lock to the end of the transaction (`SQL_REQUEST_LOCK`)."""
-    with connection.cursor() as cursor:
-        cursor.execute(SQL_REQUEST_LOCK, [f"{subject_id}\x1f{kind}"])
-    return (
-        PrivacyRequest.objects.select_for_update()
-        .filter(subject_id=subject_id, kind=kind, status__in=NOT_CLOSED, duplicate_of=None)
-        .exclude(evidence__has_key="key_hash")
-        .order_by("created_at", "id")
-        .first()
-    )
+from .steps import request_locked, request_number_new, staff_user, timeline_step
 
 
 def privacy_request_receive(
@@ -191,16 +78,16 @@ def privacy_request_receive(
         received_at is not None and received_at > timezone.now() + timedelta(minutes=5)
     ):
         problems["received_on"] = "The received date cannot be in the future."
-    who, who_problems = _who_is_asking(
+    who, who_problems = who_is_asking(
         channel, identity_check, identity_checked, agent_name, agent_relation, agent_authority
     )
     problems.update(who_problems)
     if problems:
         raise RequestInvalid("Check the request.", fields=problems)
-    original = _open_original(subject_id, kind) if link_duplicate else None
+    original = open_original(subject_id, kind) if link_duplicate else None
     due = original.due_on if original is not None else clock.due_on(received_on)
     request = PrivacyRequest.objects.create(
-        number=_new_number(),
+        number=request_number_new(),
         subject_id=subject_id,
         kind=kind,
         channel=channel,
@@ -209,7 +96,7 @@ def privacy_request_receive(
         due_on=due,
         original_due_on=due,
         note=clean_reason(note),
-        handled_by=_staff_user(actor),
+        handled_by=staff_user(actor),
         duplicate_of=original,
         **who,
     )
@@ -220,19 +107,19 @@ def privacy_request_receive(
         detail["agent_relation"] = who["agent_relation"]
     if original is not None:
         detail["duplicate_of"] = original.number
-    _step(request, action="received", actor=actor, note=clean_reason(note), detail=detail)
+    timeline_step(request, action="received", actor=actor, note=clean_reason(note), detail=detail)
     # Recorded in this transaction, which holds the traveller's and kind's lock to its end: no
     # request can have been linked to this one yet (`_answer_duplicates` need not look).
     request.recorded_now = True
     if original is not None:
-        _step(
+        timeline_step(
             request,
             action="duplicate_linked",
             actor=actor,
             note=f"a duplicate of {original.number}: answered with it, no clock of its own",
             detail={"duplicate_of": original.number},
         )
-        _step(
+        timeline_step(
             original,
             action="duplicate_received",
             actor=actor,
@@ -246,98 +133,6 @@ def privacy_request_receive(
 privacy_request_record = transaction.atomic(privacy_request_receive)
 
 
-def _require_identity(request: PrivacyRequest) -> None:
-    if request.identity_unverified:
-        raise RequestStateError(UNVERIFIED_MESSAGE)
-
-
-@transaction.atomic
-def privacy_request_identity_verify(
-    *, request_id: int, actor: Actor, identity_check: str, identity_checked: str = ""
-) -> PrivacyRequest:
-    """Record how a "not yet verified" traveller's identity was checked, so that the request
-    can be worked and completed: the method, what was checked, and who, in its timeline."""
-    problems = {}
-    identity_checked = clean_reason(identity_checked)
-    allowed = (IdentityCheck.PORTAL_LINK, IdentityCheck.AIRLINE_ACCOUNT, IdentityCheck.CHECKED)
-    if identity_check not in allowed:
-        problems["identity_check"] = "Choose how the traveller's identity was verified."
-    elif identity_check == IdentityCheck.CHECKED and not identity_checked:
-        problems["identity_checked"] = (
-            "Say what was checked, e.g. booking reference and date of birth."
-        )
-    if problems:
-        raise RequestInvalid("Check the identity.", fields=problems)
-    request = _locked(request_id)
-    if not request.identity_unverified:
-        raise RequestStateError("This request's identity check is already recorded.")
-    if request.status not in NOT_CLOSED:
-        raise RequestStateError("This request is closed.")
-    request.identity_check = identity_check
-    request.identity_checked = identity_checked if identity_check == IdentityCheck.CHECKED else ""
-    request.save(update_fields=["identity_check", "identity_checked", "updated_at"])
-    _step(
-        request,
-        action="identity_verified",
-        actor=actor,
-        note=f"{IdentityCheck(identity_check).label}"
-        + (f": {request.identity_checked}" if request.identity_checked else ""),
-        detail={"identity_check": identity_check},
-    )
-    return request
-
-
-def _split(request: PrivacyRequest, *, actor: Actor, reason: str) -> PrivacyRequest:
-    original = request.duplicate_of
-    due = clock.due_on(request.received_on)
-    request.duplicate_of = None
-    request.due_on = due
-    request.original_due_on = due
-    request.extension_months = 0
-    request.save(
-        update_fields=[
-            "duplicate_of",
-            "due_on",
-            "original_due_on",
-            "extension_months",
-            "updated_at",
-        ]
-    )
-    _step(
-        request,
-        action="split",
-        actor=actor,
-        note=reason,
-        detail={"from": original.number, "due_on": due.isoformat()},
-    )
-    _step(
-        original,
-        action="duplicate_split",
-        actor=actor,
-        note=f"{request.number} split off: {reason}",
-        detail={"duplicate": request.number},
-    )
-    return request
-
-
-@transaction.atomic
-def privacy_request_split(*, request_id: int, actor: Actor, reason: str) -> PrivacyRequest:
-    """Treat a duplicate as a request of its own, with a reason: it gets its own clock, one
-    calendar month from the day it was received."""
-    reason = clean_reason(reason)
-    if not reason:
-        raise RequestInvalid(
-            "Give a reason.",
-            fields={"reason": "Say why it is a request of its own, e.g. it asks for more."},
-        )
-    request = _locked(request_id)
-    if request.duplicate_of_id is None:
-        raise RequestStateError("Only a duplicate can be split off.")
-    if request.status not in NOT_CLOSED:
-        raise RequestStateError("This request is closed.")
-    return _split(request, actor=actor, reason=reason)
-
-
 def privacy_request_start(request: PrivacyRequest, *, actor: Actor) -> PrivacyRequest:
     """Inside a caller's transaction (which holds the request): work on it starts (an export
     handed over, an erasure carried out, a legal hold lifted), so an open or held request is in
@@ -345,9 +140,9 @@ def privacy_request_start(request: PrivacyRequest, *, actor: Actor) -> PrivacyRe
     if request.status not in (RequestStatus.OPEN, RequestStatus.ON_HOLD):
         return request
     request.status = RequestStatus.IN_PROGRESS
-    request.handled_by = _staff_user(actor) or request.handled_by
+    request.handled_by = staff_user(actor) or request.handled_by
     request.save(update_fields=["status", "handled_by", "updated_at"])
-    _step(request, action="started", actor=actor)
+    timeline_step(request, action="started", actor=actor)
     return request
 
 
@@ -357,9 +152,9 @@ def _complete(
     request.status = RequestStatus.COMPLETED
     request.evidence = {**request.evidence, **evidence}
     request.closed_at = timezone.now()
-    request.handled_by = _staff_user(actor) or request.handled_by
+    request.handled_by = staff_user(actor) or request.handled_by
     request.save(update_fields=["status", "evidence", "closed_at", "handled_by", "updated_at"])
-    _step(request, action="completed", actor=actor, note=note, detail=evidence)
+    timeline_step(request, action="completed", actor=actor, note=note, detail=evidence)
     outbox_write(
         event_type=WebhookEventType.REQUEST_COMPLETED,
         subject_id=request.subject_id,
@@ -385,7 +180,7 @@ def _answer_duplicates(original: PrivacyRequest, *, actor: Actor) -> None:
     for duplicate in duplicates:
         duplicate.duplicate_of = original
         if duplicate.identity_unverified:
-            _split(
+            split_off(
                 duplicate,
                 actor=actor,
                 reason=f"{original.number} was completed; this request's identity is not "
@@ -408,10 +203,10 @@ def privacy_request_complete(*, request_id: int, actor: Actor, note: str = "") -
     correction event, a restriction or objection with the pause; a traveller we hold nothing
     about closes with "nothing held". A note alone never closes a request (it only explains);
     a request that will not be carried out is refused with its legal ground instead."""
-    request = _locked(request_id)
+    request = request_locked(request_id)
     if request.status not in WORKING:
         raise RequestStateError("Only an open request can be completed.")
-    _require_identity(request)
+    require_identity(request)
     evidence = completion_evidence(request)
     return _complete(request, actor=actor, evidence=evidence, note=clean_reason(note))
 
@@ -497,21 +292,21 @@ def privacy_request_refuse(*, request_id: int, actor: Actor, ground: str) -> Pri
             "Give the legal ground.",
             fields={"ground": "Give the legal ground, e.g. 'Art. 12(5): manifestly unfounded'."},
         )
-    request = _locked(request_id)
+    request = request_locked(request_id)
     if request.status not in (*WORKING, RequestStatus.ON_HOLD):
         raise RequestStateError("Only an open request can be refused.")
     request.status = RequestStatus.REFUSED
     request.ground = ground
     request.closed_at = timezone.now()
     request.save(update_fields=["status", "ground", "closed_at", "updated_at"])
-    _step(request, action="refused", actor=actor, note=ground)
+    timeline_step(request, action="refused", actor=actor, note=ground)
     # A refusal answers the request it was given for: each open duplicate is split off with
     # its own clock and answered on its own.
     for duplicate in PrivacyRequest.objects.select_for_update().filter(
         duplicate_of=request, status__in=NOT_CLOSED
     ):
         duplicate.duplicate_of = request
-        _split(
+        split_off(
             duplicate,
             actor=actor,
             reason=f"{request.number} was refused; this request is answered on its own",
@@ -537,7 +332,7 @@ def privacy_request_extend(
         problems["told_on"] = "The day the traveller was told cannot be in the future."
     if problems:
         raise RequestInvalid("Check the extension.", fields=problems)
-    request = _locked(request_id)
+    request = request_locked(request_id)
     if request.status not in WORKING:
         raise RequestStateError("Only an open request can be extended.")
     if request.duplicate_of_id is not None:
@@ -561,7 +356,7 @@ def privacy_request_extend(
             "updated_at",
         ]
     )
-    _step(
+    timeline_step(
         request,
         action="extended",
         actor=actor,
@@ -580,13 +375,13 @@ def privacy_request_reopen(*, request_id: int, actor: Actor, reason: str) -> Pri
     reason = clean_reason(reason)
     if not reason:
         raise RequestInvalid("Give a reason.", fields={"reason": "Say why it is reopened."})
-    request = _locked(request_id)
+    request = request_locked(request_id)
     if request.status not in (RequestStatus.COMPLETED, RequestStatus.REFUSED):
         raise RequestStateError("Only a closed request can be reopened.")
     request.status = RequestStatus.IN_PROGRESS
     request.closed_at = None
     request.save(update_fields=["status", "closed_at", "updated_at"])
-    _step(request, action="reopened", actor=actor, note=reason)
+    timeline_step(request, action="reopened", actor=actor, note=reason)
     return request
 
 
@@ -600,7 +395,7 @@ def privacy_request_hold(
     request.save(update_fields=["status", "ground", "updated_at"])
     reason = clean_reason(reason)
     note = f"Reason given: {reason}. Held: {ground}" if reason else ground
-    _step(request, action="on_hold", actor=actor, note=note)
+    timeline_step(request, action="on_hold", actor=actor, note=note)
 
 
 def privacy_request_note(
@@ -612,7 +407,7 @@ def privacy_request_note(
     detail: dict[str, Any] | None = None,
 ) -> None:
     """Inside a caller's transaction: a step of the flows (exported, erased, verified...)."""
-    _step(request, action=action, actor=actor, note=note, detail=detail)
+    timeline_step(request, action=action, actor=actor, note=note, detail=detail)
 
 
 def privacy_request_finish(
@@ -641,7 +436,7 @@ def privacy_request_acknowledged(
         }
         request.evidence = {**request.evidence, "recipients": kept}
         request.save(update_fields=["evidence", "updated_at"])
-        _step(
+        timeline_step(
             request,
             action="acknowledged",
             actor=Actor.system("webhooks"),

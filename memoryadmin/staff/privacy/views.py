@@ -16,7 +16,7 @@ from django.utils import timezone
 from memoryadmin.access.choices import AccessKind
 from memoryadmin.facts.actors import Actor
 from memoryadmin.http_methods import form_page, post_only, read_only
-from memoryadmin.privacy import clock, flows, selectors, services
+from memoryadmin.privacy import clock, flows, requesters, selectors, services
 from memoryadmin.privacy.errors import PrivacyError, RequestInvalid
 from memoryadmin.privacy.models import WORKING, PrivacyRequest, RequestKind, RequestStatus
 from memoryadmin.privacy.package import traveller_package
@@ -188,7 +188,7 @@ def request_export(request: HttpRequest, number: str) -> HttpResponse:
         messages.error(request, "Only an open access request has an export.")
         return redirect("privacy:request", number=number)
     if found.identity_unverified:  # nothing leaves for someone not yet identified
-        messages.error(request, services.UNVERIFIED_MESSAGE)
+        messages.error(request, requesters.UNVERIFIED_MESSAGE)
         return redirect("privacy:request", number=number)
     language = request.POST.get("language", "")
     if language not in dict(settings.LANGUAGES):
@@ -296,7 +296,7 @@ def request_identity(request: HttpRequest, number: str) -> HttpResponse:
         number,
         form_class=IdentityForm,
         template="staff/privacy/identity.html",
-        act=lambda found, data: services.privacy_request_identity_verify(
+        act=lambda found, data: requesters.privacy_request_identity_verify(
             request_id=found.pk,
             actor=_actor(request),
             identity_check=data["identity_check"],
@@ -315,7 +315,7 @@ def request_split(request: HttpRequest, number: str) -> HttpResponse:
         number,
         form_class=ReasonForm,
         template="staff/privacy/split.html",
-        act=lambda found, data: services.privacy_request_split(
+        act=lambda found, data: requesters.privacy_request_split(
             request_id=found.pk, actor=_actor(request), reason=data.get("reason", "")
         ),
         done="Split {number} off: it has its own clock now.",
