@@ -1,14 +1,15 @@
 """Where the store's delete with erasure spends its time (issue 42), in three parts:
 
 1. Wall clock, cases taking turns call by call, each deleting a fact made for it (with its
-   created event, as scenario 7's deletes): `DjangoMemoryStore.delete_fact`; the same lock and
-   erasing statement sent by hand on a bare psycopg connection (the store's round trip without
+   created event, as scenario 7's deletes): `DjangoMemoryStore.delete_fact` (one call of its
+   server-side function), and without that function; the same lock and erasing statement sent
+   by hand on a bare psycopg connection (the store's round trip without
    its Python); the same without each registered eraser in turn, and without any; one bare
    `DELETE` of the row (the floor, what LangGraph's `adelete` does).
 2. Python time per step of `services.fact_delete_async`, without I/O.
-3. The server's side of each statement under `auto_explain` (ANALYZE, BUFFERS, WAL, JSON, sent to
-   the client as LOG notices): time, buffers and WAL of the lock and of each part of the erasing
-   statement (`gone`, `redacted`, `recorded`, each eraser), median over the deletes.
+3. The server's side of each statement (sent without the function) under `auto_explain`
+   (ANALYZE, BUFFERS, WAL, JSON, sent to the client as LOG notices): time, buffers and WAL of
+   the lock and of each part of the erasing statement (`gone`, `redacted`, `recorded`, each eraser), median over the deletes.
 
 4. The erasing statement's execution alone (EXPLAIN ANALYZE EXECUTE of its generic plan).
 5. The synchronous service, `services.fact_delete` on Django's connection (the portal's "Delete
@@ -53,12 +54,17 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench.harness import make_store  # noqa: E402
+from bench.harness import (  # noqa: E402
+    make_store,
+    print_cpu_table,
+    profile_subjects,
+    turns_with_cpu,
+)
 from memoryadmin import db  # noqa: E402
 from memoryadmin.facts import erasure, services  # noqa: E402
 from memoryadmin.facts.actors import Actor  # noqa: E402
 from memoryadmin.facts.models import EventAction  # noqa: E402
-from memoryadmin.facts.sql import SQL_ERASE_FACTS, SQL_LOCK_SUBJECT_ONLY  # noqa: E402
+from memoryadmin.facts.sql import SQL_ERASE_FACTS, SQL_LOCK_SUBJECT_NAMED  # noqa: E402
 from memoryadmin.facts.validation import (  # noqa: E402
     clean_reason,
     clean_subject_id,
@@ -66,7 +72,6 @@ from memoryadmin.facts.validation import (  # noqa: E402
 )
 from memoryadmin_client.types import MemoryFact  # noqa: E402
 
-SQL_SUBJECTS = "SELECT subject_id FROM memory_subject ORDER BY subject_id LIMIT 200"
 # The floor: what LangGraph's adelete sends (one DELETE by primary key, autocommit).
 SQL_BARE_DELETE = "DELETE FROM memory_fact WHERE subject_id = %s AND key = %s"
 
@@ -163,12 +168,26 @@ def _statement_without(skip: str | None) -> str:
 
 
 async def _by_hand(conn: Any, statement: str, subject: str, key: str) -> None:
-    """The store's one round trip (`db.locked_write`), the service's and the store's Python
-    aside: the parameters made, then lock and erasing statement, one implicit transaction."""
+    """The store's one round trip without its function (`db.locked_write`'s pipeline), the
+    service's and the store's Python aside: the parameters made, then the lock and the erasing
+    statement, one implicit transaction."""
     params = erasure._params_erase_facts(
         [(subject, key, ACTOR)], action=EventAction.DELETED, reason="", now=timezone.now()
     )
-    assert await db.locked_write(conn, SQL_LOCK_SUBJECT_ONLY, [subject], statement, params), key
+    params["subject"] = subject
+    write = db.LockedWrite(
+        prefix="bench_by_hand",
+        lock=SQL_LOCK_SUBJECT_NAMED,
+        write=statement,
+        params=(("subject", "text"),),
+        returns=(("subject_id", "varchar"), ("key", "varchar")),
+    )
+    enabled = settings.DATABASE_LOCKED_FUNCTIONS
+    settings.DATABASE_LOCKED_FUNCTIONS = False  # its statements, pipelined
+    try:
+        assert await db.locked_write(conn, write, params), key
+    finally:
+        settings.DATABASE_LOCKED_FUNCTIONS = enabled
 
 
 async def _wall_clock(subjects: list[str], n: int, rich: bool) -> None:
@@ -193,16 +212,27 @@ async def _wall_clock(subjects: list[str], n: int, rich: bool) -> None:
 
         return call
 
-    async def store_delete_set_reset(subject: str, key: str) -> None:
-        settings.DATABASE_PLAN_IN_LOCK = False
-        try:
-            assert await store.delete_fact(subject, key), key
-        finally:
-            settings.DATABASE_PLAN_IN_LOCK = in_lock
+    def store_delete_without(*, plan_in_lock: bool) -> Callable[[str, str], Awaitable[None]]:
+        async def call(subject: str, key: str) -> None:
+            settings.DATABASE_LOCKED_FUNCTIONS = False
+            settings.DATABASE_PLAN_IN_LOCK = plan_in_lock
+            try:
+                assert await store.delete_fact(subject, key), key
+            finally:
+                settings.DATABASE_LOCKED_FUNCTIONS = functions
+                settings.DATABASE_PLAN_IN_LOCK = in_lock
+
+        return call
 
     in_lock = settings.DATABASE_PLAN_IN_LOCK
+    functions = settings.DATABASE_LOCKED_FUNCTIONS
     cases["DjangoMemoryStore.delete_fact"] = store_delete
-    cases["  ... DATABASE_PLAN_IN_LOCK off (SET and RESET around it)"] = store_delete_set_reset
+    cases["  ... without its function (lock and erasing statement pipelined)"] = (
+        store_delete_without(plan_in_lock=True)
+    )
+    cases["  ... and DATABASE_PLAN_IN_LOCK off (SET and RESET around it)"] = store_delete_without(
+        plan_in_lock=False
+    )
     cases["lock + erasing statement by hand (all erasers)"] = by_hand(None)
     for name in names:
         cases[f"  ... without {name}"] = by_hand(name)
@@ -213,34 +243,11 @@ async def _wall_clock(subjects: list[str], n: int, rich: bool) -> None:
         name: iter(await _make(store, subjects, f"c{c}", n + warm, rich))
         for c, name in enumerate(cases)
     }
-    samples: dict[str, list[float]] = {name: [] for name in cases}
-    cpu: dict[str, float] = dict.fromkeys(cases, 0.0)
-    order = list(cases)
-    for _ in range(warm):
-        for name in order:
-            await cases[name](*next(facts[name]))
-    for _ in range(n):
-        random.shuffle(order)
-        for name in order:
-            subject, key = next(facts[name])
-            start, start_cpu = time.perf_counter(), time.process_time()
-            await cases[name](subject, key)
-            samples[name].append(time.perf_counter() - start)
-            cpu[name] += time.process_time() - start_cpu
+    samples, cpu = await turns_with_cpu(cases, facts, n, warm)
     await bare.close()
     await hand.close()
-    base = statistics.median(samples["one bare DELETE of the row (the floor)"])
     print(f"\n## 1. Wall clock, {n} calls a case taking turns (ms)\n")
-    print("| case | p50 | p99 | x floor | client CPU |")
-    print("|---|---|---|---|---|")
-    for name, got in samples.items():
-        ordered = sorted(got)
-        p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-        median = statistics.median(got)
-        print(
-            f"| {name} | {median * 1000:.3f} | {p99 * 1000:.3f} | {median / base:.2f}x "
-            f"| {cpu[name] / n * 1000:.3f} |"
-        )
+    print_cpu_table(samples, cpu, n, "one bare DELETE of the row (the floor)", "x floor")
 
 
 # --- part 2: Python per step ---------------------------------------------------------------------
@@ -339,6 +346,8 @@ async def _server(subjects: list[str], n: int, rich: bool) -> None:
     ):
         await conn.execute(setting)
     per_statement: dict[str, list[dict[str, float]]] = {}
+    functions = settings.DATABASE_LOCKED_FUNCTIONS
+    settings.DATABASE_LOCKED_FUNCTIONS = False  # the erasing statement's parts, not a call
     for i, (subject, key) in enumerate(made):
         plans.clear()
         start = time.perf_counter()
@@ -368,6 +377,7 @@ async def _server(subjects: list[str], n: int, rich: bool) -> None:
             _walk(top, parts, "")
             for name, counters in parts.items():
                 per_statement.setdefault(f"  part {_part_name(name)}", []).append(counters)
+    settings.DATABASE_LOCKED_FUNCTIONS = functions
     await conn.close()
     print(f"\n## 3. The server under auto_explain, median of {n} deletes\n")
     print("| statement / part | ms | hit | read | dirtied | WAL rec | bytes | FPI |")
@@ -521,11 +531,7 @@ def main() -> int:
     parser.add_argument("--rich", action="store_true")
     parser.add_argument("--service-only", action="store_true", help="part 5 alone")
     args = parser.parse_args()
-    with connection.cursor() as cursor:
-        cursor.execute(SQL_SUBJECTS)
-        subjects = [row[0] for row in cursor.fetchall()]
-    if not subjects:
-        raise SystemExit("no travellers: load the database with bench/run.py first")
+    subjects = profile_subjects()
     if not args.service_only:
         asyncio.run(_main(subjects, args.n, args.rich))
     else:

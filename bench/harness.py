@@ -81,6 +81,61 @@ async def take_turns(cases: dict[str, Callable[[int], Awaitable[object]]], n: in
     return samples
 
 
+# The travellers the profiles of one call (bench/*_profile.py, delete_floor.py) write to.
+SQL_PROFILE_SUBJECTS = "SELECT subject_id FROM memory_subject ORDER BY subject_id LIMIT 200"
+
+
+def profile_subjects() -> list[str]:
+    """The first 200 travellers of a database `bench/run.py` loaded (Django's connection)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(SQL_PROFILE_SUBJECTS)
+        subjects = [row[0] for row in cursor.fetchall()]
+    if not subjects:
+        raise SystemExit("no travellers: load the database with bench/run.py first")
+    return subjects
+
+
+async def turns_with_cpu(
+    cases: dict[str, Callable[..., Awaitable[object]]], made: dict, n: int, warm: int
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Each case called with the next of its own `made` arguments, `warm` rounds unmeasured,
+    then n rounds in a shuffled order: wall seconds per call and client CPU seconds in all."""
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    cpu: dict[str, float] = dict.fromkeys(cases, 0.0)
+    order = list(cases)
+    for _ in range(warm):
+        for name in order:
+            await cases[name](*next(made[name]))
+    for _ in range(n):
+        random.shuffle(order)
+        for name in order:
+            args = next(made[name])
+            start, start_cpu = time.perf_counter(), time.process_time()
+            await cases[name](*args)
+            samples[name].append(time.perf_counter() - start)
+            cpu[name] += time.process_time() - start_cpu
+    return samples, cpu
+
+
+def print_cpu_table(
+    samples: dict[str, list[float]], cpu: dict[str, float], n: int, base: str, label: str
+) -> None:
+    """p50, p99, the ratio to case `base` at p50 (headed `label`) and client CPU, in ms."""
+    floor = statistics.median(samples[base])
+    print(f"| case | p50 | p99 | {label} | client CPU |")
+    print("|---|---|---|---|---|")
+    for name, got in samples.items():
+        ordered = sorted(got)
+        p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+        median = statistics.median(got)
+        print(
+            f"| {name} | {median * 1000:.3f} | {p99 * 1000:.3f} | {median / floor:.2f}x "
+            f"| {cpu[name] / n * 1000:.3f} |"
+        )
+
+
 def sync_case(fn: Callable[[int], object]) -> Callable[[int], Awaitable[object]]:
     async def call(index: int) -> object:
         return fn(index)

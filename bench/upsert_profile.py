@@ -26,12 +26,9 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.db import connection  # noqa: E402
 
-from bench.harness import WRITE_KEYS, make_store  # noqa: E402
+from bench.harness import WRITE_KEYS, make_store, profile_subjects  # noqa: E402
 from memoryadmin_client.types import MemoryFact  # noqa: E402
-
-SQL_SUBJECTS = "SELECT subject_id FROM memory_subject ORDER BY subject_id LIMIT 200"
 
 
 async def _upserts(store: Any, subjects: list[str], n: int, tag: str) -> float:
@@ -60,11 +57,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--lines", type=int, default=45)
     args = parser.parse_args()
-    with connection.cursor() as cursor:
-        cursor.execute(SQL_SUBJECTS)
-        subjects = [row[0] for row in cursor.fetchall()]
-    if not subjects:
-        raise SystemExit("no travellers: load the database with bench/run.py first")
+    subjects = profile_subjects()
     asyncio.run(_main(subjects, args.n, args.lines))
     return 0
 

@@ -33,6 +33,7 @@ from memoryadmin.conf.cache_celery import (
     USAGE_RECORD_INTERVAL_SECONDS,
 )
 from memoryadmin.conf.database import (
+    DATABASE_LOCKED_FUNCTIONS,
     DATABASE_PLAN_IN_LOCK,
     DATABASE_POOLER,
     DATABASE_PREPARED_WRITES,

@@ -15,6 +15,8 @@ terms matched in Python (what an agent on it would do).
 
 from __future__ import annotations
 
+import time
+
 from bench.harness import WRITE_KEYS, Context, Row, make_store, take_turns
 from bench.scenarios.raw import RAW_READ, RAW_SEARCH_PEERS, RAW_TIER_ONE
 
@@ -99,9 +101,12 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             )
 
         # Deletes: each call removes one item made for it beforehand, ours with its history (a
-        # created event, so the erasure has something to redact), theirs with a put.
+        # created event, so the erasure has something to redact), theirs with a put. Each run's
+        # keys are its own: the history keeps every earlier run's erased events under the same
+        # keyed hash, so reused keys would make each run's erasures find more than the last.
         made = max(3, ctx.n // 20) + ctx.n
-        gone = [(subjects[j % len(subjects)], f"bench_gone_{j}") for j in range(made)]
+        run = format(time.time_ns() // 1000 % 10**9, "x")
+        gone = [(subjects[j % len(subjects)], f"bench_gone_{run}_{j}") for j in range(made)]
         for owner, key in gone:
             await peer.aput(("facts", owner), key, {"value": f"peer {key}"})
             await store.upsert_facts(owner, [MemoryFact(key=key, value=f"ours {key}")])

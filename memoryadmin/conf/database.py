@@ -77,6 +77,10 @@ MEMORY_PREPARED_STATEMENTS = env.bool("MEMORY_PREPARED_STATEMENTS", default=not 
 # the traveller's lock statement (for that transaction only) instead of a SET and a RESET around
 # it: two statements fewer a delete. false: the SET and RESET (issue 42, bench/RESULTS.md).
 DATABASE_PLAN_IN_LOCK = env.bool("DATABASE_PLAN_IN_LOCK", default=True)
+# The store's delete (`db.locked_write`) as one statement: the call of a server-side function
+# that `migrate` makes (the traveller's lock, then the erasing statement), when it exists.
+# false: the two statements pipelined, as DATABASE_PLAN_IN_LOCK says (issue 42).
+DATABASE_LOCKED_FUNCTIONS = env.bool("DATABASE_LOCKED_FUNCTIONS", default=True)
 # Django's connection runs the fixed writes that go through `db.prepared_write` (the erasing
 # statement of the portal's and staff's delete, `services.fact_delete`) as prepared statements
 # on their cached generic plan instead of planning them every call; not behind a pooler or with

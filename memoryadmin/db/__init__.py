@@ -5,9 +5,11 @@ uses only the names below (an import-linter contract forbids them the modules in
 - Read replicas and read-your-writes (`replicas`, `routing`, `positions`, `redis_watch`): where
   a traveller's read goes (`subject_read`, `page_read`, `subject_fetch` for the async store)
   and a write's position (`written`, `written_async`, `written_keys`).
-- The hot path's cursor and pipelines (`cursors`; `locked_write`: a lock and a write in one round
-  trip on the store's connections; `prepared_write`: a fixed write prepared, on its generic plan,
-  on Django's connection), the store's per-loop connections (`pool`).
+- The hot path's cursor and pipelines (`cursors`; `locked_write`: a lock and a write as one
+  call of their server-side function, `LockedWrite`, made by `migrate` with
+  `locked_functions_install` (`functions`), or in one round trip on the store's connections;
+  `prepared_write`: a fixed write prepared, on its generic plan, on Django's connection), the
+  store's per-loop connections (`pool`).
 - Monthly partitions of the append-only tables (`partitions`).
 - The one Redis client (`redis`) and the fenced speed tricks (`fastpaths`).
 
@@ -27,6 +29,8 @@ from .cursors import (
 from .fastpaths import enabled as fastpath_enabled
 from .fastpaths import fits as fastpath_fits
 from .fastpaths.pydantic_models import builder as model_builder
+from .functions import LockedWrite
+from .functions import install as locked_functions_install
 from .partitions import (
     Partitioned,
     closed_months_index,
@@ -63,6 +67,7 @@ from .replicas import (
 
 __all__ = [
     "CACHE_ERRORS",
+    "LockedWrite",
     "PRIMARY",
     "Partitioned",
     "ReplicaRouter",
@@ -75,6 +80,7 @@ __all__ = [
     "hot_cursor",
     "in_own_pipelined_transaction",
     "local_cache",
+    "locked_functions_install",
     "locked_write",
     "model_builder",
     "month_drop",

@@ -5,16 +5,19 @@ that use it, so that each of those reads as SQL and rules only."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import sql
+from psycopg.errors import UndefinedFunction
 from psycopg.pq import TransactionStatus
 
+from memoryadmin.db import functions
 from memoryadmin.db.fastpaths import django_cursor
+from memoryadmin.db.functions import LockedWrite
 from memoryadmin.db.sql import (
     SQL_GENERIC_PLANS_BACK,
     SQL_GENERIC_PLANS_ON,
@@ -86,36 +89,54 @@ def lock_then_generic_plans(lock: str) -> str:
 
 
 async def locked_write(
-    conn: Any,
-    lock: str,
-    lock_params: Sequence[Any],
-    statement: str,
-    params: Any,
+    conn: Any, write: LockedWrite, params: dict[str, Any]
 ) -> list[tuple[Any, ...]]:
-    """A lock, then a write, in one round trip on an autocommit async psycopg connection (the
-    store's pool): in pipeline mode the statements up to the Sync form one implicit transaction,
-    committed at the Sync or rolled back whole on an error. The lock runs first; the write then
-    takes its own snapshot, so it sees every row that a writer who held the lock before committed.
-    Returns the write's rows.
+    """`write.lock`, then `write.write`, as one transaction on an async psycopg connection,
+    committed or rolled back whole. The lock runs first; the write then takes its own snapshot,
+    so it sees every row that a writer who held the lock before committed. Returns the write's
+    rows. A connection not in autocommit (not the store's pool) gets both statements in a
+    transaction of its own (BEGIN and COMMIT: more round trips).
 
-    The write (prepared by psycopg after a few calls) runs its generic plan: PostgreSQL would
-    otherwise plan each call afresh when its custom plans look cheaper, which costs more than an
-    erasure itself. `DATABASE_PLAN_IN_LOCK` (default on) asks for it inside the lock statement
-    (`SQL_LOCK_THEN_GENERIC_PLANS`, for this transaction only); off, a SET before and a RESET after
-    the write, two statements more, as before. Behind a transaction-mode pooler nothing is
-    prepared, and with the setting off no SET is sent (an error between SET and RESET would leave
-    it on a shared server session)."""
+    On the store's pool (autocommit), `DATABASE_LOCKED_FUNCTIONS` (default on): one statement,
+    the call of the write's server-side function (`functions`, made by `migrate`), when it
+    exists. Otherwise (off, or not made yet) both statements in one round trip, in pipeline
+    mode: the statements up to the Sync form the transaction.
+
+    The write runs its generic plan either way: PostgreSQL would otherwise plan each call
+    afresh when its custom plans look cheaper, which costs more than an erasure itself. The
+    function asks for it in its definition. In the pipeline (the write prepared by psycopg
+    after a few calls), `DATABASE_PLAN_IN_LOCK` (default on) asks for it inside the lock
+    statement (`SQL_LOCK_THEN_GENERIC_PLANS`, for this transaction only); off, a SET before and
+    a RESET after the write, two statements more. Behind a transaction-mode pooler nothing is
+    prepared, and the pipeline sends no SET (an error between SET and RESET would leave it on
+    a shared server session)."""
+    if not conn.autocommit:  # a connection not of the store's pool: its own transaction
+        statement_params = write.params_of_statements(params)
+        writing = conn.cursor()
+        async with conn.transaction():
+            await conn.cursor().execute(write.lock, statement_params)
+            await writing.execute(write.write, statement_params)
+        return await writing.fetchall()
+    if settings.DATABASE_LOCKED_FUNCTIONS and write.usable and await functions.present(conn, write):
+        try:
+            cursor = await conn.execute(write.call_sql, params)
+            return await cursor.fetchall()
+        except UndefinedFunction as error:
+            if error.diag.context:  # raised inside the function: not that it is missing
+                raise
+            functions.forget(write)  # dropped since (a newer release's migrate): as below
+    params = write.params_of_statements(params)
     pooled = bool(settings.DATABASE_POOLER)
     in_lock = settings.DATABASE_PLAN_IN_LOCK and not pooled
     writing = conn.cursor()
     async with conn.pipeline():
         if in_lock:
-            await conn.execute(lock_then_generic_plans(lock), lock_params)
+            await conn.execute(lock_then_generic_plans(write.lock), params)
         else:
             if not pooled:
                 await conn.execute(_SET_GENERIC_PLANS)
-            await conn.execute(lock, lock_params)
-        await writing.execute(statement, params)
+            await conn.execute(write.lock, params)
+        await writing.execute(write.write, params)
         if not in_lock and not pooled:
             await conn.execute(_RESET_PLANS)
     return await writing.fetchall()

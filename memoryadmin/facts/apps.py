@@ -1,11 +1,23 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_save
+from django.db import connections
+from django.db.models.signals import post_delete, post_migrate, post_save
 
 
 def _config_changed(**_: object) -> None:
     from .selectors import memory_config_invalidate
 
     memory_config_invalidate()
+
+
+def _install_functions(using: str = "default", **_: object) -> None:
+    """After every `migrate`: the server-side function of the store's delete, for the erasers
+    registered now (every app is ready), and none of an earlier release's (`db.functions`)."""
+    from .erasure import install_functions
+
+    if connections[using].vendor != "postgresql":
+        return
+    with connections[using].cursor() as cursor:
+        install_functions(cursor)
 
 
 class FactsConfig(AppConfig):
@@ -37,6 +49,8 @@ class FactsConfig(AppConfig):
                 closed_index=sql.EVENTS_OF_LIVE_FACTS_INDEX,
             )
         )
+
+        post_migrate.connect(_install_functions, sender=self, dispatch_uid="facts-functions")
 
         # The services that change settings and rules call memory_config_invalidate(); this
         # safety net covers any other save (the admin, the shell, a fixture) so that the

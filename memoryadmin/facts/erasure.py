@@ -38,12 +38,20 @@ from memoryadmin import db
 from .actors import Actor
 from .keyhash import DIGEST_PREFIX, history_hashes, is_key_digest, key_digest
 from .models import EventAction
-from .sql import SQL_ERASE_FACTS, SQL_ERASE_SUBJECT
+from .sql import (
+    ERASE_FACT_ERASER_NAMES,
+    PLPGSQL_ERASE_FACT,
+    PLPGSQL_ERASE_FACT_DECLARE,
+    SQL_ERASE_FACTS,
+    SQL_ERASE_SUBJECT,
+    SQL_LOCK_SUBJECT_NAMED,
+)
 
 __all__ = [
     "DIGEST_PREFIX",
     "Erased",
     "erase_facts",
+    "erase_fact_write",
     "erase_facts_statement",
     "erase_subject",
     "history_hashes",
@@ -201,14 +209,102 @@ def erase_facts_statement(
     rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
 ) -> tuple[str, dict[str, Any]]:
     """The erasing statement of `erase_facts` and its parameters, for a caller that sends it on
-    a connection of its own (the store's native delete, after the traveller's lock: the caller
-    holds the locks and checked `native_ready()`). Its rows are the (subject_id, key) of the
-    facts deleted."""
+    a connection of its own (the caller holds the locks and checked `native_ready()`). Its rows
+    are the (subject_id, key) of the facts deleted."""
     in_sql, in_python = _split(on_facts=True)
     if in_python:
         raise RuntimeError("an eraser without SQL cannot run on an async connection")
     params = _params_erase_facts(rows, action=action, reason=reason, now=timezone.now())
     return _with_erasers(SQL_ERASE_FACTS, in_sql), params
+
+
+# The store's delete of one fact as `db.LockedWrite`: the traveller's lock, then the erasure as
+# the statements of a server-side function (`PLPGSQL_ERASE_FACT`, made by `migrate`), or without
+# it the erasing statement (`SQL_ERASE_FACTS`), both with every eraser registered.
+_ERASE_FACT_PARAMS = (
+    ("subject", "text"),
+    ("key", "text"),
+    ("digest", "text"),
+    ("hashes", "text[]"),
+    ("kind", "text"),
+    ("user", "integer"),
+    ("label", "text"),
+    ("action", "text"),
+    ("reason", "text"),
+    ("now", "timestamptz"),
+)
+_ERASE_FACT_RETURNS = (("subject_id", "varchar"), ("key", "varchar"))
+
+
+@functools.lru_cache(maxsize=8)
+def _erase_fact_write(parts: tuple[str, ...]) -> db.LockedWrite:
+    statements = "".join(f"{ERASE_FACT_ERASER_NAMES}{part.strip()};\n" for part in parts)
+    return db.LockedWrite(
+        prefix="memoryadmin_erase_fact",
+        lock=SQL_LOCK_SUBJECT_NAMED,
+        write=erasing_statement(SQL_ERASE_FACTS, parts),
+        params=_ERASE_FACT_PARAMS,
+        returns=_ERASE_FACT_RETURNS,
+        body=PLPGSQL_ERASE_FACT.format(erasers=statements),
+        declare=PLPGSQL_ERASE_FACT_DECLARE,
+        statement_params=_erasing_statement_params,
+    )
+
+
+def _erasing_statement_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The function's parameters of one fact, as `SQL_ERASE_FACTS` takes them (its JSON)."""
+    fact = {
+        "subject_id": params["subject"],
+        "key": params["key"],
+        "digest": params["digest"],
+        "kind": params["kind"],
+        "user_id": params["user"],
+        "label": params["label"],
+        "n": 0,
+    }
+    matches = [
+        {"subject_id": params["subject"], "key": params["key"], "hash": digest}
+        for digest in params["hashes"]
+    ]
+    return {**params, "facts": json.dumps([fact]), "matches": json.dumps(matches)}
+
+
+def _erasers_sql() -> tuple[str, ...]:
+    in_sql, in_python = _split(on_facts=True)
+    if in_python:
+        raise RuntimeError("an eraser without SQL cannot run on an async connection")
+    return tuple(r.sql for r in in_sql if r.sql)
+
+
+def erase_fact_write(
+    subject_id: str, key: str, actor: Actor, *, action: EventAction, reason: str
+) -> tuple[db.LockedWrite, dict[str, Any]]:
+    """One fact's erasure for `db.locked_write` on the store's connection (the native delete:
+    the caller checked `native_ready()`), with every eraser, and its parameters. Its rows are
+    the (subject_id, key) deleted."""
+    hashes = history_hashes(subject_id, key)
+    return (
+        _erase_fact_write(_erasers_sql()),
+        {
+            "subject": subject_id,
+            "key": key,
+            "digest": hashes[0],  # today's SECRET_KEY
+            "hashes": hashes,
+            "kind": str(actor.kind),
+            "user": getattr(actor.user, "pk", None),
+            "label": actor.label[:200],
+            "action": str(action),
+            "reason": reason,
+            "now": timezone.now(),
+        },
+    )
+
+
+def install_functions(cursor: Any) -> list[str]:
+    """Make the store's delete function for the erasers registered now (`migrate`); where an
+    eraser has no SQL there is none to make (the delete goes through Django's connection)."""
+    writes = [_erase_fact_write(_erasers_sql())] if native_ready() else []
+    return db.locked_functions_install(cursor, writes)
 
 
 def erased_fact_summary(category: str, learned_at: datetime, version: int) -> dict[str, Any]:

@@ -94,6 +94,11 @@ SQL_LOCK_SUBJECT_ONLY = f"""
 SELECT 1 FROM {SUBJECT} WHERE subject_id = %s FOR UPDATE
 """
 
+# The same, by name: the lock of the store's delete (`erasure.erase_fact_write`).
+SQL_LOCK_SUBJECT_NAMED = f"""
+SELECT 1 FROM {SUBJECT} WHERE subject_id = %(subject)s FOR UPDATE
+"""
+
 SQL_NEW_SUBJECT = f"""
 INSERT INTO {SUBJECT} (subject_id, purge_generation, memory_paused, memory_use_paused,
                        legal_hold, created_at, updated_at)
@@ -225,6 +230,47 @@ redacted AS (UPDATE {FACT_EVENT}
 erased_subjects AS (SELECT %(subject)s::text AS subject_id),
 erased_facts AS (SELECT NULL::text AS subject_id, NULL::text AS key_hash WHERE false)
 {{erasers}}SELECT key, category, created_at, version FROM gone
+"""
+
+# --- erasing one fact as a server-side function (erasure.erase_fact_write, db.LockedWrite) ------
+#
+# SQL_ERASE_FACTS for one fact, written as the plain statements of a PL/pgSQL function after the
+# traveller's lock: each plans and starts in a fraction of what the same parts of one WITH query
+# cost (joins of CTE scans, the facts as JSON; bench/delete_floor.py). The same rows change:
+# the fact's row goes, every event of its history is blanked and hashed, one erasure event is
+# written, and each registered eraser runs as its own statement over the WITH names it is
+# written against (`ERASE_FACT_ERASER_NAMES`). The function's parameters: %(subject)s, %(key)s,
+# %(digest)s (today's keyed hash), %(hashes)s (every history hash), %(kind)s, %(user)s and
+# %(label)s (the actor), %(action)s, %(reason)s, %(now)s; `gone_row` is the row deleted.
+PLPGSQL_ERASE_FACT_DECLARE = "gone_row record;"
+PLPGSQL_ERASE_FACT = f"""
+DELETE FROM {MEMORY_FACT} AS f WHERE f.subject_id = %(subject)s AND f.key = %(key)s
+RETURNING f.subject_id, f.key, f.category, f.created_at, f.version INTO gone_row;
+IF NOT FOUND THEN
+  RETURN;
+END IF;
+UPDATE {FACT_EVENT} AS e
+SET key = e.key_hash, before = NULL, after = NULL, redacted_at = COALESCE(e.redacted_at, %(now)s)
+WHERE e.subject_id = %(subject)s AND e.key_hash = ANY(%(hashes)s) AND e.key <> e.key_hash;
+INSERT INTO {FACT_EVENT} (subject_id, key, key_hash, action, actor_kind, actor_user_id,
+                          actor_label, reason, session_tag, created_at, after)
+VALUES (%(subject)s, %(digest)s, %(digest)s, %(action)s, %(kind)s, %(user)s, %(label)s,
+        %(reason)s, '', %(now)s,
+        jsonb_build_object('erased_fact', jsonb_build_object(
+            'category', gone_row.category, 'learned_at', gone_row.created_at,
+            'changes', gone_row.version - 1)));
+{{erasers}}RETURN QUERY SELECT gone_row.subject_id, gone_row.key;
+"""
+# Ahead of each eraser's SQL in that function: the names SQL_ERASE_FACTS gives it, for one fact.
+ERASE_FACT_ERASER_NAMES = """
+WITH v AS (SELECT %(subject)s::text AS subject_id, %(key)s::text AS key,
+                  %(digest)s::text AS digest, %(kind)s::text AS kind,
+                  %(user)s::integer AS user_id, %(label)s::text AS label, 0 AS n),
+gone AS (SELECT gone_row.subject_id, gone_row.key, gone_row.category, gone_row.created_at,
+                gone_row.version),
+erased_subjects AS (SELECT %(subject)s::text AS subject_id),
+erased_facts AS (SELECT %(subject)s::text AS subject_id, hash AS key_hash
+                 FROM unnest(%(hashes)s) AS hash)
 """
 
 # --- redacting one past version (services/redaction.py `fact_version_redact`) -----------------

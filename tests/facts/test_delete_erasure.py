@@ -43,7 +43,7 @@ def _reply(subject_id: str, n: int, value: str) -> None:
     )
     IdempotencyRecord.objects.create(
         token=token,
-        key=f"k-{n}",
+        key=f"k-{subject_id}-{n}",
         subject_id=subject_id,
         method="PUT",
         path=f"/api/v1/subjects/{subject_id}/facts/{KEY}",
@@ -107,10 +107,17 @@ def _native_delete(subject_id: str, loop: asyncio.AbstractEventLoop) -> bool:
 
 @pytest.mark.parametrize(
     ("path", "trick"),
-    [("native", True), ("native", False), ("django", True), ("django", False)],
+    [
+        ("native", "functions"),
+        ("native", "plan-in-lock"),
+        ("native", "set-reset"),
+        ("django", "prepared"),
+        ("django", "planned"),
+    ],
     ids=[
         "native",
-        "native-DATABASE_PLAN_IN_LOCK-off",
+        "native-DATABASE_LOCKED_FUNCTIONS-off",
+        "native-DATABASE_PLAN_IN_LOCK-off-too",
         "django",
         "django-DATABASE_PREPARED_WRITES-off",
     ],
@@ -118,10 +125,12 @@ def _native_delete(subject_id: str, loop: asyncio.AbstractEventLoop) -> bool:
 def test_a_delete_leaves_nothing_of_a_fact_that_left_copies_everywhere(
     path, trick, settings, host_loop
 ):
-    """The native path's trick is `DATABASE_PLAN_IN_LOCK`; the service's (the portal's and
-    staff's delete) `DATABASE_PREPARED_WRITES`."""
-    settings.DATABASE_PLAN_IN_LOCK = trick if path == "native" else True
-    settings.DATABASE_PREPARED_WRITES = trick if path == "django" else True
+    """The native path's tricks are `DATABASE_LOCKED_FUNCTIONS` (the lock and the erasure as one
+    call of their server-side function) and, without it, `DATABASE_PLAN_IN_LOCK`; the service's
+    (the portal's and staff's delete) `DATABASE_PREPARED_WRITES`."""
+    settings.DATABASE_LOCKED_FUNCTIONS = trick == "functions"
+    settings.DATABASE_PLAN_IN_LOCK = trick != "set-reset"
+    settings.DATABASE_PREPARED_WRITES = trick != "planned"
     subject_id = f"xr7-{path}-{trick}"
     a_fact_with_everything(subject_id)
 
@@ -153,10 +162,11 @@ def _delete_on(conn: psycopg.AsyncConnection, subject_id: str, key: str) -> bool
 def test_the_delete_runs_its_generic_plan_and_leaves_no_setting_behind(
     plan_in_lock, settings, host_loop
 ):
-    """The erasing statement, prepared by psycopg after a few calls, runs its generic plan from
-    the first prepared call (never planned afresh per call), and the connection goes back to
-    the pool with the server's plan_cache_mode as it found it, whether the trick asked for the
-    plan inside the lock or a SET and a RESET did."""
+    """Without the server-side function: the erasing statement, prepared by psycopg after a few
+    calls, runs its generic plan from the first prepared call (never planned afresh per call),
+    and the connection goes back to the pool with the server's plan_cache_mode as it found it,
+    whether the trick asked for the plan inside the lock or a SET and a RESET did."""
+    settings.DATABASE_LOCKED_FUNCTIONS = False
     settings.DATABASE_PLAN_IN_LOCK = plan_in_lock
     agent_upsert("xr7-plans", *[(f"topic_{i}", f"Value {i}") for i in range(9)])
 

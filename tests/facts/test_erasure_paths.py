@@ -281,13 +281,20 @@ def test_native_delete_of_nothing_writes_nothing(host_loop):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("plan_in_lock", [True, False], ids=["on", "DATABASE_PLAN_IN_LOCK-off"])
+@pytest.mark.parametrize(
+    ("functions", "plan_in_lock"),
+    [(True, True), (False, True), (False, False)],
+    ids=["on", "DATABASE_LOCKED_FUNCTIONS-off", "DATABASE_PLAN_IN_LOCK-off-too"],
+)
 def test_native_delete_waits_for_a_writer_and_erases_what_it_wrote(
-    plan_in_lock, settings, host_loop
+    functions, plan_in_lock, settings, host_loop
 ):
-    """The lock comes first and the erasing statement takes its snapshot after it: a value that
-    a concurrent upsert commits while the delete waits is erased with the rest (the lock inside
-    the statement that asks for the generic plan waits as the bare lock does)."""
+    """The lock comes first and the erasure takes its snapshot after it: a value that a
+    concurrent upsert commits while the delete waits is erased with the rest, whether the two
+    are one call of their server-side function (each statement of a PL/pgSQL function its own
+    snapshot) or two statements (the lock inside the statement that asks for the generic plan
+    waits as the bare lock does)."""
+    settings.DATABASE_LOCKED_FUNCTIONS = functions
     settings.DATABASE_PLAN_IN_LOCK = plan_in_lock
     native = DjangoMemoryStore(native=True)
     agent_upsert("n-race", ("seat_note", "First value Wq1"))

@@ -39,7 +39,12 @@ KEEP_CONDITIONS = {
     "USES_KEPT_PAST_RETENTION": "memory_use",
 }
 # (EVENTS_OF_LIVE_FACTS_INDEX is an index's columns and predicate: tests/facts/test_partitions.py)
+# (The PL/pgSQL of the store's delete function, and the names ahead of each eraser in it, have no
+# plan of their own: `migrate` makes the function and tests/facts/test_locked_functions.py runs it.)
 NOT_STATEMENTS = {
+    "PLPGSQL_ERASE_FACT",
+    "PLPGSQL_ERASE_FACT_DECLARE",
+    "ERASE_FACT_ERASER_NAMES",
     "SQL_COPY_USES",
     "AGENT_QUOTES",
     "CALLS_MODEL",
@@ -75,6 +80,7 @@ SAMPLES: dict[str, Any] = {
     },
     "SQL_LOCK_SUBJECT": ["s-1"],
     "SQL_LOCK_SUBJECT_ONLY": ["s-1"],
+    "SQL_LOCK_SUBJECT_NAMED": {"subject": "s-1"},
     "SQL_NEW_SUBJECT": ["s-1", NOW, NOW],
     "SQL_EXISTING": ["s-1", ["seat", "meal"]],
     "SQL_INSERT_FACTS": ["s-1", "0123456789ab", NOW, "agent", "[]"],

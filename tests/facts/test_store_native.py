@@ -46,12 +46,23 @@ class TestNativeDjangoMemoryStore(MemoryStoreContract):
 
 
 class TestNativeDjangoMemoryStoreWithPlanInLockOff(TestNativeDjangoMemoryStore):
-    """The same contract with the delete's trick off (`DATABASE_PLAN_IN_LOCK`: a SET and a
-    RESET around the erasing statement instead of the request inside the lock)."""
+    """The same contract with the delete's tricks off (no server-side function, and
+    `DATABASE_PLAN_IN_LOCK`: a SET and a RESET around the erasing statement instead of the
+    request inside the lock)."""
 
     @pytest.fixture(autouse=True)
     def _off(self, settings):
+        settings.DATABASE_LOCKED_FUNCTIONS = False
         settings.DATABASE_PLAN_IN_LOCK = False
+
+
+class TestNativeDjangoMemoryStoreWithLockedFunctionsOff(TestNativeDjangoMemoryStore):
+    """The same contract without the delete's server-side function (`DATABASE_LOCKED_FUNCTIONS`:
+    the lock and the erasing statement pipelined, the plan asked for inside the lock)."""
+
+    @pytest.fixture(autouse=True)
+    def _off(self, settings):
+        settings.DATABASE_LOCKED_FUNCTIONS = False
 
 
 def test_writes_are_audited_as_the_agent_with_the_session_tag_only(host_loop):

@@ -27,7 +27,6 @@ from ..selectors import (
     ClearReceipt,
     receipt_from_event,
 )
-from ..sql import SQL_LOCK_SUBJECT_ONLY
 from ..validation import (
     clean_reason,
     clean_subject_id,
@@ -100,28 +99,21 @@ async def fact_delete_async(
     *, conn: Any, subject_id: str, key: str, actor: Actor, reason: str = ""
 ) -> bool:
     """`fact_delete` on an async psycopg connection, in one transaction of its own, for
-    DjangoMemoryStore's native path: the traveller's lock and the erasing statement sent
-    together (pipeline mode, one round trip). PostgreSQL only; the caller checked
-    `erasure.native_ready()`. A traveller never stored has nothing to delete (no row is made)."""
+    DjangoMemoryStore's native path: the traveller's lock and the erasure as one call of their
+    server-side function, or sent together (pipeline mode, one round trip) where there is none
+    (`db.locked_write`). PostgreSQL only; the caller checked `erasure.native_ready()`. A
+    traveller never stored has nothing to delete (no row is made)."""
     clean_subject_id(subject_id)
     key = normalize_key(key) if isinstance(key, str) else ""
     if not key:  # no fact has an empty key: nothing to delete
         return False
-    rows = [(subject_id, key, actor)]
-    statement, params = erasure.erase_facts_statement(
-        rows, action=EventAction.DELETED, reason=clean_reason(reason)
+    write, params = erasure.erase_fact_write(
+        subject_id, key, actor, action=EventAction.DELETED, reason=clean_reason(reason)
     )
-    if not conn.autocommit:  # not the store's pool: an explicit transaction (more round trips)
-        erasing = conn.cursor()
-        async with conn.transaction():
-            await conn.cursor().execute(SQL_LOCK_SUBJECT_ONLY, [subject_id])
-            await erasing.execute(statement, params)
-        return _erased_async(actor, await erasing.fetchall())
-    # One round trip (`db.locked_write`): the traveller's lock, then the erasing statement, one
-    # implicit transaction; the erasing statement's snapshot, taken after the lock, sees every
-    # event that a writer who held the lock before us committed.
-    gone = await db.locked_write(conn, SQL_LOCK_SUBJECT_ONLY, [subject_id], statement, params)
-    return _erased_async(actor, gone)
+    # One statement or one round trip (`db.locked_write`): the traveller's lock, then the
+    # erasure, one transaction; the erasure's snapshot, taken after the lock, sees every event
+    # that a writer who held the lock before us committed.
+    return _erased_async(actor, await db.locked_write(conn, write, params))
 
 
 def _erased_async(actor: Actor, rows: list[Any]) -> bool:
