@@ -9,7 +9,8 @@
 2. Python time per step of `services.fact_delete_async`, without I/O.
 3. The server's side of each statement (sent without the function) under `auto_explain`
    (ANALYZE, BUFFERS, WAL, JSON, sent to the client as LOG notices): time, buffers and WAL of
-   the lock and of each part of the erasing statement (`gone`, `redacted`, `recorded`, each eraser), median over the deletes.
+   the lock and of each part of the erasing statement (`gone`, `redacted`, `recorded`, each
+   eraser), median over the deletes.
 
 4. The erasing statement's execution alone (EXPLAIN ANALYZE EXECUTE of its generic plan).
 5. The synchronous service, `services.fact_delete` on Django's connection (the portal's "Delete
