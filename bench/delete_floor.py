@@ -58,7 +58,9 @@ from memoryadmin.facts.sql import SQL_ERASE_FACTS  # noqa: E402
 from memoryadmin_client.types import MemoryFact  # noqa: E402
 
 ACTOR = Actor.agent("bench")
-RUN = format(int(time.time()) % 1_000_000, "x")
+# Letters only: a key or value with a long run of digits looks like a card or phone number to
+# the write filter, which refuses it.
+RUN = "".join(random.choice(string.ascii_lowercase) for _ in range(6))
 PARAMS = ("facts", "matches", "action", "reason", "now")
 SQL_BARE_DELETE = "DELETE FROM memory_fact WHERE subject_id = %s AND key = %s"
 SQL_CALL = "SELECT * FROM pg_temp.erase_part(%s, %s::jsonb, %s::jsonb, %s, %s, %s)"
@@ -157,14 +159,16 @@ async def _run(n: int, subjects: list[str], conninfo: dict[str, Any], url: str) 
         made: dict[str, Any] = {}
         for c, name in enumerate(cases):
             facts = [
-                (subjects[j % len(subjects)], f"bench_floor_{RUN}_{c}_{j}") for j in range(n + warm)
+                (subjects[j % len(subjects)], f"bench_floor_{RUN}_{string.ascii_lowercase[c]}_{j}")
+                for j in range(n + warm)
             ]
             for subject, key in facts:
                 if name.startswith("1."):
                     await peer.aput(("facts", subject), key, {"value": f"peer {key}"})
                 else:
                     await store.upsert_facts(
-                        subject, [MemoryFact(key=key, value=f"Zq8 case {c} {len(key)}")]
+                        subject,
+                        [MemoryFact(key=key, value=f"Zq8 case {'abcdefghijklmnopqrst'[c]}")],
                     )
             made[name] = iter(facts)
         samples, cpu = await turns_with_cpu(cases, made, n, warm)

@@ -82,7 +82,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memoryadmin.facts.tasks.sweep_expired",
         "schedule": RETENTION_SWEEP_INTERVAL_SECONDS,
     },
-    # The append-only tables' month partitions: made three months ahead, strays
+    # The append-only tables' month partitions: made one month ahead, strays
     # moved out of the default partition, months past their retention dropped.
     "partitions-upkeep": {
         "task": "memoryadmin.facts.tasks.partitions_upkeep_task",

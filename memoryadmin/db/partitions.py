@@ -12,7 +12,7 @@ The primary key of a partitioned table must hold the partition key: the database
 on the parent, so no two rows share one, but the database no longer refuses a duplicate `id`
 written by hand in another month. Nothing refers to these rows by foreign key.
 
-The upkeep (`partitions_upkeep`, a beat task) creates each month three months ahead and moves
+The upkeep (`partitions_upkeep`, a beat task) creates each month one month ahead and moves
 rows that landed in the default partition into their month's partition. Retention by month
 (`month_drop`) replaces a month past every retention of its rows by a partition holding only
 the rows that must outlive it (copied in the same transaction, found through indexes, not by
@@ -36,7 +36,11 @@ from psycopg import sql
 
 logger = logging.getLogger("memoryadmin.partitions")
 
-MONTHS_AHEAD = 3
+# This month and the next exist (the hourly upkeep makes the next a month before it is needed;
+# a row of a month with none lands in the default partition and is moved later). No more: an
+# erasure finds a fact's history and receipts in every month, so each empty month ahead is one
+# more partition (and its indexes) opened by every delete (bench/RESULTS.md, issue 42).
+MONTHS_AHEAD = 1
 
 # --- The statements (identifiers filled in by psycopg.sql, values as parameters).
 

@@ -65,8 +65,8 @@ def recompute_expiry(self, run_id: int) -> str:
 
 @shared_task(ignore_result=True)
 def partitions_upkeep_task() -> dict[str, object]:
-    """Periodic (beat, hourly): the month partitions of the append-only tables exist three
-    months ahead, rows that landed in a default partition are in their month's, closed months
+    """Periodic (beat, hourly): the month partitions of the append-only tables exist one month
+    ahead, rows that landed in a default partition are in their month's, closed months
     have their keep index, and every month past its table's retention is dropped, its kept rows
     kept (`partitions`)."""
     made = db.partitions_upkeep()

@@ -121,7 +121,10 @@ def test_migrating_makes_each_table_partitioned_by_month_and_loses_no_row():
     for table, column in TABLES.items():
         assert partitions.is_partitioned(table)
         parts = partitions.partitions(table)
-        wanted = {partitions.part_name(table, partitions.add_months(this, n)) for n in range(4)}
+        wanted = {
+            partitions.part_name(table, partitions.add_months(this, n))
+            for n in range(partitions.MONTHS_AHEAD + 1)
+        }
         assert wanted <= set(parts), (table, sorted(parts))
         assert parts[partitions.default_name(table)] == "DEFAULT"
         # Old rows went to their own month, not to the default partition.
@@ -210,9 +213,13 @@ def test_upkeep_makes_months_ahead_and_moves_strays_out_of_the_default_partition
 
     assert "staff_access_y2031m05" in made and "memory_use_y2031m05" in made
     for table in TABLES:
-        for n in range(4):
+        for n in range(partitions.MONTHS_AHEAD + 1):
             month = partitions.add_months(partitions.month_of(later), n)
             assert partitions.part_name(table, month) in partitions.partitions(table)
+        # This month and the next, no further: every empty month would be one more partition
+        # each erasure opens (no stray of 2031-01 here).
+        assert partitions.part_name(table, datetime(2030, 12, 1, tzinfo=UTC)) in made
+        assert partitions.part_name(table, datetime(2031, 1, 1, tzinfo=UTC)) not in made
     assert _count("staff_access_default") == 0
     assert _count("staff_access_y2031m05") == 1
     assert _count("memory_use_y2031m05") == 1
