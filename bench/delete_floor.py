@@ -27,6 +27,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
+import string
 import sys
 import time
 from collections.abc import Awaitable, Callable
