@@ -15,7 +15,8 @@ terms matched in Python (what an agent on it would do).
 
 from __future__ import annotations
 
-import time
+import random
+import string
 
 from bench.harness import WRITE_KEYS, Context, Row, make_store, take_turns
 from bench.scenarios.raw import RAW_READ, RAW_SEARCH_PEERS, RAW_TIER_ONE
@@ -105,7 +106,9 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
         # keys are its own: the history keeps every earlier run's erased events under the same
         # keyed hash, so reused keys would make each run's erasures find more than the last.
         made = max(3, ctx.n // 20) + ctx.n
-        run = format(time.time_ns() // 1000 % 10**9, "x")
+        # Letters only: a run of digits in a key looks like a card or phone number to the write
+        # filter, which refuses it.
+        run = "".join(random.choice(string.ascii_lowercase) for _ in range(8))
         gone = [(subjects[j % len(subjects)], f"bench_gone_{run}_{j}") for j in range(made)]
         for owner, key in gone:
             await peer.aput(("facts", owner), key, {"value": f"peer {key}"})
