@@ -10,13 +10,14 @@ Cases, each deleting a fact made for it (with its created event, as scenario 7's
 3. One call: the traveller's lock, then the row's `DELETE`.
 4. ... and the erasure's event written to the history (what the audit trail must keep).
 5. ... and the fact's past snapshots blanked in every partition of the history.
-6. ... and every registered eraser: the whole erasing statement, as `delete_fact` runs it.
+6. ... and every registered eraser: the whole erasing statement, as sent without the function.
 7. `DjangoMemoryStore.delete_fact` (the call of its function, when `migrate` made it).
 8. ... with `DATABASE_LOCKED_FUNCTIONS` off: the lock and the erasing statement pipelined.
 
-Cases 3-6 each run on a connection of their own with the function made in `pg_temp` (bench
-only: the product makes no functions). The erasing statement's parts are cut from
-`facts.sql.SQL_ERASE_FACTS` itself, so they are the statement the store runs.
+Cases 3-6 each run on a connection of their own with their function made in `pg_temp` for
+the run. Their parts are cut from the erasing `WITH` query (`facts.sql.SQL_ERASE_FACTS` with
+every registered eraser), the statement the store sends without its own function; the store's
+function (`migrate` makes it) runs the same erasure as plain statements.
 
     SECRET_KEY=bench-peers DATABASE_URL=postgres://postgres@127.0.0.1:5432/ma_peers_20k \
         .venv/bin/python bench/delete_floor.py [--n 1000]
