@@ -27,10 +27,12 @@ from typing import Any
 
 from psycopg import sql
 
+from memoryadmin.db.sql import SQL_FUNCTION_PRESENT, SQL_FUNCTIONS_OF_PREFIX
+
 # A statement's named placeholders (psycopg's `%(name)s`) become the function's parameters.
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 _QUOTE = "$memoryadmin_function$"
-# Made once per prefix in `install`, hashed name included.
+# The function (psycopg.sql: the name an identifier, the rest our own SQL); made by `install`.
 _SQL_FUNCTION = """
 CREATE OR REPLACE FUNCTION {name}({arguments})
 RETURNS TABLE ({columns}) LANGUAGE plpgsql VOLATILE
@@ -43,11 +45,6 @@ AS {quote}
 END
 {quote}
 """
-SQL_FUNCTIONS_OF_PREFIX = """
-SELECT p.oid::regprocedure::text FROM pg_proc AS p
-WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE %s
-"""
-SQL_FUNCTION_PRESENT = "SELECT to_regproc(%s) IS NOT NULL"
 # How long a process trusts "absent" before it asks again (a migrate may have made it since).
 ABSENT_SECONDS = 60.0
 
@@ -88,15 +85,26 @@ class LockedWrite:
         if any(_QUOTE in text for text in (self.lock, self.write, self.body, self.declare)):
             raise ValueError(f"{self.prefix}: the statements hold the function's quote")
         body = self._body(self.body) if self.body else f"RETURN QUERY {self._body(self.write)};"
-        return _SQL_FUNCTION.format(
-            name=name,
-            arguments=", ".join(f"p_{n} {kind}" for n, kind in self.params),
-            # r_: an output column is a variable in the body: a name no table has.
-            columns=", ".join(f"r_{n} {kind}" for n, kind in self.returns),
-            quote=_QUOTE,
-            lock=self._body(self.lock),
-            declare=f"DECLARE\n{self.declare.strip()}\n" if self.declare else "",
-            body=body,
+
+        def typed(prefix: str, pairs: tuple[tuple[str, str], ...]) -> sql.Composable:
+            return sql.SQL(", ").join(
+                sql.SQL("{} {}").format(sql.Identifier(f"{prefix}{n}"), sql.SQL(kind))
+                for n, kind in pairs
+            )
+
+        return (
+            sql.SQL(_SQL_FUNCTION)
+            .format(
+                name=sql.Identifier(name),
+                arguments=typed("p_", self.params),
+                # r_: an output column is a variable in the body: a name no table has.
+                columns=typed("r_", self.returns),
+                quote=sql.SQL(_QUOTE),
+                lock=sql.SQL(self._body(self.lock)),
+                declare=sql.SQL(f"DECLARE\n{self.declare.strip()}\n" if self.declare else ""),
+                body=sql.SQL(body),
+            )
+            .as_string()
         )
 
     def params_of_statements(self, params: dict[str, Any]) -> dict[str, Any]:

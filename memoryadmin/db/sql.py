@@ -52,3 +52,16 @@ SELECT set_config('memoryadmin.plan_cache_mode_was', current_setting('plan_cache
 SQL_GENERIC_PLANS_BACK = """
 SELECT set_config('plan_cache_mode', current_setting('memoryadmin.plan_cache_mode_was'), true)
 """
+
+# --- a lock and a write as one server-side function (functions.py) ---------------------------
+
+# Whether a function of that name exists (its name is its definition's hash).
+SQL_FUNCTION_PRESENT = """
+SELECT to_regproc(%s) IS NOT NULL
+"""
+
+# The functions of one prefix in the current schema (`install` drops those it did not make).
+SQL_FUNCTIONS_OF_PREFIX = """
+SELECT p.oid::regprocedure::text FROM pg_proc AS p
+WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE %s
+"""

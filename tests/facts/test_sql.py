@@ -63,6 +63,8 @@ SAMPLES: dict[str, Any] = {
     "SQL_REPLICA_STATE": None,
     "SQL_GENERIC_PLANS_ON": None,
     "SQL_GENERIC_PLANS_BACK": None,
+    "SQL_FUNCTION_PRESENT": ["memoryadmin_erase_fact_0"],
+    "SQL_FUNCTIONS_OF_PREFIX": [r"memoryadmin\_erase\_fact\_%"],
     # Conditions on a row `t` (what outlives retention, issue 31): planned in a SELECT.
     "EVENTS_OF_HELD_TRAVELLERS": None,
     "EVENTS_OF_LIVE_FACTS": None,

@@ -43,8 +43,8 @@ def test_the_name_is_the_prefix_and_a_hash_of_the_whole_definition():
 
 def test_placeholders_become_the_functions_parameters_and_a_double_percent_a_percent():
     text = write().create_sql
-    assert "p_subject text, p_key text" in text
-    assert "RETURNS TABLE (r_key varchar)" in text
+    assert f'FUNCTION "{write().name}"("p_subject" text, "p_key" text)' in text
+    assert 'RETURNS TABLE ("r_key" varchar)' in text
     assert "subject_id = p_subject AND key LIKE p_key || '%'" in text
     assert "%(" not in text and "%%" not in text
     assert "SET plan_cache_mode = force_generic_plan" in text
