@@ -14,8 +14,9 @@ from their `AppConfig.ready()`; `facts` never imports them.
 Every entry point is a fixed number of SQL statements whatever the number of facts (one
 traveller with 5 or 5,000 facts, or a sweep chunk of 1,000 facts across 1,000 travellers): one
 statement, in which the DELETE, the redaction, the erasure events and the registered erasers'
-SQL (`register_eraser(..., sql=...)`) are data-modifying parts of one WITH query. The same
-statement runs on the store's native async connection (`erase_facts_statement`).
+SQL (`register_eraser(..., sql=...)`) are data-modifying parts of one WITH query. The store's
+native async delete of one fact (`erase_fact_write`) runs the same erasure as the statements of
+a server-side function, or, where that function is not made, this statement.
 
 Callers are the services (`facts.services`), which hold the locks; nothing else calls these.
 """
@@ -52,7 +53,6 @@ __all__ = [
     "Erased",
     "erase_facts",
     "erase_fact_write",
-    "erase_facts_statement",
     "erase_subject",
     "history_hashes",
     "is_key_digest",
@@ -156,41 +156,48 @@ def _with_erasers(statement: str, registrations: list[_Registration]) -> str:
     return erasing_statement(statement, tuple(r.sql for r in registrations if r.sql))
 
 
-def _params_erase_facts(
-    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str, now: datetime
-) -> dict[str, Any]:
-    hashes = [history_hashes(subject_id, key) for subject_id, key, _ in rows]
-    matches = [
-        (subject_id, key, digest)
-        for (subject_id, key, _), candidates in zip(rows, hashes, strict=True)
-        for digest in candidates
-    ]
-    # Each set of rows travels as one JSON document: psycopg dumps a list for an array element
-    # by element in Python, a fifth of a sweep chunk's time for 1,000 facts.
+def _fact_documents(
+    entries: Sequence[tuple[str, str, Sequence[str], str, int | None, str]],
+) -> dict[str, str]:
+    """The facts and their history hashes as `SQL_ERASE_FACTS` takes them, from (subject_id,
+    key, history hashes, actor kind, actor user id, actor label) each. Each set of rows travels
+    as one JSON document: psycopg dumps a list for an array element by element in Python, a
+    fifth of a sweep chunk's time for 1,000 facts."""
     facts = [
         {
             "subject_id": subject_id,
             "key": key,
-            "digest": candidates[0],  # today's SECRET_KEY
-            "kind": str(actor.kind),
-            "user_id": getattr(actor.user, "pk", None),
-            "label": actor.label[:200],
+            "digest": hashes[0],  # today's SECRET_KEY
+            "kind": kind,
+            "user_id": user_id,
+            "label": label,
             "n": n,
         }
-        for n, ((subject_id, key, actor), candidates) in enumerate(zip(rows, hashes, strict=True))
+        for n, (subject_id, key, hashes, kind, user_id, label) in enumerate(entries)
     ]
-    return {
-        "facts": json.dumps(facts),
-        "matches": json.dumps(
-            [
-                {"subject_id": subject, "key": key, "hash": digest}
-                for subject, key, digest in matches
-            ]
-        ),
-        "action": str(action),
-        "reason": reason,
-        "now": now,
-    }
+    matches = [
+        {"subject_id": subject_id, "key": key, "hash": digest}
+        for subject_id, key, hashes, *_ in entries
+        for digest in hashes
+    ]
+    return {"facts": json.dumps(facts), "matches": json.dumps(matches)}
+
+
+def _params_erase_facts(
+    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str, now: datetime
+) -> dict[str, Any]:
+    entries = [
+        (
+            subject_id,
+            key,
+            history_hashes(subject_id, key),
+            str(actor.kind),
+            getattr(actor.user, "pk", None),
+            actor.label[:200],
+        )
+        for subject_id, key, actor in rows
+    ]
+    return {**_fact_documents(entries), "action": str(action), "reason": reason, "now": now}
 
 
 def _split(*, on_facts: bool) -> tuple[list[_Registration], list[Eraser]]:
@@ -203,19 +210,6 @@ def native_ready() -> bool:
     """Whether a fact can be erased on an async connection: every eraser that applies to facts
     gave its SQL (a Python eraser runs on Django's connection, another transaction)."""
     return not _split(on_facts=True)[1]
-
-
-def erase_facts_statement(
-    rows: Sequence[tuple[str, str, Actor]], *, action: EventAction, reason: str
-) -> tuple[str, dict[str, Any]]:
-    """The erasing statement of `erase_facts` and its parameters, for a caller that sends it on
-    a connection of its own (the caller holds the locks and checked `native_ready()`). Its rows
-    are the (subject_id, key) of the facts deleted."""
-    in_sql, in_python = _split(on_facts=True)
-    if in_python:
-        raise RuntimeError("an eraser without SQL cannot run on an async connection")
-    params = _params_erase_facts(rows, action=action, reason=reason, now=timezone.now())
-    return _with_erasers(SQL_ERASE_FACTS, in_sql), params
 
 
 # The store's delete of one fact as `db.LockedWrite`: the traveller's lock, then the erasure as
@@ -253,20 +247,15 @@ def _erase_fact_write(parts: tuple[str, ...]) -> db.LockedWrite:
 
 def _erasing_statement_params(params: dict[str, Any]) -> dict[str, Any]:
     """The function's parameters of one fact, as `SQL_ERASE_FACTS` takes them (its JSON)."""
-    fact = {
-        "subject_id": params["subject"],
-        "key": params["key"],
-        "digest": params["digest"],
-        "kind": params["kind"],
-        "user_id": params["user"],
-        "label": params["label"],
-        "n": 0,
-    }
-    matches = [
-        {"subject_id": params["subject"], "key": params["key"], "hash": digest}
-        for digest in params["hashes"]
-    ]
-    return {**params, "facts": json.dumps([fact]), "matches": json.dumps(matches)}
+    entry = (
+        params["subject"],
+        params["key"],
+        params["hashes"],
+        params["kind"],
+        params["user"],
+        params["label"],
+    )
+    return {**params, **_fact_documents([entry])}
 
 
 def _erasers_sql() -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from memoryadmin.db import functions, replicas
 from memoryadmin.facts import erasure, services
 from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact
+from memoryadmin.facts.store import DjangoMemoryStore
 from memoryadmin.privacy.models import OutboxEvent
 from memoryadmin.privacy.recipients import webhook_recipient_add
 from memoryadmin.usage.models import MemoryUse
@@ -127,6 +128,20 @@ def test_the_store_calls_the_function_when_it_is_on(enabled, settings, host_loop
         "topic_8"
     ]
     assert FactEvent.objects.filter(subject_id="lf-calls", action=EventAction.DELETED).count() == 8
+
+
+def test_a_host_running_each_call_in_its_own_loop_deletes_through_the_function():
+    """As agent hosts call the store: `asyncio.run` per call, so each call's loop opens its
+    own connection (nothing prepared), asks once whether the function is there, and calls it."""
+    agent_upsert("lf-hosts", *[(f"topic_{i}", f"Hostvalue Hq{i}") for i in range(3)])
+    functions._known.clear()
+    store = DjangoMemoryStore(native=True, actor=Actor.agent("host-1"))
+    gone = [asyncio.run(store.delete_fact("lf-hosts", f"topic_{i}")) for i in range(3)]
+    assert gone == [True, True, True]
+    assert asyncio.run(store.delete_fact("lf-hosts", "topic_0")) is False  # already gone
+    assert functions._known[the_write().name][0] is True  # found, and never found missing
+    assert FactEvent.objects.filter(subject_id="lf-hosts", action=EventAction.DELETED).count() == 3
+    assert "Hostvalue" not in pg_dump_text()
 
 
 def test_a_function_dropped_since_is_forgotten_and_the_statements_erase(
