@@ -12,6 +12,7 @@ import time
 
 import psycopg
 import pytest
+from django.db import connections
 
 from memoryadmin.db import pool, replicas
 
@@ -37,6 +38,16 @@ def _backend_pids() -> set[int]:
         rows = conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
             "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        ).fetchall()
+    return {pid for (pid,) in rows}
+
+
+def _named_pids(application_name: str) -> set[int]:
+    """Connections that named themselves so: only the test's own, whatever else (a server or
+    worker another test left running) connects to the same database meanwhile."""
+    with _admin() as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", [application_name]
         ).fetchall()
     return {pid for (pid,) in rows}
 
@@ -110,7 +121,10 @@ async def test_behind_a_transaction_pooler_nothing_is_prepared(settings):
 def test_a_loop_that_ends_while_its_pool_connects_ends_at_once():
     """The pool connects in a worker task that swallows the loop's cancellation: the store
     closes the pool as the loop shuts down, or `asyncio.run` would wait for ever."""
-    before = _backend_pids()
+    # The pool's connections name themselves, so that only they are counted.
+    options = connections["default"].settings_dict.setdefault("OPTIONS", {})
+    saved = dict(options)
+    options["application_name"] = probe = "loop-ends-while-connecting"
 
     async def leave_reads_waiting() -> None:
         for _ in range(4):
@@ -134,12 +148,14 @@ def test_a_loop_that_ends_while_its_pool_connects_ends_at_once():
         assert ended.wait(10), "asyncio.run did not return: the loop's shutdown hung"
     finally:
         quiet.propagate = propagate
+        options.clear()
+        options.update(saved)
     # The connection its worker was opening is closed as it arrives: give it a moment to go.
     deadline = time.monotonic() + 5
-    while _backend_pids() - before and time.monotonic() < deadline:
+    while _named_pids(probe) and time.monotonic() < deadline:
         gc.collect()  # a connection that finished opening after its loop ended goes with it
         time.sleep(0.05)
-    assert _backend_pids() - before == set()
+    assert _named_pids(probe) == set()
 
 
 @pytest.mark.asyncio

@@ -21,6 +21,7 @@ from memoryadmin.staff.roles import PRIVACY_ADMIN
 from tests.factories import FactFactory
 from tests.privacy.receiver import Receiver
 from tests.staff.conftest import privacy_admin  # noqa: F401
+from tests.support.csrf import without_csrf_tokens
 from tests.support.package import memory
 
 from .conftest import A, B
@@ -33,7 +34,7 @@ INTERNAL = ("rectification", "erasure", "restriction", "in_progress", "completed
 
 def text(response) -> str:
     assert response.status_code == 200, response.status_code
-    return response.content.decode()
+    return without_csrf_tokens(response.content.decode())
 
 
 def _forget(subject_id: str) -> tuple[PrivacyRequest, str]:
