@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -230,16 +231,26 @@ _ERASE_FACT_PARAMS = (
 _ERASE_FACT_RETURNS = (("subject_id", "varchar"), ("key", "varchar"))
 
 
+_READS_ERASED_FACTS = re.compile(r"\berased_facts\b")
+
+
 @functools.lru_cache(maxsize=8)
 def _erase_fact_write(parts: tuple[str, ...]) -> db.LockedWrite:
-    statements = "".join(f"{ERASE_FACT_ERASER_NAMES}{part.strip()};\n" for part in parts)
+    def statements(selected: list[str]) -> str:
+        return "".join(f"{ERASE_FACT_ERASER_NAMES}{part.strip()};\n" for part in selected)
+
+    # An eraser that reads `erased_facts` runs once per history hash, with that hash alone
+    # (each round's rows found by equality); the others once.
+    per_hash = [part for part in parts if _READS_ERASED_FACTS.search(part)]
+    once = [part for part in parts if not _READS_ERASED_FACTS.search(part)]
+    body = PLPGSQL_ERASE_FACT.format(fact_erasers=statements(per_hash), erasers=statements(once))
     return db.LockedWrite(
         prefix="memoryadmin_erase_fact",
         lock=SQL_LOCK_SUBJECT_NAMED,
         write=erasing_statement(SQL_ERASE_FACTS, parts),
         params=_ERASE_FACT_PARAMS,
         returns=_ERASE_FACT_RETURNS,
-        body=PLPGSQL_ERASE_FACT.format(erasers=statements),
+        body=body,
         declare=PLPGSQL_ERASE_FACT_DECLARE,
         statement_params=_erasing_statement_params,
     )

@@ -17,6 +17,8 @@ from memoryadmin.facts.actors import Actor
 from memoryadmin.facts.models import EventAction, FactEvent, MemoryFact, Subject
 from memoryadmin.facts.services import ImportDraft
 from memoryadmin.facts.store import DjangoMemoryStore
+from memoryadmin.usage.models import MemoryUse
+from memoryadmin.usage.services import TurnUse, uses_record
 from tests.support.dbscan import occurrences
 from tests.support.writes import agent_upsert
 
@@ -122,6 +124,25 @@ def test_history_written_before_a_key_rotation_is_still_found_and_erased(setting
     assert services.fact_delete(subject_id="r-1", key="seat_note", actor=STAFF)
     assert occurrences("Rk7") == {} and occurrences("Rk8") == {}
     assert occurrences("seat_note") == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_stores_delete_erases_history_and_receipts_under_every_hash(settings, host_loop):
+    """The store's function looks the history and the receipts up one hash at a time: those
+    written under a secret since rotated into SECRET_KEY_FALLBACKS are erased as well."""
+    settings.SECRET_KEY = "the-old-secret-key-for-this-test-0123456789"
+    agent_upsert("r-2", ("seat_note", "Old secret aisle Rk5"))
+    uses_record(subject_id="r-2", uses=[TurnUse("s-1", "t-1", injected=["seat_note"])])
+    settings.SECRET_KEY_FALLBACKS = [settings.SECRET_KEY]
+    settings.SECRET_KEY = "the-new-secret-key-for-this-test-0123456789"
+    agent_upsert("r-2", ("seat_note", "New secret window Rk6"))
+    uses_record(subject_id="r-2", uses=[TurnUse("s-1", "t-2", injected=["seat_note"])])
+    assert len(set(MemoryUse.objects.filter(subject_id="r-2").values_list("key_hash"))) == 2
+    native = DjangoMemoryStore(native=True, actor=Actor.agent("host-1"))
+    assert on_loop(host_loop, native.delete_fact("r-2", "seat_note")) is True
+    assert occurrences("Rk5") == {} and occurrences("Rk6") == {}
+    assert occurrences("seat_note") == {}
+    assert not MemoryUse.objects.filter(subject_id="r-2", erased_at__isnull=True).exists()
 
 
 # --- one statement ------------------------------------------------------------------------------
