@@ -11,10 +11,15 @@ LangGraph's delete. Each row prints p50 and p99; the ratio is to its baseline's 
 LangGraph's tier one is `asearch(namespace, limit=cap)` (newest first: its only order); it has
 no text search without an embedding index, so its search is the namespace read and the same
 terms matched in Python (what an agent on it would do).
+
+`BENCH_PEERS_CASES=peer_delete,ours_delete` (the names given to `take_turns` below) runs only
+those cases in the turns and prints the rows they make: what runs between two calls changes what
+each costs (RESULTS.md, "Issue 42, fourth session").
 """
 
 from __future__ import annotations
 
+import os
 import random
 import string
 
@@ -25,6 +30,7 @@ from bench.scenarios.raw import RAW_READ, RAW_SEARCH_PEERS, RAW_TIER_ONE
 # seats", "window seats"), so each search finds a row or two of ten.
 SEARCH_QUERY = "seat"
 TIER_ONE_CAP = 8  # MemorySettings.tier_one_cap's default
+DELETE_TARGET = "p50 <= 1.5x LangGraph"
 
 
 async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
@@ -124,29 +130,32 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             assert await store.delete_fact(owner, key), key
             return None
 
+        cases = {
+            "raw_get": raw_get,
+            "raw_tier_one": raw_tier_one,
+            "raw_search": raw_search,
+            "ours_get": ours_get,
+            "ours_tier_one": ours_tier_one,
+            "ours_search": ours_search,
+            "peer_get": peer_get,
+            "peer_tier_one": peer_tier_one,
+            "peer_search": peer_search,
+            "peer_put": peer_put,
+            "ours_put": ours_put,
+            "peer_delete": peer_delete,
+            "ours_delete": ours_delete,
+        }
+        chosen = {name for name in os.environ.get("BENCH_PEERS_CASES", "").split(",") if name}
         got = await take_turns(
-            {
-                "raw_get": raw_get,
-                "raw_tier_one": raw_tier_one,
-                "raw_search": raw_search,
-                "ours_get": ours_get,
-                "ours_tier_one": ours_tier_one,
-                "ours_search": ours_search,
-                "peer_get": peer_get,
-                "peer_tier_one": peer_tier_one,
-                "peer_search": peer_search,
-                "peer_put": peer_put,
-                "ours_put": ours_put,
-                "peer_delete": peer_delete,
-                "ours_delete": ours_delete,
-            },
-            ctx.n,
+            {name: case for name, case in cases.items() if not chosen or name in chosen}, ctx.n
         )
         for call, label, raw_label, peer_label in (
             ("get", "get_facts", "raw get", "asearch limit 1000"),
             ("tier_one", "tier_one", "raw tier one", f"asearch limit {TIER_ONE_CAP}"),
             ("search", "search_facts", "raw search (ILIKE)", "asearch + match in Python"),
         ):
+            if not {f"raw_{call}", f"peer_{call}", f"ours_{call}"} <= got.keys():
+                continue
             base = Row("7 peers", raw_label, got[f"raw_{call}"])
             peer_row = Row("7 peers", f"LangGraph {peer_label}", got[f"peer_{call}"], baseline=base)
             ours = Row(
@@ -161,25 +170,18 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             rows.append(
                 Row("7 peers", f"  {label} vs LangGraph", got[f"ours_{call}"], baseline=peer_row)
             )
-        put_base = Row("7 peers", "LangGraph abatch 3 puts (no audit)", got["peer_put"])
-        rows.append(put_base)
-        rows.append(
-            Row(
-                "7 peers",
-                "DjangoMemoryStore.upsert_facts 3 (audit)",
-                got["ours_put"],
-                baseline=put_base,
-            )
-        )
-        delete_base = Row("7 peers", "LangGraph adelete of one item", got["peer_delete"])
-        rows.append(delete_base)
-        rows.append(
-            Row(
-                "7 peers",
-                "DjangoMemoryStore.delete_fact (erasure)",
-                got["ours_delete"],
-                baseline=delete_base,
-                target="p50 <= 1.5x LangGraph",
-                limit=1.5,
-            )
-        )
+        for call, peer_label, label, target, limit in (
+            ("put", "abatch 3 puts (no audit)", "upsert_facts 3 (audit)", "", None),
+            ("delete", "adelete of one item", "delete_fact (erasure)", DELETE_TARGET, 1.5),
+        ):
+            if {f"peer_{call}", f"ours_{call}"} <= got.keys():
+                peer_row = Row("7 peers", f"LangGraph {peer_label}", got[f"peer_{call}"])
+                ours = Row(
+                    "7 peers",
+                    f"DjangoMemoryStore.{label}",
+                    got[f"ours_{call}"],
+                    baseline=peer_row,
+                    target=target,
+                    limit=limit,
+                )
+                rows.extend([peer_row, ours])
