@@ -28,8 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import random
-import string
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -49,6 +47,8 @@ from django.conf import settings  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench.harness import (  # noqa: E402
+    facts_to_delete,
+    letters,
     make_store,
     print_cpu_table,
     profile_subjects,
@@ -58,12 +58,9 @@ from memoryadmin.facts import erasure  # noqa: E402
 from memoryadmin.facts.actors import Actor  # noqa: E402
 from memoryadmin.facts.models import EventAction  # noqa: E402
 from memoryadmin.facts.sql import SQL_ERASE_FACTS  # noqa: E402
-from memoryadmin_client.types import MemoryFact  # noqa: E402
 
 ACTOR = Actor.agent("bench")
-# Letters only: a key or value with a long run of digits looks like a card or phone number to
-# the write filter, which refuses it.
-RUN = "".join(random.choice(string.ascii_lowercase) for _ in range(6))
+BASE = "1. LangGraph adelete (the baseline)"
 PARAMS = ("facts", "matches", "action", "reason", "now")
 SQL_BARE_DELETE = "DELETE FROM memory_fact WHERE subject_id = %s AND key = %s"
 SQL_CALL = "SELECT * FROM pg_temp.erase_part(%s, %s::jsonb, %s::jsonb, %s, %s, %s)"
@@ -135,7 +132,7 @@ async def _run(n: int, subjects: list[str], conninfo: dict[str, Any], url: str) 
             cursor = await bare.execute(SQL_BARE_DELETE, [subject, key])
             assert cursor.rowcount == 1, key
 
-        cases["1. LangGraph adelete (the baseline)"] = peer_delete
+        cases[BASE] = peer_delete
         cases["2. a bare DELETE of our row"] = bare_delete
         for label, statement in _parts().items():
             conn = await psycopg.AsyncConnection.connect(**conninfo, autocommit=True)
@@ -159,26 +156,20 @@ async def _run(n: int, subjects: list[str], conninfo: dict[str, Any], url: str) 
             store_delete_pipelined
         )
         warm = max(10, n // 20)
-        made: dict[str, Any] = {}
-        for c, name in enumerate(cases):
-            facts = [
-                (subjects[j % len(subjects)], f"bench_floor_{RUN}_{string.ascii_lowercase[c]}_{j}")
-                for j in range(n + warm)
-            ]
-            for subject, key in facts:
-                if name.startswith("1."):
-                    await peer.aput(("facts", subject), key, {"value": f"peer {key}"})
-                else:
-                    await store.upsert_facts(
-                        subject,
-                        [MemoryFact(key=key, value=f"Zq8 case {'abcdefghijklmnopqrst'[c]}")],
-                    )
-            made[name] = iter(facts)
+        made = await facts_to_delete(
+            list(cases),
+            subjects,
+            n + warm,
+            store=store,
+            peer=peer,
+            peer_case=BASE,
+            tag=f"bench_floor_{letters()}",
+        )
         samples, cpu = await turns_with_cpu(cases, made, n, warm)
     for conn in conns:
         await conn.close()
     print(f"\n{n} calls a case taking turns (ms; ratio to LangGraph's adelete at p50)\n")
-    print_cpu_table(samples, cpu, n, "1. LangGraph adelete (the baseline)", "x LangGraph")
+    print_cpu_table(samples, cpu, n, BASE, "x LangGraph")
 
 
 def _call(conn: Any) -> Callable[[str, str], Awaitable[None]]:

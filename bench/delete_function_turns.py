@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import random
 import re
-import string
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,8 @@ django.setup()
 import psycopg  # noqa: E402
 
 from bench.harness import (  # noqa: E402
+    facts_to_delete,
+    letters,
     make_store,
     print_cpu_table,
     profile_subjects,
@@ -42,10 +42,8 @@ from memoryadmin.db.replicas import conninfo  # noqa: E402
 from memoryadmin.facts import erasure  # noqa: E402
 from memoryadmin.facts.actors import Actor  # noqa: E402
 from memoryadmin.facts.models import EventAction  # noqa: E402
-from memoryadmin_client.types import MemoryFact  # noqa: E402
 
 ACTOR = Actor.agent("bench")
-RUN = "".join(random.choice(string.ascii_lowercase) for _ in range(6))
 HEAD = re.compile(r"CREATE OR REPLACE FUNCTION [\w.\"]+\(")
 BASE = "1. LangGraph adelete (the scale)"
 
@@ -71,11 +69,9 @@ async def _run(n: int, earlier: str) -> None:
     definitions = {"2. the earlier definition": earlier, "3. this checkout's": current}
     for number, definition in enumerate(definitions.values()):
         await conn.execute(_in_pg_temp(definition, f"erase_{number}"))
-    info = conninfo("default")
-    url = f"postgresql://{info['user']}@{info['host']}:{info['port'] or 5432}/{info['dbname']}"
+    url = psycopg.conninfo.make_conninfo(**conninfo("default"))
     store = make_store(native=True)
     warm = max(10, n // 20)
-    made: dict[str, Any] = {}
     async with AsyncPostgresStore.from_conn_string(url) as peer:
         await peer.setup()
 
@@ -96,17 +92,15 @@ async def _run(n: int, earlier: str) -> None:
         cases = {BASE: peer_delete}
         for number, label in enumerate(definitions):
             cases[label] = caller(number)
-        for letter, name in zip(string.ascii_lowercase, cases, strict=False):
-            facts = [
-                (subjects[j % len(subjects)], f"bench_defs_{RUN}_{letter}_{j}")
-                for j in range(n + warm)
-            ]
-            for subject, key in facts:
-                if name == BASE:
-                    await peer.aput(("facts", subject), key, {"value": f"peer {key}"})
-                else:
-                    await store.upsert_facts(subject, [MemoryFact(key=key, value=f"Zq8 {key}")])
-            made[name] = iter(facts)
+        made = await facts_to_delete(
+            list(cases),
+            subjects,
+            n + warm,
+            store=store,
+            peer=peer,
+            peer_case=BASE,
+            tag=f"bench_defs_{letters()}",
+        )
         samples, cpu = await turns_with_cpu(cases, made, n, warm)
     await conn.close()
     print(f"\n{n} calls a case taking turns (ms; ratio to LangGraph's adelete at p50)\n")

@@ -8,10 +8,11 @@ import os
 import random
 import signal
 import statistics
+import string
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,6 +96,39 @@ def profile_subjects() -> list[str]:
     if not subjects:
         raise SystemExit("no travellers: load the database with bench/run.py first")
     return subjects
+
+
+def letters(length: int = 6) -> str:
+    """A run's own tag for the keys it makes. Letters only: a key with a run of digits looks
+    like a card or phone number to the write filter, which refuses it."""
+    return "".join(random.choice(string.ascii_lowercase) for _ in range(length))
+
+
+async def facts_to_delete(
+    cases: list[str],
+    subjects: list[str],
+    count: int,
+    *,
+    store: object,
+    peer: object,
+    peer_case: str,
+    tag: str,
+) -> dict[str, Iterator[tuple[str, str]]]:
+    """`count` facts made for each case to delete, (subject, key) each: LangGraph's put for
+    `peer_case`, the store's upsert (with its created event, so the erasure has history to
+    blank) for every other case."""
+    from memoryadmin_client.types import MemoryFact
+
+    made = {}
+    for letter, name in zip(string.ascii_lowercase, cases, strict=False):
+        facts = [(subjects[j % len(subjects)], f"{tag}_{letter}_{j}") for j in range(count)]
+        for subject, key in facts:
+            if name == peer_case:
+                await peer.aput(("facts", subject), key, {"value": f"peer {key}"})
+            else:
+                await store.upsert_facts(subject, [MemoryFact(key=key, value=f"Zq8 {key}")])
+        made[name] = iter(facts)
+    return made
 
 
 async def turns_with_cpu(

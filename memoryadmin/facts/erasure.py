@@ -241,8 +241,10 @@ def _erase_fact_write(parts: tuple[str, ...]) -> db.LockedWrite:
 
     # An eraser that reads `erased_facts` runs once per history hash, with that hash alone
     # (each round's rows found by equality); the others once.
-    per_hash = [part for part in parts if _READS_ERASED_FACTS.search(part)]
-    once = [part for part in parts if not _READS_ERASED_FACTS.search(part)]
+    per_hash: list[str] = []
+    once: list[str] = []
+    for part in parts:
+        (per_hash if _READS_ERASED_FACTS.search(part) else once).append(part)
     body = PLPGSQL_ERASE_FACT.format(fact_erasers=statements(per_hash), erasers=statements(once))
     return db.LockedWrite(
         prefix="memoryadmin_erase_fact",
