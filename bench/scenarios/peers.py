@@ -14,7 +14,9 @@ terms matched in Python (what an agent on it would do).
 
 `BENCH_PEERS_CASES=peer_delete,ours_delete` (the names given to `take_turns` below) runs only
 those cases in the turns and prints the rows they make: what runs between two calls changes what
-each costs (RESULTS.md, "Issue 42, fourth session").
+each costs (RESULTS.md, "Issue 42, fourth session"). `BENCH_PEERS_PARTS=1` (or `store`) adds
+the store's delete cut into its parts (`bench/erasure_parts.py`, cases `part_1` to `part_4`),
+each against LangGraph's delete in the same turns as every other call.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ DELETE_TARGET = "p50 <= 1.5x LangGraph"
 async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
     """LangGraph's AsyncPostgresStore on the same travellers' facts (its own table, loaded with
     the same rows), the same operations; no audit, no visibility rules."""
+    from bench import erasure_parts  # Django's models: imported once Django is set up
+
     try:
         from langgraph.store.base import PutOp
         from langgraph.store.postgres import AsyncPostgresStore
@@ -120,6 +124,12 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             await peer.aput(("facts", owner), key, {"value": f"peer {key}"})
             await store.upsert_facts(owner, [MemoryFact(key=key, value=f"ours {key}")])
         peer_gone, ours_gone = iter(gone), iter(gone)
+        parts = {}
+        if os.environ.get("BENCH_PEERS_PARTS"):
+            on_store = os.environ["BENCH_PEERS_PARTS"] == "store"
+            parts = await erasure_parts.cases(
+                ctx.raw, store, subjects, made, run, on_store=on_store
+            )
 
         async def peer_delete(i: int) -> object:
             owner, key = next(peer_gone)
@@ -144,6 +154,7 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
             "ours_put": ours_put,
             "peer_delete": peer_delete,
             "ours_delete": ours_delete,
+            **parts,
         }
         chosen = {name for name in os.environ.get("BENCH_PEERS_CASES", "").split(",") if name}
         got = await take_turns(
@@ -185,3 +196,16 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
                     limit=limit,
                 )
                 rows.extend([peer_row, ours])
+        for number, label in enumerate(erasure_parts.LABELS, start=1):
+            if f"part_{number}" in got and "peer_delete" in got:
+                peer_row = Row("7 peers", "LangGraph adelete of one item", got["peer_delete"])
+                rows.append(
+                    Row(
+                        "7 peers",
+                        f"  part {number}: {label}",
+                        got[f"part_{number}"],
+                        baseline=peer_row,
+                    )
+                )
+        if parts:
+            await erasure_parts.drop(ctx.raw)
