@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+from bench.harness import facts_to_delete
 from memoryadmin import db
 from memoryadmin.db import LockedWrite
 from memoryadmin.facts import erasure
@@ -43,17 +44,13 @@ LABELS = (
 )
 
 
-def _cut(start: str, end: str) -> str:
-    """The text of the store's function body from `start` up to `end`."""
-    return PLPGSQL_ERASE_FACT[PLPGSQL_ERASE_FACT.index(start) : PLPGSQL_ERASE_FACT.index(end)]
-
-
-def writes(actor: Actor) -> dict[str, LockedWrite]:
+def writes() -> dict[str, LockedWrite]:
     """Each part's write, by label: the store's write for one fact with a shorter body."""
-    store, _ = erasure.erase_fact_write("x", "x", actor, action=EventAction.DELETED, reason="")
+    store, _ = erasure.erase_fact_write("x", "x", ACTOR, action=EventAction.DELETED, reason="")
     no_eraser = erasure._erase_fact_write(())  # the store's body, no eraser in it
-    row = PLPGSQL_ERASE_FACT[: PLPGSQL_ERASE_FACT.index("FOREACH")]
-    event = _cut("INSERT INTO", "{erasers}")
+    body = PLPGSQL_ERASE_FACT
+    row = body[: body.index("FOREACH")]
+    event = body[body.index("INSERT INTO") : body.index("{erasers}")]
     bodies = {LABELS[0]: row + RETURN, LABELS[1]: row + event + RETURN}
     made = {
         label: dataclasses.replace(store, prefix=f"{PREFIX}_{number}", body=body)
@@ -72,20 +69,16 @@ async def cases(
     through the store (each with its created event, as the store's deletes in the scenario).
     Called on `conn`, or with `on_store` on the store's own connection (`db.store_connection`,
     the one its reads, upserts and deletes use)."""
-    from memoryadmin_client.types import MemoryFact
-
-    parts = writes(ACTOR)
+    parts = writes()
     for label in LABELS[:3]:
         await conn.execute(parts[label].create_sql)
-    made = {}
-    for number, label in enumerate(LABELS, start=1):
-        facts = [
-            (subjects[j % len(subjects)], f"bench_part_{tag}_{number}_{j}") for j in range(count)
-        ]
-        for subject, key in facts:
-            await store.upsert_facts(subject, [MemoryFact(key=key, value=f"ours {key}")])
-        made[f"part_{number}"] = _caller(None if on_store else conn, parts[label], iter(facts))
-    return made
+    facts = await facts_to_delete(
+        list(LABELS), subjects, count, store=store, peer=None, peer_case="", tag=f"part_{tag}"
+    )
+    return {
+        f"part_{number}": _caller(None if on_store else conn, parts[label], facts[label])
+        for number, label in enumerate(LABELS, start=1)
+    }
 
 
 def _caller(
@@ -112,5 +105,6 @@ def _caller(
 
 async def drop(conn: Any) -> None:
     """Drop the parts' functions (the store's own stays)."""
+    parts = writes()
     for label in LABELS[:3]:
-        await conn.execute(f'DROP FUNCTION IF EXISTS "{writes(ACTOR)[label].name}"')
+        await conn.execute(f'DROP FUNCTION IF EXISTS "{parts[label].name}"')

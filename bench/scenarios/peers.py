@@ -196,9 +196,10 @@ async def scenario_peers(ctx: Context, rows: list[Row]) -> None:
                     limit=limit,
                 )
                 rows.extend([peer_row, ours])
+        if parts and "peer_delete" in got:
+            peer_row = Row("7 peers", "LangGraph adelete of one item", got["peer_delete"])
         for number, label in enumerate(erasure_parts.LABELS, start=1):
             if f"part_{number}" in got and "peer_delete" in got:
-                peer_row = Row("7 peers", "LangGraph adelete of one item", got["peer_delete"])
                 rows.append(
                     Row(
                         "7 peers",

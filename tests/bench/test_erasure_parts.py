@@ -17,7 +17,7 @@ LABELS = erasure_parts.LABELS
 
 
 def _delete_with(label: str, subject_id: str, key: str) -> list[tuple]:
-    write = erasure_parts.writes(erasure_parts.ACTOR)[label]
+    write = erasure_parts.writes()[label]
     _, params = erasure.erase_fact_write(
         subject_id, key, erasure_parts.ACTOR, action=EventAction.DELETED, reason="bench"
     )
@@ -46,7 +46,7 @@ def test_each_part_does_what_its_label_says_and_no_more():
 
 @pytest.mark.django_db
 def test_the_store_function_is_the_last_part_and_the_others_are_not_it():
-    writes = erasure_parts.writes(erasure_parts.ACTOR)
+    writes = erasure_parts.writes()
     store, _ = erasure.erase_fact_write(
         "x", "x", erasure_parts.ACTOR, action=EventAction.DELETED, reason=""
     )
